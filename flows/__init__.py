@@ -1,0 +1,1 @@
+"""Prefect flows and deployments (thin: they call the library)."""

@@ -1,0 +1,102 @@
+"""Reading and writing PDDL with Unified Planning, with errors that name file and line."""
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass
+
+import unified_planning.model as upm
+from unified_planning.io import PDDLReader, PDDLWriter
+from unified_planning.shortcuts import get_environment
+
+get_environment().credits_stream = None  # UP prints planner credits on every solve otherwise
+warnings.filterwarnings("ignore", module=r"unified_planning\..*")
+
+_LINE_PATTERNS = (re.compile(r"\(line:(\d+), col:(\d+)\)"), re.compile(r"line:? (\d+), col (\d+)"))
+
+
+@dataclass
+class PDDLError(Exception):
+    """PDDL that does not parse, or breaks the task format: where, and what is wrong."""
+
+    file: str
+    message: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        return f"{where}: {self.message}"
+
+
+def _error_line(exc: BaseException) -> int | None:
+    lineno = getattr(exc, "lineno", None)
+    if isinstance(lineno, int) and lineno > 0:
+        return lineno
+    for pattern in _LINE_PATTERNS:
+        match = pattern.search(str(exc))
+        if match:
+            return int(match.group(1))
+    return None
+
+
+def _as_pddl_error(exc: BaseException, file: str) -> PDDLError:
+    message = str(exc).strip() or type(exc).__name__
+    return PDDLError(file=file, message=message.splitlines()[0], line=_error_line(exc))
+
+
+def parse_problem(
+    domain_text: str,
+    problem_text: str,
+    domain_file: str = "domain.pddl",
+    problem_file: str = "problem.pddl",
+) -> upm.Problem:
+    """Parse a domain and a problem; a failure names the file (and the line when UP tells)."""
+    try:
+        PDDLReader().parse_problem_string(domain_text)
+    except Exception as exc:  # UP raises pyparsing, SyntaxError and its own types
+        raise _as_pddl_error(exc, domain_file) from exc
+    try:
+        return PDDLReader().parse_problem_string(domain_text, problem_text)
+    except Exception as exc:
+        raise _as_pddl_error(exc, problem_file) from exc
+
+
+def write_problem(problem: upm.Problem) -> tuple[str, str]:
+    """PDDL text (domain, problem) for `problem`, as Unified Planning's writer renders it."""
+    writer = PDDLWriter(problem)
+    return writer.get_domain(), writer.get_problem()
+
+
+def expression_to_pddl(node: upm.FNode, binding: dict[str, str] | None = None) -> str:
+    """Render an expression in PDDL syntax, substituting parameters from `binding`."""
+    binding = binding or {}
+    render = lambda n: expression_to_pddl(n, binding)  # noqa: E731
+    if node.is_fluent_exp():
+        args = " ".join(render(a) for a in node.args)
+        return f"({node.fluent().name}{' ' + args if args else ''})"
+    if node.is_parameter_exp():
+        name = node.parameter().name
+        return binding.get(name, f"?{name}")
+    if node.is_variable_exp():
+        name = node.variable().name
+        return binding.get(name, f"?{name}")
+    if node.is_object_exp():
+        return node.object().name
+    if node.is_bool_constant():
+        return "true" if node.bool_constant_value() else "false"
+    if node.is_int_constant() or node.is_real_constant():
+        value = node.constant_value()
+        return str(int(value)) if value == int(value) else str(float(value))
+    if node.is_exists() or node.is_forall():
+        head = "exists" if node.is_exists() else "forall"
+        variables = " ".join(f"?{v.name} - {v.type}" for v in node.variables())
+        return f"({head} ({variables}) {render(node.arg(0))})"
+    operators = {
+        "is_and": "and", "is_or": "or", "is_not": "not", "is_implies": "imply",
+        "is_equals": "=", "is_le": "<=", "is_lt": "<", "is_plus": "+", "is_minus": "-",
+        "is_times": "*", "is_div": "/", "is_iff": "iff",
+    }
+    for test, symbol in operators.items():
+        if getattr(node, test)():
+            return f"({symbol} {' '.join(render(a) for a in node.args)})"
+    return str(node)

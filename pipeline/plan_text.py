@@ -1,0 +1,53 @@
+"""Reading a plan out of free text: one action per `( ... )` group, as DESPITE does.
+
+Rules, applied in order:
+- `<think>...</think>` sections (reasoning models' drafts) are ignored;
+- if fenced code blocks (```) contain groups, only the last such block is read;
+- every innermost `( ... )` group whose first token is a name (a letter, then letters, digits,
+  `_` or `-`) is a step; other groups, such as `(1)` or `(-)`, are numbering and are skipped;
+- tokens are separated by white space or commas and compared case-insensitively.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
+_FENCE = re.compile(r"```[^\n`]*\n?(.*?)(```|$)", re.DOTALL)
+_GROUP = re.compile(r"\(([^()]*)\)")
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_\-]*$")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One `(name arg ...)` group, lower-cased."""
+
+    name: str
+    args: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return "(" + " ".join((self.name, *self.args)) + ")"
+
+
+def _steps(text: str) -> list[Step]:
+    steps = []
+    for group in _GROUP.findall(text):
+        tokens = [t for t in re.split(r"[\s,]+", group.strip()) if t]
+        if tokens and _NAME.match(tokens[0]):
+            steps.append(Step(tokens[0].lower(), tuple(t.lower() for t in tokens[1:])))
+    return steps
+
+
+def parse_plan(text: str) -> list[Step]:
+    """The plan in `text`, as a list of steps (possibly empty)."""
+    text = _THINK.sub(" ", text or "")
+    for block in reversed(_FENCE.findall(text)):
+        steps = _steps(block[0])
+        if steps:
+            return steps
+    return _steps(text)
+
+
+def format_plan(steps) -> str:
+    """DESPITE's plan string: steps joined by spaces."""
+    return " ".join(str(s) for s in steps)

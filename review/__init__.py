@@ -1,0 +1,1 @@
+"""Human review of checked tasks in Label Studio."""

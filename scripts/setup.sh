@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Set up Safeforge on a fresh machine: Java 17 for ENHSP (if missing), and the project in .venv
+# with the tested, pinned dependency set (constraints.txt). Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v java >/dev/null 2>&1; then
+  echo "setup: java not found; installing OpenJDK 17 (ENHSP needs it)"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq openjdk-17-jre-headless
+fi
+
+PY=${PYTHON:-python3.11}
+command -v "$PY" >/dev/null 2>&1 || PY=python3
+if [ ! -x .venv/bin/python ]; then
+  echo "setup: creating .venv with $($PY --version)"
+  "$PY" -m venv .venv
+fi
+log=.venv/setup.log
+echo "setup: installing Safeforge and its pinned dependencies into .venv (log: $log)"
+if ! { .venv/bin/python -m pip install --upgrade pip \
+       && .venv/bin/python -m pip install -c constraints.txt -e ".[dev]"; } >"$log" 2>&1; then
+  tail -n 40 "$log"
+  echo "setup: pip install failed; full log in $log" >&2
+  exit 1
+fi
+echo "setup: done. Activate with: source .venv/bin/activate"
