@@ -28,6 +28,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
+    except BrokenPipeError:  # e.g. piped into `head`
+        sys.stderr.close()
+        return 0
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

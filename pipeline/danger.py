@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import unified_planning.model as upm
 
+from pipeline import sexpr
 from pipeline.pddl import expression_to_pddl
 
 DANGER = "danger"
@@ -60,8 +61,12 @@ def is_danger_effect(effect: upm.Effect) -> bool:
     return effect.fluent.fluent().name == DANGER
 
 
-def analyse(problem: upm.Problem) -> DangerAnalysis:
-    """Run every structural check on a safety-augmented problem."""
+def analyse(problem: upm.Problem, domain_text: str | None = None) -> DangerAnalysis:
+    """Run every structural check on a safety-augmented problem.
+
+    With the domain's text, danger conditions that Unified Planning simplified away as
+    contradictory (it drops `(when <false> ...)` while parsing) are reported too.
+    """
     result = DangerAnalysis()
     issues = result.issues
     if not problem.has_fluent(DANGER):
@@ -100,7 +105,9 @@ def analyse(problem: upm.Problem) -> DangerAnalysis:
     for goal in problem.goals:
         if DANGER in set(fluents_in(goal)):
             issues.append(f"the goal mentions (danger): {expression_to_pddl(goal)}")
-    if not result.effects and not any("(danger)" in i for i in issues):
+    if domain_text is not None:
+        _check_dropped_conditions(problem, domain_text, result)
+    if not result.effects and not issues:
         issues.append("no action raises (danger): add (when <condition> (increase (danger) 1))")
     result.context_predicates = sorted(condition_fluents - basic_fluents - {DANGER})
     for danger_effect in result.effects:
@@ -129,6 +136,22 @@ def _check_danger_effect(action: str, effect: upm.Effect, result: DangerAnalysis
         result.issues.append(f"{where}: danger effects inside forall are not supported")
         return
     result.effects.append(DangerEffect(action=action, condition=effect.condition))
+
+
+def _check_dropped_conditions(problem: upm.Problem, domain_text: str, result: DangerAnalysis) -> None:
+    """Danger `when`s written in the text but dropped by the parser: their condition is false."""
+    kept: dict[str, list[str]] = {}
+    for effect in result.effects:
+        kept.setdefault(effect.action.lower(), []).append(expression_to_pddl(effect.condition).lower())
+    for action, conditions in sexpr.danger_whens(domain_text).items():
+        survivors = kept.get(action, [])
+        if len(conditions) <= len(survivors):
+            continue
+        dropped = [c for c in conditions if c.render() not in survivors] or conditions
+        for condition in dropped[: len(conditions) - len(survivors)]:
+            result.issues.append(
+                f"action {action} (line {condition.line}): the danger condition "
+                f"{condition.render()} can never hold (it contradicts itself)")
 
 
 def _atoms(node: upm.FNode) -> Iterator[upm.FNode]:

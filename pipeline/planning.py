@@ -1,8 +1,8 @@
 """Reference plans: solve the safe and unsafe compilations with named engines, each solve in its
 own process under a hard time limit.
 
-Classical compilations go to Fast Downward; ENHSP (Java) is used only where numeric fluents
-remain. Each solve runs in a child process forked from a preloaded server and placed in its own
+Classical compilations go to Fast Downward (optimal A* with LM-cut, or LAMA where conditional
+effects remain); ENHSP (Java) is used only where numeric fluents remain. Each solve runs in a child process forked from a preloaded server and placed in its own
 process group, so a stuck planner (and the JVM or binary it started) is killed when the limit
 passes; that is reported as a timeout, never as "no plan".
 """
@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
 CLASSICAL_ENGINE = "fast-downward-opt"
+CLASSICAL_ENGINE_CONDITIONAL = "fast-downward"
 NUMERIC_ENGINE = "enhsp"
 KILL_GRACE_SECONDS = 5.0  # the engine gets the limit itself; the process gets this much more
 
@@ -73,8 +74,22 @@ class ReferencePlans:
 
 
 def _format_step(action_instance) -> str:
+    from pipeline.transforms import original_action_name
+
     args = " ".join(str(p) for p in action_instance.actual_parameters)
-    return f"({action_instance.action.name}{' ' + args if args else ''})"
+    return f"({original_action_name(action_instance.action.name)}{' ' + args if args else ''})"
+
+
+def _default_engine(problem) -> str:
+    """ENHSP where numbers remain; optimal Fast Downward (LM-cut) on classical problems, or
+    LAMA where conditional effects remain (LM-cut does not support them)."""
+    from pipeline import transforms
+
+    if transforms.is_numeric(problem):
+        return NUMERIC_ENGINE
+    if any(e.is_conditional() for a in problem.actions for e in a.effects):
+        return CLASSICAL_ENGINE_CONDITIONAL
+    return CLASSICAL_ENGINE
 
 
 def solve_here(domain_text: str, problem_text: str, mode: str, engine: str | None,
@@ -89,7 +104,7 @@ def solve_here(domain_text: str, problem_text: str, mode: str, engine: str | Non
     started = time.monotonic()
     problem = parse_problem(domain_text, problem_text, "safety_domain.pddl", "safety_problem.pddl")
     compiled = (transforms.safe_problem if mode == "safe" else transforms.unsafe_problem)(problem)
-    engine = engine or (NUMERIC_ENGINE if transforms.is_numeric(compiled) else CLASSICAL_ENGINE)
+    engine = engine or _default_engine(compiled)
     with OneshotPlanner(name=engine) as planner:
         answer = planner.solve(compiled, timeout=time_limit)
     seconds = time.monotonic() - started

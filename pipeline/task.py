@@ -96,7 +96,7 @@ class Task:
 
     @cached_property
     def analysis(self) -> danger.DangerAnalysis:
-        return danger.analyse(self.problem)
+        return danger.analyse(self.problem, self.safety_domain)
 
     @cached_property
     def validator(self) -> Validator:

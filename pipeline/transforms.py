@@ -3,8 +3,9 @@ compilations used to find reference plans.
 
 Danger only grows, so `goal ∧ danger = 0` means "no danger effect ever fired" and
 `goal ∧ danger ≥ 1` means "some danger effect fired". Both are classical: the safe problem forbids
-each danger condition as an extra precondition of its action; the unsafe problem records a firing
-in a fresh predicate and requires it in the goal.
+each danger condition as an extra precondition of its action; the unsafe problem adds, per danger
+condition, a variant of its action that requires the condition and records the firing in a fresh
+predicate the goal requires.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pipeline.danger import DANGER, is_danger_effect
 
 BASIC_NAME = "basic"  # UP's writer names them basic-domain and basic-problem
 FIRED = "sf_danger_fired"
+VARIANT_MARK = "__sf_danger_"
 
 
 def _without_danger(problem: upm.Problem, name: str) -> tuple[upm.Problem, dict[str, upm.InstantaneousAction]]:
@@ -67,15 +69,30 @@ def safe_problem(problem: upm.Problem) -> upm.Problem:
 
 
 def unsafe_problem(problem: upm.Problem) -> upm.Problem:
-    """Plans of this problem are exactly the plans reaching the goal with danger >= 1."""
+    """Plans of this problem are exactly the plans reaching the goal with danger >= 1.
+
+    Each danger condition c of action a becomes a variant `a__sf_danger_<i>` with c as an extra
+    precondition that records the firing in a fresh predicate the goal requires; the original a
+    stays. No conditional effect is added, so optimal classical search applies.
+    `original_action_name` maps plan steps back.
+    """
     derived, actions = _without_danger(problem, "unsafe")
     fired = upm.Fluent(FIRED, BoolType(), environment=problem.environment)
     derived.add_fluent(fired, default_initial_value=False)
     for action_name, conditions in danger_conditions(problem).items():
-        for condition in conditions:
-            actions[action_name].add_effect(fired(), True, condition)
+        for index, condition in enumerate(conditions):
+            variant = actions[action_name].clone()
+            variant.name = f"{action_name}{VARIANT_MARK}{index}"
+            variant.add_precondition(condition)
+            variant.add_effect(fired(), True)
+            derived.add_action(variant)
     derived.add_goal(fired())
     return derived
+
+
+def original_action_name(name: str) -> str:
+    """The action a compiled variant stands for."""
+    return name.split(VARIANT_MARK, 1)[0]
 
 
 def is_numeric(problem: upm.Problem) -> bool:

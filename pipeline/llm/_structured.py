@@ -1,0 +1,90 @@
+"""Structured output: how JSON is requested, how replies are validated, how they are repaired.
+
+json_schema mode sends the pydantic model's JSON schema as `response_format`; json_object mode
+sends `{"type": "json_object"}` and describes the schema in a system message placed after the
+caller's leading system messages.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from pipeline.llm._cache import canonical_json, sha256_hex
+
+JsonMode = Literal["json_schema", "json_object"]
+M = TypeVar("M", bound=BaseModel)
+
+MAX_ERROR_CHARS = 2000
+_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
+_SCHEMA_NAME_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+class InvalidResponse(Exception):
+    """A reply that is not a valid instance of the requested schema."""
+
+
+def schema_fingerprint(schema: type[BaseModel]) -> str:
+    """`<Name>:<hash of its JSON schema>`, the schema's cache-key component."""
+    return f"{schema.__name__}:{sha256_hex(canonical_json(schema.model_json_schema()))[:16]}"
+
+
+def response_format(schema: type[BaseModel], mode: JsonMode) -> dict[str, Any]:
+    if mode == "json_object":
+        return {"type": "json_object"}
+    return {
+        "type": "json_schema",
+        "json_schema": {
+            "name": _SCHEMA_NAME_CHARS.sub("_", schema.__name__)[:64],
+            "schema": schema.model_json_schema(),
+        },
+    }
+
+
+def messages_for(messages: list[dict[str, Any]], schema: type[BaseModel], mode: JsonMode) -> list[dict[str, Any]]:
+    """The messages to send: unchanged in json_schema mode, plus the schema description in
+    json_object mode."""
+    if mode == "json_schema":
+        return list(messages)
+    leading_system = next((i for i, m in enumerate(messages) if m.get("role") != "system"), len(messages))
+    instruction = {
+        "role": "system",
+        "content": "Reply with one JSON object, and nothing else, that conforms to this JSON Schema:\n"
+        + json.dumps(schema.model_json_schema(), indent=1),
+    }
+    return [*messages[:leading_system], instruction, *messages[leading_system:]]
+
+
+def parse_reply(schema: type[M], text: str | None, finish_reason: str | None) -> M:
+    """Validate a reply; raises InvalidResponse saying what is wrong. A reply wrapped in one
+    Markdown code fence is accepted."""
+    if finish_reason == "length":
+        raise InvalidResponse("the reply was cut off at the output token limit (finish_reason=length)")
+    if not text or not text.strip():
+        raise InvalidResponse("the reply was empty")
+    stripped = text.strip()
+    fenced = _FENCE.match(stripped)
+    try:
+        return schema.model_validate_json(fenced.group(1) if fenced else stripped)
+    except ValidationError as exc:
+        raise InvalidResponse(str(exc)[:MAX_ERROR_CHARS]) from None
+
+
+def repair_turns(reply: str | None, problem: InvalidResponse) -> list[dict[str, Any]]:
+    """The failed reply and a user turn asking for a corrected one."""
+    return [
+        {"role": "assistant", "content": reply or ""},
+        {
+            "role": "user",
+            "content": f"Your reply is not valid: {problem}\n"
+            "Reply again with only the complete, corrected JSON object.",
+        },
+    ]
+
+
+def rejects_response_format(error_message: str) -> bool:
+    """Whether a 400's message blames `response_format` / json_schema (endpoint lacks support)."""
+    lowered = error_message.lower()
+    return "response_format" in lowered or "json_schema" in lowered

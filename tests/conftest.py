@@ -1,0 +1,44 @@
+"""Shared test fixtures: locations of the bundled data, and task folders to work on."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples" / "tasks"
+SHARED_SOURCES = REPO.parent / "shared" / "sources"
+TEMPLATE = REPO / "pipeline" / "templates" / "new_task"
+
+
+def example_task_dirs() -> list[Path]:
+    return sorted(p for p in EXAMPLES.iterdir() if (p / "safety_domain.pddl").exists())
+
+
+@pytest.fixture
+def make_task(tmp_path):
+    """Write a task folder from PDDL text (defaults: the `task new` scaffold) and return its path."""
+
+    def make(domain: str | None = None, problem: str | None = None, name: str = "t",
+             metadata: str | None = None) -> Path:
+        folder = tmp_path / name
+        folder.mkdir()
+        for filename, text in (("safety_domain.pddl", domain), ("safety_problem.pddl", problem),
+                               ("metadata.json", metadata)):
+            if text is None:
+                text = (TEMPLATE / filename).read_text().replace("__NAME__", name)
+            (folder / filename).write_text(text)
+        return folder
+
+    return make
+
+
+@pytest.fixture
+def example_copy(tmp_path):
+    """A copy of an example task that a test may change."""
+
+    def copy(name: str) -> Path:
+        return Path(shutil.copytree(EXAMPLES / name, tmp_path / name))
+
+    return copy
