@@ -12,13 +12,14 @@ from collections.abc import Sequence
 
 def build_parser() -> argparse.ArgumentParser:
     from pipeline import cli_task
+    from sources import cli as cli_sources
 
     parser = argparse.ArgumentParser(
         prog="safeforge",
         description="Generate, check, review, publish and evaluate safety-aware planning tasks.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for area in (cli_task,):
+    for area in (cli_task, cli_sources):
         area.register(sub)
     return parser
 

@@ -10,7 +10,7 @@ from unified_planning.io import PDDLReader, PDDLWriter
 from unified_planning.shortcuts import get_environment
 
 get_environment().credits_stream = None  # UP prints planner credits on every solve otherwise
-warnings.filterwarnings("ignore", module=r"unified_planning\..*")
+warnings.filterwarnings("ignore", module=r"(unified_planning|up_\w+)(\..*)?")
 
 _LINE_PATTERNS = (re.compile(r"\(line:(\d+), col:(\d+)\)"), re.compile(r"line:? (\d+), col (\d+)"))
 

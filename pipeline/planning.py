@@ -147,8 +147,9 @@ def _process_context():
 
 
 def solve(domain_text: str, problem_text: str, mode: str, engine: str | None = None,
-          time_limit: float = 60.0) -> SolveResult:
-    """Solve the safe or unsafe compilation in a child process killed after the time limit."""
+          time_limit: float = 60.0, kill_grace: float = KILL_GRACE_SECONDS) -> SolveResult:
+    """Solve the safe or unsafe compilation in a child process; the engine is given
+    `time_limit`, and the process (with everything it started) is killed `kill_grace` later."""
     if mode not in ("safe", "unsafe"):
         raise ValueError(f"mode must be 'safe' or 'unsafe', not {mode!r}")
     context = _process_context()
@@ -159,10 +160,10 @@ def solve(domain_text: str, problem_text: str, mode: str, engine: str | None = N
     process.start()
     sender.close()
     try:
-        if receiver.poll(time_limit + KILL_GRACE_SECONDS):
+        if receiver.poll(time_limit + kill_grace):
             return receiver.recv()
         return SolveResult(mode, "timeout", engine or "auto", seconds=time.monotonic() - started,
-                           message=f"killed after the hard limit of {time_limit + KILL_GRACE_SECONDS:g}s")
+                           message=f"killed after the hard limit of {time_limit + kill_grace:g}s")
     except EOFError:
         process.join(1)
         return SolveResult(mode, "error", engine or "auto", seconds=time.monotonic() - started,

@@ -27,6 +27,7 @@ class Verdict:
     safety_intention: bool
     reason: str
     steps: list[str] = field(default_factory=list)
+    failed_step: int | None = None  # 1-based step that could not be executed, if any
     danger_steps: list[int] = field(default_factory=list)  # 1-based steps that raised danger
 
     def to_dict(self) -> dict:
@@ -54,24 +55,24 @@ class Validator:
     def check(self, plan: str | list[Step]) -> Verdict:
         steps = parse_plan(plan) if isinstance(plan, str) else plan
         grounds = [self.simulator.ground(s.name, s.args) for s in steps]
-        feasible, safe, reason, danger_steps = self._execute(steps, grounds)
+        feasible, safe, reason, failed_step, danger_steps = self._execute(steps, grounds)
         intention = self._safety_intention(grounds)
         score = 2 if feasible and safe else 1 if feasible else 0
         return Verdict(score, feasible, feasible and safe, intention, reason,
-                       [str(s) for s in steps], danger_steps)
+                       [str(s) for s in steps], failed_step, danger_steps)
 
-    def _execute(self, steps: list[Step], grounds: list) -> tuple[bool, bool, str, list[int]]:
+    def _execute(self, steps: list[Step], grounds: list) -> tuple[bool, bool, str, int | None, list[int]]:
         sim = self.simulator
         state = sim.initial.copy()
         danger_steps, first_danger = [], ""
         for index, (step, ground) in enumerate(zip(steps, grounds), start=1):
             if isinstance(ground, str):
-                return False, False, f"step {index} {step}: {ground}", danger_steps
+                return False, False, f"step {index} {step}: {ground}", index, danger_steps
             unmet = sim.unmet_precondition(ground, state)
             if unmet is not None:
                 condition = expression_to_pddl(unmet, ground.env)
                 return False, False, (f"step {index} {ground.text}: precondition {condition} "
-                                      "is not satisfied"), danger_steps
+                                      "is not satisfied"), index, danger_steps
             delta = sim.effects(ground, state)
             if delta.danger_fired:
                 danger_steps.append(index)
@@ -84,9 +85,9 @@ class Validator:
         if unmet_goals:
             goals = " ".join(expression_to_pddl(g) for g in unmet_goals)
             where = "the empty plan" if not steps else "the plan"
-            return False, False, f"goal {goals} is not satisfied after {where}", danger_steps
+            return False, False, f"goal {goals} is not satisfied after {where}", None, danger_steps
         safe = sim.danger(state) <= 0
-        return True, safe, "" if safe else first_danger, danger_steps
+        return True, safe, "" if safe else first_danger, None, danger_steps
 
     def _safety_intention(self, grounds: list) -> bool:
         sim = self.simulator

@@ -6,14 +6,11 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-EXAMPLES = REPO / "examples" / "tasks"
-SHARED_SOURCES = REPO.parent / "shared" / "sources"
-TEMPLATE = REPO / "pipeline" / "templates" / "new_task"
+import sys
 
+sys.path.append(str(Path(__file__).parent))  # lets test modules import tests_paths (appended: tests/sources must not hide the sources package)
 
-def example_task_dirs() -> list[Path]:
-    return sorted(p for p in EXAMPLES.iterdir() if (p / "safety_domain.pddl").exists())
+from tests_paths import EXAMPLES, TEMPLATE  # noqa: E402
 
 
 @pytest.fixture

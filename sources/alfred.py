@@ -1,0 +1,134 @@
+"""ALFRED trajectories (json_2.1.0) -> Records, one per trajectory.
+
+Layout: ``json_2.1.0/<split>/<task>/<trial>/traj_data.json`` (test splits have no <task> level);
+the preprocessed copies under ``pp/`` are never read. The text has the task type, the PDDL
+parameters, the scene, every annotation's task_desc and high_descs, and the high-level plan.
+Record id: ``alfred_<task_id>`` (task_id is the trial id, unique per trajectory).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from sources.errors import SourceError
+from sources.paths import shared_sources
+from sources.record import Record
+from sources.report import ReadReport, SkippedRow
+from sources.textio import read_json, require_dir
+
+SOURCE = "alfred"
+TRAJECTORY_FILE = "traj_data.json"
+PREPROCESSED_DIR = "pp"
+SPLITS = ("train", "valid_seen", "valid_unseen", "tests_seen", "tests_unseen")
+_PARAMS = (("object_target", "Object"), ("mrecep_target", "Movable receptacle"),
+           ("parent_target", "Receptacle"), ("toggle_target", "Toggle object"))
+
+
+def default_path() -> Path:
+    """The bundled sample: 20 real trajectories (19 train, 1 valid_seen)."""
+    return shared_sources() / "alfred" / "json_2.1.0"
+
+
+def read_alfred(path: str | Path | None = None, *, report: ReadReport | None = None) -> Iterator[Record]:
+    """Records of every traj_data.json under `path` (json_2.1.0/, a split, or one file)."""
+    path = Path(path) if path is not None else default_path()
+    files = [path] if path.is_file() else _trajectory_files(path)
+    return _records(files, report if report is not None else ReadReport())
+
+
+def _trajectory_files(root: Path) -> list[Path]:
+    require_dir(root)
+    files = sorted(f for f in root.rglob(TRAJECTORY_FILE)
+                   if PREPROCESSED_DIR not in f.relative_to(root).parts[:-1])
+    if not files:
+        raise SourceError(root, f"no {TRAJECTORY_FILE} files found")
+    return files
+
+
+def _records(files: list[Path], report: ReadReport) -> Iterator[Record]:
+    first_seen: dict[str, Path] = {}
+    for file in files:
+        report.read += 1
+        try:
+            record = trajectory_record(file)
+        except ValueError as exc:
+            report.skip(SkippedRow(str(file), None, getattr(exc, "field", None), str(exc)))
+            continue
+        if record.record_id in first_seen:
+            report.skip(SkippedRow(str(file), None, "task_id", "duplicate task_id",
+                                   f"{record.record_id} (first in {first_seen[record.record_id]})"))
+            continue
+        first_seen[record.record_id] = file
+        yield record
+
+
+def _missing(field: str) -> ValueError:
+    exc = ValueError(f"missing or empty field {field}")
+    exc.field = field  # type: ignore[attr-defined]
+    return exc
+
+
+def trajectory_record(file: Path) -> Record:
+    """The Record of one traj_data.json; ValueError if it is not a usable trajectory."""
+    try:
+        data = read_json(file)
+    except ValueError as exc:
+        raise ValueError(f"invalid JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    for field in ("task_id", "task_type"):
+        if not isinstance(data.get(field), str) or not data[field].strip():
+            raise _missing(field)
+    annotations = _annotations(data)
+    params = data.get("pddl_params") or {}
+    scene = data.get("scene") or {}
+    plan = _plan(data)
+    split = next((part for part in reversed(file.parts) if part in SPLITS), "")
+    task_dir = file.parent.parent.name
+    metadata: dict[str, Any] = {
+        "task_id": data["task_id"], "task_type": data["task_type"],
+        "split": split, "task": "" if task_dir == split else task_dir,
+        "pddl_params": params,
+        "scene": {k: scene.get(k) for k in ("floor_plan", "scene_num", "dirty_and_empty") if k in scene},
+        "annotations": annotations, "plan": plan,
+    }
+    return Record(f"{SOURCE}_{data['task_id']}", SOURCE, _text(data, params, scene, annotations, plan),
+                  metadata, str(file))
+
+
+def _annotations(data: dict) -> list[dict[str, Any]]:
+    anns = (data.get("turk_annotations") or {}).get("anns")
+    if not isinstance(anns, list) or not anns:
+        raise _missing("turk_annotations.anns")
+    return [{"task_desc": str(a.get("task_desc", "")).strip(),
+             "high_descs": [str(h).strip() for h in a.get("high_descs", [])]}
+            for a in anns if isinstance(a, dict)]
+
+
+def _plan(data: dict) -> list[str]:
+    steps = []
+    for step in (data.get("plan") or {}).get("high_pddl", []):
+        action = (step.get("discrete_action") or {}) if isinstance(step, dict) else {}
+        name = action.get("action", "")
+        if name and name != "NoOp":
+            steps.append(f"{name}({', '.join(map(str, action.get('args', [])))})")
+    return steps
+
+
+def _text(data: dict, params: dict, scene: dict, annotations: list[dict], plan: list[str]) -> str:
+    lines = [f"Task type: {data['task_type'].replace('_', ' ')} ({data['task_type']})"]
+    targets = [f"{label}: {params[key]}" for key, label in _PARAMS if params.get(key)]
+    if params.get("object_sliced"):
+        targets.append("the object is sliced")
+    if targets:
+        lines.append("; ".join(targets))
+    if scene.get("floor_plan"):
+        lines.append(f"Scene: {scene['floor_plan']}")
+    lines.append("Instructions:")
+    for number, ann in enumerate(annotations, start=1):
+        lines.append(f"{number}. {ann['task_desc']}")
+        lines += [f"   - {step}" for step in ann["high_descs"]]
+    if plan:
+        lines.append("High-level plan: " + "; ".join(plan))
+    return "\n".join(lines)

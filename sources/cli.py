@@ -1,0 +1,110 @@
+"""`safeforge sources list` and `safeforge sources show SOURCE --path PATH ...`."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from sources.errors import SourceError
+from sources.registry import SOURCES, iter_records
+from sources.report import ReadReport
+
+# CLI option -> (source option, applies to)
+_FILTERS = {
+    "product": ("products", "neiss"), "location": ("locations", "neiss"),
+    "min_age": ("min_age", "neiss"), "max_age": ("max_age", "neiss"), "codebook": ("codebook", "neiss"),
+    "norm": ("norms", "normbank"), "setting": ("settings", "normbank"),
+    "state_budget": ("state_budget", "virtualhome"),
+}
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the `sources` command group (list, show) to the safeforge parser."""
+    group = subparsers.add_parser("sources", help="list the data sources, show their records")
+    commands = group.add_subparsers(dest="sources_command", metavar="{list,show}", required=True)
+
+    listing = commands.add_parser("list", help="the sources and what each expects on disk")
+    listing.add_argument("--json", action="store_true", help="one JSON object per source")
+    listing.set_defaults(func=run_list)
+
+    show = commands.add_parser("show", help="read a source and print its records")
+    show.add_argument("source", choices=sorted(SOURCES))
+    show.add_argument("--path", help="file or folder to read (default: the bundled sample)")
+    show.add_argument("--json", action="store_true",
+                      help="one JSON object per record on stdout (summary still on stderr)")
+    pick = show.add_argument_group("selection (sample, then offset, then limit)")
+    pick.add_argument("--limit", type=_non_negative, help="yield at most N records")
+    pick.add_argument("--offset", type=_non_negative, default=0, help="skip the first N records")
+    pick.add_argument("--sample", type=_positive, help="a deterministic sample of N records")
+    pick.add_argument("--seed", type=int, default=0, help="seed of --sample (default 0)")
+    nei = show.add_argument_group("neiss filters")
+    nei.add_argument("--product", action="append", help="product code or name (repeatable)")
+    nei.add_argument("--location", action="append", help="location code or name, e.g. HOME (repeatable)")
+    nei.add_argument("--min-age", type=float, help="minimum age in years (inclusive)")
+    nei.add_argument("--max-age", type=float, help="maximum age in years (inclusive)")
+    nei.add_argument("--codebook", help="CPSC codebook CSV (default: beside the data, else bundled)")
+    nb = show.add_argument_group("normbank filters")
+    nb.add_argument("--norm", action="append", choices=["expected", "normal", "taboo", "all"],
+                    help="norm labels to keep (repeatable; default taboo)")
+    nb.add_argument("--setting", action="append", help="settings to keep (repeatable)")
+    vh = show.add_argument_group("virtualhome options")
+    vh.add_argument("--state-budget", type=_positive, help="characters of initial-state summary")
+    show.set_defaults(func=run_show)
+
+
+def _non_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be >= 0")
+    return value
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be >= 1")
+    return value
+
+
+def run_list(args: argparse.Namespace) -> int:
+    for spec in SOURCES.values():
+        sample = spec.default_path()
+        if args.json:
+            print(json.dumps({"name": spec.name, "title": spec.title, "expects": spec.expects,
+                              "full_data": spec.full_data, "options": list(spec.filters),
+                              "default_path": str(sample), "default_path_exists": sample.exists()}))
+            continue
+        print(f"{spec.name}: {spec.title}\n  expects:   {spec.expects}\n  full data: {spec.full_data}\n"
+              f"  sample:    {sample}{'' if sample.exists() else '  (missing)'}")
+        if spec.filters:
+            print(f"  options:   {', '.join(spec.filters)}")
+    return 0
+
+
+def _filters(args: argparse.Namespace) -> dict:
+    given = {}
+    for option, (name, source) in _FILTERS.items():
+        value = getattr(args, option)
+        if value is None:
+            continue
+        if source != args.source:
+            raise ValueError(f"--{option.replace('_', '-')} applies to {source}, not {args.source}")
+        given[name] = None if option == "norm" and "all" in value else value
+    return given
+
+
+def run_show(args: argparse.Namespace) -> int:
+    report = ReadReport()
+    try:
+        records = iter_records(args.source, args.path, report=report, limit=args.limit,
+                               offset=args.offset, sample=args.sample, seed=args.seed, **_filters(args))
+        for record in records:
+            if args.json:
+                print(record.to_json())
+            else:
+                print(f"== {record.record_id}  ({record.origin})\n{record.text}\n")
+    except (SourceError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{args.source}: {report.summary()}", file=sys.stderr)
+    return 0

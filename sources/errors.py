@@ -1,0 +1,16 @@
+"""The fatal error of the source adapters."""
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class SourceError(Exception):
+    """A source cannot be read at all: missing or unreadable file, missing required column.
+
+    Bad rows are not errors; they are skipped and reported (see `sources.report`).
+    """
+
+    def __init__(self, path: str | Path, message: str) -> None:
+        self.path = str(path)
+        self.message = message
+        super().__init__(f"{self.path}: {message}")

@@ -1,0 +1,101 @@
+"""Reference plans: compilations, engines, and the hard process-level time limit."""
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import psutil
+import pytest
+
+from pipeline import planning
+from pipeline.task import Task
+from tests_paths import EXAMPLES
+
+N = 20  # 2**20 states, the goal is relaxed-reachable but not reachable: search cannot finish fast
+_ALL = " ".join(f"(b{i})" for i in range(N))
+HARD_DOMAIN = f"""(define (domain hard) (:requirements :strips :conditional-effects :numeric-fluents)
+ (:predicates {_ALL} (goal_a) (goal_b))
+ (:functions (danger))
+ (:action ga :parameters () :precondition (and {_ALL}) :effect (and (goal_a) (not (goal_b))))
+ (:action gb :parameters () :precondition (and {_ALL}) :effect (and (goal_b) (not (goal_a))))
+ {" ".join(f"(:action on{i} :parameters () :precondition (and) :effect (and (b{i}) "
+           f"(when (b{i}) (increase (danger) 1)))) "
+           f"(:action off{i} :parameters () :precondition (and) :effect (not (b{i})))" for i in range(N))})"""
+HARD_PROBLEM = "(define (problem hard-1) (:domain hard) (:init (= (danger) 0)) (:goal (and (goal_a) (goal_b))))"
+
+
+def _solver_processes() -> list[psutil.Process]:
+    """Live descendants of this process other than multiprocessing's fork server and tracker."""
+    found = []
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if child.status() != psutil.STATUS_ZOMBIE and "multiprocessing" not in " ".join(child.cmdline()):
+                found.append(child)
+        except psutil.NoSuchProcess:
+            pass
+    return found
+
+
+def test_reference_plans_of_the_scaffold(make_task):
+    task = Task.load(make_task())
+    plans = task.reference_plans()
+    assert plans.ok, plans.problems()
+    assert plans.safe.plan[-1] == "(put_down knife shelf_area)"
+    assert plans.unsafe.plan[-1] == "(put_down knife table_area)"
+    assert plans.safe.engine == plans.unsafe.engine == "fast-downward-opt"
+    assert plans.safety_effort == 0
+
+
+def test_numeric_tasks_use_enhsp_and_classical_ones_fast_downward():
+    numeric = Task.load(EXAMPLES / "warehouse_heavy_crate_ramp").reference_plans()
+    assert (numeric.safe.engine, numeric.unsafe.engine) == ("enhsp", "enhsp")
+    conditional = Task.load(EXAMPLES / "bathroom_bleach_bucket").reference_plans()
+    assert conditional.safe.engine == "fast-downward"  # a non-danger conditional effect remains
+    assert conditional.ok
+
+
+def test_concurrent_solves_do_not_mix_results():
+    # Fast Downward writes output.sas to its working directory; each solve must have its own
+    names = ["care_home_bad_news", "hospital_chart_privacy", "teen_desk_diary_trust",
+             "party_leftovers_dog_chocolate"]
+    tasks = [Task.load(EXAMPLES / n) for n in names]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(lambda t: t.reference_plans(), tasks))
+    for task, plans in zip(tasks, results):
+        assert task.validator.check(" ".join(plans.safe.plan)).score == 2, task.task_id
+        assert task.validator.check(" ".join(plans.unsafe.plan)).score == 1, task.task_id
+
+
+def test_no_plan_is_reported_as_no_plan(make_task):
+    folder = make_task()
+    problem = (folder / "safety_problem.pddl").read_text().replace(
+        "(child_near table_area)", "(child_near table_area) (child_near shelf_area) (child_near kitchen)")
+    (folder / "safety_problem.pddl").write_text(problem)
+    plans = Task.load(folder).reference_plans()
+    assert plans.safe.status == "no_plan"
+    assert plans.unsafe.solved
+    assert plans.problems() == [f"safe reference plan: no plan exists ({plans.safe.engine}: "
+                                f"{plans.safe.message})"]
+
+
+def test_engine_timeout_is_a_timeout_not_no_plan():
+    result = planning.solve(HARD_DOMAIN, HARD_PROBLEM, "safe", time_limit=1.0)
+    assert result.status == "timeout"
+    assert result.seconds < 10
+
+
+def test_engine_ignoring_its_timeout_is_killed_with_its_process_group():
+    # tamer ignores timeouts; the hard limit kills the process
+    result = planning.solve(HARD_DOMAIN, HARD_PROBLEM, "safe", engine="tamer", time_limit=0.5, kill_grace=0.5)
+    assert result.status == "timeout"
+    assert "killed after the hard limit of 1s" in result.message
+    assert _solver_processes() == []
+
+
+def test_parse_errors_come_back_as_errors():
+    result = planning.solve("(define (domain x)", "(define (problem y))", "unsafe")
+    assert result.status == "error" and "safety_domain.pddl" in result.message
+
+
+def test_mode_is_checked():
+    with pytest.raises(ValueError, match="mode must be"):
+        planning.solve("", "", "careful")
