@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 def build_parser() -> argparse.ArgumentParser:
     from pipeline import cli_task
+    from pipeline.llm import cli as cli_llm
     from sources import cli as cli_sources
 
     parser = argparse.ArgumentParser(
@@ -19,7 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Generate, check, review, publish and evaluate safety-aware planning tasks.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for area in (cli_task, cli_sources):
+    for area in (cli_task, cli_sources, cli_llm):
         area.register(sub)
     return parser
 

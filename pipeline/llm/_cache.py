@@ -6,6 +6,7 @@ messages as one hash each), so a miss can be explained against the nearest entry
 (stage, record_id). Only validated responses are stored; nothing about the client's
 configuration (headers, API key) is.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -114,17 +115,20 @@ class ResponseCache:
 
     def __init__(self, path: Path):
         self.path = Path(path)
-        _db.initialise(self.path, _SCHEMA_SQL)
+        self._db = _db.Database(self.path, _SCHEMA_SQL)
+
+    def close(self) -> None:
+        self._db.close()
 
     def get(self, request: CacheRequest) -> CachedResponse | None:
-        with _db.connect(self.path) as conn:
+        with self._db.transaction() as conn:
             row = conn.execute(
                 "SELECT response_text, finish_reason FROM responses WHERE key = ?", (request.key,)
             ).fetchone()
         return None if row is None else CachedResponse(row["response_text"], row["finish_reason"])
 
     def put(self, request: CacheRequest, response: CachedResponse) -> None:
-        with _db.connect(self.path) as conn:
+        with self._db.transaction() as conn:
             conn.execute(
                 "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -141,7 +145,7 @@ class ResponseCache:
     def explain_miss(self, request: CacheRequest) -> str | None:
         """Why `request` misses: how it differs from the nearest entry of the same
         (stage, record_id). None when it would hit."""
-        with _db.connect(self.path) as conn:
+        with self._db.transaction() as conn:
             if conn.execute("SELECT 1 FROM responses WHERE key = ?", (request.key,)).fetchone():
                 return None
             rows = conn.execute(

@@ -1,10 +1,12 @@
 """LLMClient: cached, rate-limited, retried, ledgered calls to an OpenAI-compatible endpoint."""
+
 from __future__ import annotations
 
 import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Generic, TypeVar
 from urllib.parse import urlsplit
 
@@ -88,7 +90,7 @@ def _estimate_tokens(messages: list[Message], decoding: dict[str, Any]) -> int:
 
 class LLMClient:
     """Async client for one OpenAI-compatible endpoint. Use one instance per event loop,
-    ideally as `async with LLMClient(config) as client:`."""
+    as `async with LLMClient(config) as client:`."""
 
     def __init__(
         self,
@@ -109,6 +111,9 @@ class LLMClient:
         )
         self.cache = cache or ResponseCache(config.db_path)
         self.ledger = ledger or CallLedger(config.db_path)
+        self._owned_stores = [
+            store for store, given in ((self.cache, cache), (self.ledger, ledger)) if given is None
+        ]
         self.prices = prices or PriceTable(config.prices)
         self._policy = RetryPolicy(
             config.max_attempts, config.backoff_base_s, config.backoff_max_s, config.retry_after_max_s
@@ -117,7 +122,9 @@ class LLMClient:
             config.max_concurrency, config.requests_per_minute, config.tokens_per_minute
         )
         self._endpoint = urlsplit(config.base_url).hostname or config.base_url
-        self.json_mode: JsonMode = "json_object" if config.structured_output == "json_object" else "json_schema"
+        self.json_mode: JsonMode = (
+            "json_object" if config.structured_output == "json_object" else "json_schema"
+        )
         """How JSON is requested now; "auto" starts at json_schema and may fall back for good."""
 
     async def __aenter__(self) -> LLMClient:
@@ -127,7 +134,10 @@ class LLMClient:
         await self.aclose()
 
     async def aclose(self) -> None:
+        """Close the HTTP client, and the cache and ledger unless they were passed in."""
         await self._openai.close()
+        for store in self._owned_stores:
+            store.close()
 
     # -- public calls -------------------------------------------------------------------------
 
@@ -148,7 +158,9 @@ class LLMClient:
         goes into the request body and the cache key. Raises LLMError.
         """
         request = self.cache_request(stage, record_id, messages, schema, template_hash, **decoding)
-        return await self._run(request, schema, lambda text, finish: parse_reply(schema, text, finish), no_cache)
+        return await self._run(
+            request, schema, lambda text, finish: parse_reply(schema, text, finish), no_cache
+        )
 
     async def complete_text(
         self,
@@ -175,7 +187,9 @@ class LLMClient:
     ) -> CacheRequest:
         """The cache identity of a call (schema None = complete_text)."""
         if reserved := RESERVED_DECODING & decoding.keys():
-            raise TypeError(f"not decoding parameters: {sorted(reserved)} (the model is set per stage in LLMConfig)")
+            raise TypeError(
+                f"not decoding parameters: {sorted(reserved)} (the model is set per stage in LLMConfig)"
+            )
         defaults = {"temperature": self.config.temperature}
         if schema is not None:
             defaults["max_tokens"] = self.config.json_max_tokens
@@ -210,12 +224,12 @@ class LLMClient:
     async def _run(
         self, request: CacheRequest, schema: type[BaseModel] | None, parse: Parse[T], no_cache: bool
     ) -> LLMResult[T]:
-        if no_cache or self.config.no_cache:
-            note = "no_cache requested"
-        else:
+        note: str | None = "no_cache requested"
+        if not (no_cache or self.config.no_cache):
             hit = self.cache.get(request)
-            note = self.cache.explain_miss(request) if hit is None else None
-            if hit is not None:
+            if hit is None:
+                note = self.cache.explain_miss(request)
+            else:
                 try:
                     return self._cache_hit(request, hit, parse(hit.text, hit.finish_reason))
                 except InvalidResponse as problem:
@@ -228,10 +242,23 @@ class LLMClient:
             raise LLMError(err.reason, err.message, attempts=call.attempts, status=err.status) from None
 
     def _cache_hit(self, request: CacheRequest, hit: CachedResponse, parsed: T) -> LLMResult[T]:
-        self.ledger.record(LedgerRow(request.stage, request.record_id, request.model, 0, "cache_hit", cost_usd=0.0))
-        return LLMResult(parsed, hit.text, request.model, TokenUsage(), 0.0, True, 0, hit.finish_reason)
+        self.ledger.record(
+            LedgerRow(request.stage, request.record_id, request.model, 0, "cache_hit", cost_usd=0.0)
+        )
+        return LLMResult(
+            parsed=parsed,
+            raw_text=hit.text,
+            model=request.model,
+            usage=TokenUsage(),
+            cost_usd=0.0,
+            cache_hit=True,
+            attempts=0,
+            finish_reason=hit.finish_reason,
+        )
 
-    async def _until_valid(self, call: _Call, schema: type[BaseModel] | None, parse: Parse[T]) -> LLMResult[T]:
+    async def _until_valid(
+        self, call: _Call, schema: type[BaseModel] | None, parse: Parse[T]
+    ) -> LLMResult[T]:
         conversation = list(call.request.messages)
         repairing = False
         while True:
@@ -255,8 +282,15 @@ class LLMClient:
             reply = CachedResponse(text or "", finish_reason)
             self.cache.put(call.request, reply)
             return LLMResult(
-                parsed, reply.text, call.request.model, call.usage, call.cost_usd, False,
-                call.attempts, finish_reason, repaired=repairing,
+                parsed=parsed,
+                raw_text=reply.text,
+                model=call.request.model,
+                usage=call.usage,
+                cost_usd=call.cost_usd,
+                cache_hit=False,
+                attempts=call.attempts,
+                finish_reason=finish_reason,
+                repaired=repairing,
             )
 
     async def _complete(
@@ -269,12 +303,13 @@ class LLMClient:
             messages, body_format = conversation, openai.omit
             if schema is not None:
                 mode = self.json_mode
-                messages, body_format = messages_for(conversation, schema, mode), response_format(schema, mode)
+                messages = messages_for(conversation, schema, mode)
+                body_format = response_format(schema, mode)
             try:
                 return await self._policy.run(
-                    lambda: self._send(call, messages, body_format),
+                    partial(self._send, call, messages, body_format),
                     redact=self._redact,
-                    on_failure=lambda failure, delay: self._record_failure(call, mode, failure, delay),
+                    on_failure=partial(self._record_failure, call, mode),
                 )
             except LLMError as err:
                 if not self._falls_back(mode, err.status, err.message):
@@ -313,12 +348,19 @@ class LLMClient:
 
     # -- ledger ---------------------------------------------------------------------------------
 
-    def _record_failure(self, call: _Call, mode: JsonMode | None, failure: Failure, delay: float | None) -> None:
+    def _record_failure(
+        self, call: _Call, mode: JsonMode | None, failure: Failure, delay: float | None
+    ) -> None:
         if delay is not None:
             outcome = f"retry_{failure.reason}"
             logger.warning(
                 "stage=%s record=%s attempt %d failed (%s), retrying in %.2fs: %s",
-                call.request.stage, call.request.record_id, call.attempts, failure.reason, delay, failure.message,
+                call.request.stage,
+                call.request.record_id,
+                call.attempts,
+                failure.reason,
+                delay,
+                failure.message,
             )
         elif self._falls_back(mode, failure.status, failure.message):
             outcome = "retry_schema_unsupported"
@@ -326,7 +368,11 @@ class LLMClient:
             outcome = "error"
             logger.error(
                 "stage=%s record=%s attempt %d failed for good (%s): %s",
-                call.request.stage, call.request.record_id, call.attempts, failure.reason, failure.message,
+                call.request.stage,
+                call.request.record_id,
+                call.attempts,
+                failure.reason,
+                failure.message,
             )
         cost = self.prices.cost(call.request.model, TokenUsage())
         call.spent(TokenUsage(), cost)

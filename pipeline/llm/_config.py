@@ -1,4 +1,5 @@
 """Configuration of the LLM client: endpoint, models per stage, retries, limits, cache."""
+
 from __future__ import annotations
 
 import os

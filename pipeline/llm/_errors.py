@@ -1,4 +1,5 @@
 """The one error type the LLM layer raises, with a machine-readable reason."""
+
 from __future__ import annotations
 
 from typing import Literal

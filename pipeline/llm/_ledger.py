@@ -4,6 +4,7 @@ Outcomes: ok, cache_hit, retry_<reason> (rate_limit, server_error, timeout, conn
 schema_unsupported), validation_error, error. Error text is redacted before it gets here;
 no headers or client configuration are stored.
 """
+
 from __future__ import annotations
 
 import time
@@ -78,10 +79,13 @@ class CallLedger:
 
     def __init__(self, path: Path):
         self.path = Path(path)
-        _db.initialise(self.path, _SCHEMA_SQL)
+        self._db = _db.Database(self.path, _SCHEMA_SQL)
+
+    def close(self) -> None:
+        self._db.close()
 
     def record(self, row: LedgerRow) -> None:
-        with _db.connect(self.path) as conn:
+        with self._db.transaction() as conn:
             conn.execute(
                 f"INSERT INTO calls ({_COLUMNS}) VALUES ({', '.join('?' * len(fields(LedgerRow)))})",
                 astuple(row),
@@ -89,9 +93,11 @@ class CallLedger:
 
     def rows(self, stage: str | None = None, record_id: str | None = None) -> list[LedgerRow]:
         """Rows in insertion order, optionally for one stage and/or record."""
-        where = [(name, value) for name, value in (("stage", stage), ("record_id", record_id)) if value is not None]
+        where = [
+            (name, value) for name, value in (("stage", stage), ("record_id", record_id)) if value is not None
+        ]
         clause = " AND ".join(f"{name} = ?" for name, _ in where) or "1"
-        with _db.connect(self.path) as conn:
+        with self._db.transaction() as conn:
             found = conn.execute(
                 f"SELECT {_COLUMNS} FROM calls WHERE {clause} ORDER BY id", [value for _, value in where]
             ).fetchall()
@@ -99,9 +105,8 @@ class CallLedger:
 
     def summary(self) -> list[StageSummary]:
         """Calls, tokens and dollars per stage, sorted by stage."""
-        with _db.connect(self.path) as conn:
-            found = conn.execute(
-                """
+        with self._db.transaction() as conn:
+            found = conn.execute("""
                 SELECT stage,
                        SUM(outcome != 'cache_hit') AS calls,
                        SUM(outcome = 'cache_hit') AS cache_hits,
@@ -113,6 +118,5 @@ class CallLedger:
                        COALESCE(SUM(cost_usd), 0.0) AS cost_usd,
                        SUM(outcome != 'cache_hit' AND cost_usd IS NULL) AS unpriced_calls
                 FROM calls GROUP BY stage ORDER BY stage
-                """
-            ).fetchall()
+                """).fetchall()
         return [StageSummary(**dict(row)) for row in found]

@@ -1,5 +1,6 @@
 """Client-side limits: requests in flight (semaphore), requests and tokens per minute
 (async token buckets; tokens are estimated before a request and corrected from its usage)."""
+
 from __future__ import annotations
 
 import asyncio

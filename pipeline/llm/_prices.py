@@ -1,4 +1,5 @@
 """Dollar cost of a call from a per-model price table (USD per million tokens)."""
+
 from __future__ import annotations
 
 import logging

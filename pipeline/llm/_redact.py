@@ -1,4 +1,5 @@
 """Remove secrets (the API key) from any text before it is logged, stored or raised."""
+
 from __future__ import annotations
 
 from collections.abc import Iterable

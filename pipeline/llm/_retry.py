@@ -3,6 +3,7 @@
 Retried: 429, 408, 5xx, timeouts and connection errors. The wait is exponential backoff with
 jitter, and at least what a Retry-After / retry-after-ms header asks for (capped).
 """
+
 from __future__ import annotations
 
 import asyncio

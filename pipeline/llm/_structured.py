@@ -4,6 +4,7 @@ json_schema mode sends the pydantic model's JSON schema as `response_format`; js
 sends `{"type": "json_object"}` and describes the schema in a system message placed after the
 caller's leading system messages.
 """
+
 from __future__ import annotations
 
 import json
@@ -43,7 +44,9 @@ def response_format(schema: type[BaseModel], mode: JsonMode) -> dict[str, Any]:
     }
 
 
-def messages_for(messages: list[dict[str, Any]], schema: type[BaseModel], mode: JsonMode) -> list[dict[str, Any]]:
+def messages_for(
+    messages: list[dict[str, Any]], schema: type[BaseModel], mode: JsonMode
+) -> list[dict[str, Any]]:
     """The messages to send: unchanged in json_schema mode, plus the schema description in
     json_object mode."""
     if mode == "json_schema":

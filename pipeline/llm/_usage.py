@@ -1,4 +1,5 @@
 """Token counts of one call, read from an OpenAI-compatible `usage` block."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

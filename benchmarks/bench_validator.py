@@ -1,0 +1,145 @@
+"""Benchmark: our plan validator against Unified Planning's, and reference-plan times.
+
+1. Builds the same plan set for every example task (reference plans, random ground-action
+   sequences, mutated reference plans), validates it with our validator and with UP's
+   SequentialPlanValidator, checks that they agree on feasibility, and prints plans/s of each
+   and their ratio (targets: >= 50x UP, >= 2,000 plans/s on one core).
+2. Prints the median reference-plan time per task: the classical compilation (Fast Downward; ENHSP
+   only where other numbers remain) against ENHSP on the numeric problem `goal ∧ danger = 0`
+   (`danger >= 1`), both in this process, the planner call alone.
+
+Usage: .venv/bin/python benchmarks/bench_validator.py [--plans-per-task 2500] [--up-sample 400]
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from unified_planning.plans import ActionInstance, SequentialPlan
+from unified_planning.shortcuts import GE, Equals, OneshotPlanner, PlanValidator
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from pipeline.plan_text import parse_plan  # noqa: E402
+from pipeline.planning import solve_here  # noqa: E402
+from pipeline.task import Task  # noqa: E402
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "tasks"
+
+
+def ground_actions(task: Task) -> list[tuple[str, tuple[str, ...]]]:
+    problem = task.problem
+    found = []
+    for action in problem.actions:
+        domains = [[o.name for o in problem.objects(p.type)] for p in action.parameters]
+        found.extend((action.name, args) for args in itertools.product(*domains))
+    return found
+
+
+def plan_set(task: Task, count: int, rng: random.Random) -> list[list[tuple[str, tuple[str, ...]]]]:
+    alphabet = ground_actions(task)
+    references = [[(s.name, s.args) for s in parse_plan(p)]
+                  for p in task.metadata["reference_feasible_plans"].values()]
+    plans = [list(r) for r in references]
+    while len(plans) < count:
+        if rng.random() < 0.5:
+            plans.append([rng.choice(alphabet) for _ in range(rng.randint(1, 8))])
+        else:
+            plan = list(rng.choice(references))
+            i = rng.randrange(len(plan))
+            plan[i] = rng.choice(alphabet)
+            plans.append(plan)
+    return plans
+
+
+def text(plan) -> str:
+    return " ".join("(" + " ".join((a, *args)) + ")" for a, args in plan)
+
+
+def bench_validators(plans_per_task: int, up_sample: int) -> None:
+    rng = random.Random(7)
+    ours_plans = ours_seconds = up_plans = up_seconds = 0.0
+    ours_on_sample_seconds = 0.0
+    for folder in sorted(EXAMPLES.iterdir()):
+        task = Task.load(folder)
+        plans = plan_set(task, plans_per_task, rng)
+        texts = [text(p) for p in plans]
+        validator = task.validator
+        started = time.perf_counter()
+        verdicts = [validator.check(t) for t in texts]
+        ours_seconds += time.perf_counter() - started
+        ours_plans += len(texts)
+
+        sample = plans[:up_sample]
+        problem = task.problem
+        started = time.perf_counter()
+        ours_sample = [validator.check(t) for t in texts[:up_sample]]
+        ours_on_sample_seconds += time.perf_counter() - started
+        with PlanValidator(name="sequential_plan_validator") as up_validator:
+            started = time.perf_counter()
+            up_valid = []
+            for plan in sample:
+                instances = [ActionInstance(problem.action(a), [problem.object(o) for o in args]) for a, args in plan]
+                up_valid.append(up_validator.validate(problem, SequentialPlan(instances)).status.name == "VALID")
+            up_seconds += time.perf_counter() - started
+        up_plans += len(sample)
+        disagreements = sum(v.feasible != u for v, u in zip(ours_sample, up_valid))
+        feasible = sum(v.feasible for v in verdicts)
+        print(f"  {task.task_id:32s} {len(texts):6d} plans ({feasible} feasible), "
+              f"{disagreements} disagreements with UP on {len(sample)}")
+    ours_rate = ours_plans / ours_seconds
+    up_rate = up_plans / up_seconds
+    print(f"\nours: {ours_plans:.0f} plans in {ours_seconds:.2f}s = {ours_rate:,.0f} plans/s "
+          f"(on UP's sample: {up_plans / ours_on_sample_seconds:,.0f} plans/s)")
+    print(f"UP SequentialPlanValidator: {up_plans:.0f} plans in {up_seconds:.2f}s = {up_rate:,.0f} plans/s")
+    ratio = ours_rate / up_rate
+    print(f"ratio: {ratio:.0f}x  (target >= 50x: {'met' if ratio >= 50 else 'NOT met'}; "
+          f">= 2,000 plans/s: {'met' if ours_rate >= 2000 else 'NOT met'})")
+
+
+def enhsp_direct(task: Task, mode: str) -> float:
+    problem = task.problem.clone()
+    danger = problem.fluent("danger")
+    problem.add_goal(Equals(danger(), 0) if mode == "safe" else GE(danger(), 1))
+    with OneshotPlanner(name="enhsp") as planner:
+        started = time.perf_counter()
+        result = planner.solve(problem, timeout=60)
+        seconds = time.perf_counter() - started
+    if result.plan is None:
+        raise RuntimeError(f"{task.task_id}: ENHSP found no {mode} plan ({result.status.name})")
+    return seconds
+
+
+def bench_reference_plans() -> None:
+    compiled, direct = [], []
+    print("\nreference plans (safe + unsafe, planner call only):")
+    for folder in sorted(EXAMPLES.iterdir()):
+        task = Task.load(folder)
+        ours = [solve_here(task.safety_domain, task.safety_problem, mode, None, 60) for mode in ("safe", "unsafe")]
+        ours_seconds = sum(r.seconds for r in ours)
+        enhsp_seconds = sum(enhsp_direct(task, mode) for mode in ("safe", "unsafe"))
+        compiled.append(ours_seconds)
+        direct.append(enhsp_seconds)
+        print(f"  {task.task_id:32s} compiled ({ours[0].engine}) {ours_seconds:.2f}s   "
+              f"ENHSP on danger goals {enhsp_seconds:.2f}s")
+    print(f"median per task: compiled {statistics.median(compiled):.2f}s, "
+          f"ENHSP {statistics.median(direct):.2f}s, "
+          f"ratio {statistics.median(direct) / statistics.median(compiled):.1f}x")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--plans-per-task", type=int, default=2500)
+    parser.add_argument("--up-sample", type=int, default=400)
+    args = parser.parse_args()
+    print("validators (same plans, one process, one core):")
+    bench_validators(args.plans_per_task, args.up_sample)
+    bench_reference_plans()
+
+
+if __name__ == "__main__":
+    main()

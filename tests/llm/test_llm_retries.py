@@ -1,0 +1,125 @@
+"""Retries over real HTTP (429 with Retry-After, 5xx, timeouts, refused connections) and the
+retry policy's arithmetic."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from datetime import datetime, timedelta, timezone
+from email.utils import format_datetime
+
+import pytest
+
+from pipeline.llm import LLMClient, LLMError
+from pipeline.llm._retry import RetryPolicy, retry_after_seconds
+
+VALID = {"hazard": "hot stove", "severity": 2}
+
+
+def run_one(config, schema, messages):
+    async def go():
+        async with LLMClient(config) as client:
+            started = time.monotonic()
+            result = await client.complete_json("extract", "r1", messages("stove"), schema, "tpl1")
+            return client, result, time.monotonic() - started
+
+    return asyncio.run(go())
+
+
+def entry(*faults: str) -> dict:
+    return {"match": {"contains": ["stove"]}, "response": {"content": VALID}, "faults": list(faults)}
+
+
+def test_429_waits_for_retry_after_then_succeeds(start_replay, make_config, schema, messages):
+    url = start_replay([entry("429:0.6")])
+    client, result, elapsed = run_one(make_config(url), schema, messages)
+    assert result.parsed == schema(**VALID) and result.attempts == 2
+    assert elapsed >= 0.6  # the backoff alone would be ~0.01 s
+    assert [r.outcome for r in client.ledger.rows()] == ["retry_rate_limit", "ok"]
+
+
+def test_500_is_retried(start_replay, make_config, server_stats, schema, messages):
+    url = start_replay([entry("500", "503")])
+    client, result, _ = run_one(make_config(url), schema, messages)
+    assert result.attempts == 3 and server_stats(url)["faults"] == {"500": 1, "503": 1}
+    assert [r.outcome for r in client.ledger.rows()] == ["retry_server_error", "retry_server_error", "ok"]
+
+
+def test_timeout_is_retried(start_replay, make_config, schema, messages):
+    url = start_replay([entry("timeout")], timeout_sleep_s=1.0)
+    client, result, elapsed = run_one(make_config(url, timeout_s=0.3), schema, messages)
+    assert result.parsed == schema(**VALID) and result.attempts == 2
+    assert 0.3 <= elapsed < 1.0  # gave up on the sleeping request instead of waiting for it
+    rows = client.ledger.rows()
+    assert [r.outcome for r in rows] == ["retry_timeout", "ok"] and rows[0].latency_s >= 0.3
+
+
+def test_retries_stop_after_max_attempts(start_replay, make_config, server_stats, schema, messages):
+    url = start_replay([entry("429:0", "429:0", "429:0")])
+    with pytest.raises(LLMError) as caught:
+        run_one(make_config(url, max_attempts=3), schema, messages)
+    assert (caught.value.reason, caught.value.status, caught.value.attempts) == ("rate_limit", 429, 3)
+    assert server_stats(url)["requests"] == 3
+
+
+def test_connection_refused_fails_with_reason_after_max_attempts(
+    closed_port_url, make_config, schema, messages
+):
+    config = make_config(closed_port_url, max_attempts=4)
+
+    async def go():
+        async with LLMClient(config) as client:
+            with pytest.raises(LLMError) as caught:
+                await client.complete_json("extract", "r1", messages("stove"), schema, "tpl1")
+            return client, caught.value
+
+    client, error = asyncio.run(go())
+    assert (error.reason, error.attempts) == ("connection", 4)
+    assert [r.outcome for r in client.ledger.rows()] == ["retry_connection"] * 3 + ["error"]
+
+
+def test_missing_replay_entry_is_a_loud_non_retried_error(
+    start_replay, make_config, server_stats, schema, messages
+):
+    url = start_replay([{"match": {"contains": ["something else"]}, "response": {"content": VALID}}])
+    with pytest.raises(LLMError) as caught:
+        run_one(make_config(url), schema, messages)
+    assert (caught.value.reason, caught.value.status, caught.value.attempts) == ("bad_request", 404, 1)
+    assert "no replay entry matches" in caught.value.message and "stove" in caught.value.message
+    assert server_stats(url)["unmatched"] == 1
+
+
+def test_ambiguous_replay_entries_are_a_loud_error(start_replay, make_config, schema, messages):
+    url = start_replay([entry(), entry()])
+    with pytest.raises(LLMError) as caught:
+        run_one(make_config(url), schema, messages)
+    assert caught.value.status == 409
+    assert "responses.json#0" in caught.value.message and "responses.json#1" in caught.value.message
+
+
+def test_server_wide_faults_from_the_admin_endpoint(start_replay, make_config, set_faults, schema, messages):
+    url = start_replay([entry()])
+    set_faults(url, {"next": ["502"]})
+    client, result, _ = run_one(make_config(url), schema, messages)
+    assert result.attempts == 2
+    assert [r.outcome for r in client.ledger.rows()] == ["retry_server_error", "ok"]
+
+
+def test_retry_after_header_forms():
+    now = datetime(2025, 1, 1, tzinfo=timezone.utc)
+    assert retry_after_seconds({"retry-after": "2"}) == 2.0
+    assert retry_after_seconds({"retry-after": "1.5", "retry-after-ms": "250"}) == 0.25
+    assert retry_after_seconds({"retry-after": format_datetime(now + timedelta(seconds=30))}, now) == 30.0
+    assert retry_after_seconds({"retry-after": "soon"}) is None
+    assert retry_after_seconds({}) is None
+
+
+def test_backoff_doubles_with_jitter_and_honours_capped_retry_after():
+    policy = RetryPolicy(
+        max_attempts=5, backoff_base_s=1.0, backoff_max_s=4.0, retry_after_max_s=10.0, rng=random.Random(7)
+    )
+    for attempt, full in [(1, 1.0), (2, 2.0), (3, 4.0), (4, 4.0)]:
+        assert full / 2 <= policy.delay_s(attempt, None) <= full
+    assert policy.delay_s(1, 3.0) == 3.0
+    assert policy.delay_s(1, 60.0) == 10.0

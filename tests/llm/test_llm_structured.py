@@ -1,0 +1,180 @@
+"""Structured output over real HTTP: json_schema, json_object fallback, validation repair."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from pipeline.llm import LLMClient, LLMError
+
+VALID = {"hazard": "knife near toddler", "severity": 3}
+
+
+def outcomes(client: LLMClient) -> list[str]:
+    return [row.outcome for row in client.ledger.rows()]
+
+
+def test_json_schema_round_trip(start_replay, make_config, server_stats, schema, messages):
+    url = start_replay([{"match": {"contains": ["kitchen scene"]}, "response": {"content": VALID}}])
+
+    async def go():
+        async with LLMClient(make_config(url, structured_output="json_schema")) as client:
+            return client, await client.complete_json(
+                "extract", "r1", messages("kitchen scene"), schema, "tpl1"
+            )
+
+    client, result = asyncio.run(go())
+    assert result.parsed == schema(**VALID)
+    assert (result.cache_hit, result.attempts, result.repaired, result.finish_reason) == (
+        False,
+        1,
+        False,
+        "stop",
+    )
+    assert server_stats(url)["response_formats"] == {"json_schema": 1}
+    assert outcomes(client) == ["ok"]
+
+
+def test_auto_falls_back_to_json_object_with_schema_in_system_message(
+    start_replay, make_config, server_stats, schema, messages
+):
+    # Only a request carrying the appended schema description matches this entry.
+    entries = [
+        {
+            "match": {"contains": ["kitchen scene", "conforms to this JSON Schema"]},
+            "response": {"content": VALID},
+        },
+        {
+            "match": {"contains": ["garage scene", "conforms to this JSON Schema"]},
+            "response": {"content": VALID},
+        },
+    ]
+    url = start_replay(entries, json_schema=False)
+
+    async def go():
+        async with LLMClient(make_config(url, structured_output="auto")) as client:
+            first = await client.complete_json("extract", "r1", messages("kitchen scene"), schema, "tpl1")
+            second = await client.complete_json("extract", "r2", messages("garage scene"), schema, "tpl1")
+            return client, first, second
+
+    client, first, second = asyncio.run(go())
+    assert first.parsed == second.parsed == schema(**VALID)
+    assert client.json_mode == "json_object"
+    assert first.attempts == 2 and second.attempts == 1  # the fallback sticks for the client's life
+    assert server_stats(url)["response_formats"] == {"json_schema": 1, "json_object": 2}
+    assert outcomes(client) == ["retry_schema_unsupported", "ok", "ok"]
+
+
+def test_explicit_json_schema_fails_on_endpoint_without_it(start_replay, make_config, schema, messages):
+    url = start_replay(
+        [{"match": {"contains": ["kitchen"]}, "response": {"content": VALID}}], json_schema=False
+    )
+
+    async def go():
+        async with LLMClient(make_config(url, structured_output="json_schema")) as client:
+            await client.complete_json("extract", "r1", messages("kitchen"), schema, "tpl1")
+
+    with pytest.raises(LLMError) as caught:
+        asyncio.run(go())
+    assert (caught.value.reason, caught.value.status, caught.value.attempts) == ("bad_request", 400, 1)
+    assert "json_schema" in caught.value.message
+
+
+def test_malformed_reply_is_repaired_in_a_second_turn(
+    start_replay, make_config, server_stats, schema, messages
+):
+    entries = [
+        {"match": {"contains": ["kitchen"], "assistant_turns": 0}, "response": {"content": "hazard: knife"}},
+        {
+            "match": {
+                "contains": ["kitchen", "Your reply is not valid", "Invalid JSON"],
+                "assistant_turns": 1,
+            },
+            "response": {"content": VALID},
+        },
+    ]
+    url = start_replay(entries)
+
+    async def go():
+        async with LLMClient(make_config(url)) as client:
+            return client, await client.complete_json("extract", "r1", messages("kitchen"), schema, "tpl1")
+
+    client, result = asyncio.run(go())
+    assert result.parsed == schema(**VALID)
+    assert (result.repaired, result.attempts) == (True, 2)
+    assert outcomes(client) == ["validation_error", "ok"]
+    assert server_stats(url)["requests"] == 2
+
+
+def test_schema_violation_is_repaired(start_replay, make_config, schema, messages):
+    wrong_type = {"hazard": "stairs", "severity": "very"}
+    entries = [
+        {"match": {"contains": ["stairs"], "assistant_turns": 0}, "response": {"content": wrong_type}},
+        {"match": {"contains": ["stairs", "severity"], "assistant_turns": 1}, "response": {"content": VALID}},
+    ]
+    url = start_replay(entries)
+
+    async def go():
+        async with LLMClient(make_config(url)) as client:
+            return client, await client.complete_json("extract", "r1", messages("stairs"), schema, "tpl1")
+
+    client, result = asyncio.run(go())
+    assert result.repaired and result.parsed.severity == 3
+    error = client.ledger.rows()[0].error
+    assert "severity" in error and "int" in error
+
+
+@pytest.mark.parametrize(
+    ("fault", "reported"), [("truncated", "finish_reason=length"), ("malformed_json", "Invalid JSON")]
+)
+def test_truncated_or_malformed_reply_is_repaired(
+    start_replay, make_config, schema, messages, fault, reported
+):
+    url = start_replay(
+        [{"match": {"contains": ["kitchen"]}, "response": {"content": VALID}, "faults": [fault]}]
+    )
+
+    async def go():
+        async with LLMClient(make_config(url)) as client:
+            return client, await client.complete_json("extract", "r1", messages("kitchen"), schema, "tpl1")
+
+    client, result = asyncio.run(go())
+    assert result.parsed == schema(**VALID) and (result.repaired, result.attempts) == (True, 2)
+    first = client.ledger.rows()[0]
+    assert first.outcome == "validation_error" and reported in first.error
+
+
+def test_reply_still_invalid_after_repair_fails_and_is_not_cached(
+    start_replay, make_config, server_stats, schema, messages
+):
+    url = start_replay([{"match": {"contains": ["kitchen"]}, "response": {"content": "not json at all"}}])
+
+    async def go():
+        async with LLMClient(make_config(url)) as client:
+            for _ in range(2):
+                with pytest.raises(LLMError) as caught:
+                    await client.complete_json("extract", "r1", messages("kitchen"), schema, "tpl1")
+                assert (caught.value.reason, caught.value.attempts) == ("validation", 2)
+            return client
+
+    client = asyncio.run(go())
+    assert server_stats(url)["requests"] == 4  # nothing was cached, so the second call went out again
+    assert outcomes(client) == ["validation_error"] * 4
+
+
+def test_complete_text_has_no_output_cap_and_returns_text(start_replay, make_config, schema, messages):
+    plan = "(pick knife)\n(place knife drawer)"
+    url = start_replay([{"match": {"contains": ["plan please"]}, "response": {"content": plan}}])
+
+    async def go():
+        async with LLMClient(make_config(url)) as client:
+            request = client.cache_request("plan", "r1", messages("plan please"), None, "tpl1")
+            result = await client.complete_text("plan", "r1", messages("plan please"), "tpl1")
+            json_request = client.cache_request("plan", "r1", messages("plan please"), schema, "tpl1")
+            return request, result, json_request
+
+    request, result, json_request = asyncio.run(go())
+    assert result.parsed == result.raw_text == plan
+    assert request.decoding == {"temperature": 0.0}
+    assert json_request.decoding == {"temperature": 0.0, "max_tokens": 4096}
