@@ -1,0 +1,203 @@
+"""The run ledger: every input record's state, and every transition with its reason (SQLite).
+
+A run lives in one folder (`outputs/<run>/` by default): `ledger.sqlite` and `tasks/<task_id>/`.
+States move forward only along `ALLOWED`; re-applying the current state is a no-op, so steps can be
+repeated after a crash without double counting. Every record ends in exactly one terminal state.
+
+    pending ──> extracted ──> checked ──> in_review ──> accepted
+       │            │            │            └──────> rejected_by_review
+       │            │            └─> error
+       │            └─> rejected_by_checks | error
+       └─> no_danger | error
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+TERMINAL = ("no_danger", "rejected_by_checks", "rejected_by_review", "accepted", "error")
+STATES = ("pending", "extracted", "checked", "in_review", *TERMINAL)
+ALLOWED = {
+    "pending": {"extracted", "no_danger", "error"},
+    "extracted": {"checked", "rejected_by_checks", "error"},
+    "checked": {"in_review", "error"},
+    "in_review": {"accepted", "rejected_by_review"},
+    "error": {"pending"},  # only through an explicit retry
+}
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS records (
+    record_id TEXT PRIMARY KEY, source TEXT NOT NULL, origin TEXT NOT NULL DEFAULT '',
+    state TEXT NOT NULL, reason TEXT NOT NULL DEFAULT '', task_id TEXT, updated_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS transitions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, record_id TEXT NOT NULL, from_state TEXT, to_state TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '', detail TEXT, at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS records_state ON records(state);
+CREATE INDEX IF NOT EXISTS transitions_record ON transitions(record_id);
+"""
+
+
+class TransitionError(Exception):
+    """A state change the ledger does not allow (names the record and both states)."""
+
+
+@dataclass(frozen=True)
+class RecordRow:
+    record_id: str
+    source: str
+    origin: str
+    state: str
+    reason: str
+    task_id: str | None
+    updated_at: float
+
+    @property
+    def terminal(self) -> bool:
+        return self.state in TERMINAL
+
+
+@dataclass(frozen=True)
+class Transition:
+    record_id: str
+    from_state: str | None
+    to_state: str
+    reason: str
+    detail: dict | None
+    at: float
+
+
+class RunLedger:
+    """Thread-safe access to one run's ledger; several processes may share the file (WAL)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        self._db = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA busy_timeout=30000")
+        self._db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def register(self, records: Iterable[tuple[str, str, str]]) -> int:
+        """Add (record_id, source, origin) rows as pending; known ids are left alone. Returns how
+        many were new."""
+        now, added = time.time(), 0
+        with self._transaction() as db:
+            for record_id, source, origin in records:
+                cursor = db.execute(
+                    "INSERT OR IGNORE INTO records (record_id, source, origin, state, updated_at) "
+                    "VALUES (?, ?, ?, 'pending', ?)", (record_id, source, origin, now))
+                if cursor.rowcount:
+                    added += 1
+                    db.execute("INSERT INTO transitions (record_id, from_state, to_state, at) "
+                               "VALUES (?, NULL, 'pending', ?)", (record_id, now))
+        return added
+
+    def transition(self, record_id: str, to_state: str, reason: str = "", detail: dict | None = None,
+                   task_id: str | None = None) -> bool:
+        """Move a record to `to_state`; False when it is already there (nothing recorded)."""
+        if to_state not in STATES:
+            raise TransitionError(f"{record_id}: unknown state {to_state!r}")
+        now = time.time()
+        with self._transaction() as db:
+            row = db.execute("SELECT state FROM records WHERE record_id = ?", (record_id,)).fetchone()
+            if row is None:
+                raise TransitionError(f"{record_id}: not in this run's ledger")
+            current = row[0]
+            if current == to_state:
+                return False
+            if to_state not in ALLOWED.get(current, set()):
+                raise TransitionError(f"{record_id}: cannot go from {current} to {to_state}")
+            db.execute("UPDATE records SET state = ?, reason = ?, updated_at = ?, "
+                       "task_id = COALESCE(?, task_id) WHERE record_id = ?",
+                       (to_state, reason, now, task_id, record_id))
+            db.execute("INSERT INTO transitions (record_id, from_state, to_state, reason, detail, at) "
+                       "VALUES (?, ?, ?, ?, ?, ?)",
+                       (record_id, current, to_state, reason, json.dumps(detail) if detail else None, now))
+        return True
+
+    def get(self, record_id: str) -> RecordRow | None:
+        with self._lock:
+            row = self._db.execute("SELECT record_id, source, origin, state, reason, task_id, updated_at "
+                                   "FROM records WHERE record_id = ?", (record_id,)).fetchone()
+        return RecordRow(*row) if row else None
+
+    def records(self, state: str | None = None, source: str | None = None) -> list[RecordRow]:
+        query = "SELECT record_id, source, origin, state, reason, task_id, updated_at FROM records"
+        clauses, params = [], []
+        if state is not None:
+            clauses.append("state = ?")
+            params.append(state)
+        if source is not None:
+            clauses.append("source = ?")
+            params.append(source)
+        if clauses:
+            query += " WHERE " + " AND ".join(clauses)
+        with self._lock:
+            rows = self._db.execute(query + " ORDER BY record_id", params).fetchall()
+        return [RecordRow(*r) for r in rows]
+
+    def counts(self, by_source: bool = False) -> dict:
+        """{state: n}, or {source: {state: n}} with `by_source`."""
+        with self._lock:
+            rows = self._db.execute("SELECT source, state, COUNT(*) FROM records GROUP BY source, state").fetchall()
+        if not by_source:
+            totals: dict[str, int] = {}
+            for _, state, n in rows:
+                totals[state] = totals.get(state, 0) + n
+            return totals
+        nested: dict[str, dict[str, int]] = {}
+        for source, state, n in rows:
+            nested.setdefault(source, {})[state] = n
+        return nested
+
+    def history(self, record_id: str) -> list[Transition]:
+        with self._lock:
+            rows = self._db.execute("SELECT record_id, from_state, to_state, reason, detail, at FROM transitions "
+                                    "WHERE record_id = ? ORDER BY id", (record_id,)).fetchall()
+        return [Transition(r[0], r[1], r[2], r[3], json.loads(r[4]) if r[4] else None, r[5]) for r in rows]
+
+
+@dataclass
+class RunStore:
+    """One run's folder: the ledger and the task folders."""
+
+    root: Path
+
+    def __post_init__(self):
+        self.root = Path(self.root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.tasks_dir.mkdir(exist_ok=True)
+        self.ledger = RunLedger(self.root / "ledger.sqlite")
+
+    @property
+    def name(self) -> str:
+        return self.root.name
+
+    @property
+    def tasks_dir(self) -> Path:
+        return self.root / "tasks"
+
+    def task_dir(self, task_id: str) -> Path:
+        return self.tasks_dir / task_id
