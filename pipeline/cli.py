@@ -6,22 +6,27 @@ Each area module exposes `register(subparsers)`, which adds its sub-commands and
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from pipeline import cli_task
-    from pipeline.llm import cli as cli_llm
-    from sources import cli as cli_sources
+# Modules with a `register(subparsers)`, in the order their commands are listed.
+AREAS = (
+    "pipeline.cli_task",
+    "sources.cli",
+    "pipeline.llm.cli",
+)
 
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="safeforge",
         description="Generate, check, review, publish and evaluate safety-aware planning tasks.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for area in (cli_task, cli_sources, cli_llm):
-        area.register(sub)
+    for area in AREAS:
+        importlib.import_module(area).register(sub)
     return parser
 
 
