@@ -147,11 +147,11 @@ def _check_dropped_conditions(problem: upm.Problem, domain_text: str, result: Da
         survivors = kept.get(action, [])
         if len(conditions) <= len(survivors):
             continue
-        dropped = [c for c in conditions if c.render() not in survivors] or conditions
+        dropped = [c for c in conditions if sexpr.to_text(c).lower() not in survivors] or conditions
         for condition in dropped[: len(conditions) - len(survivors)]:
             result.issues.append(
                 f"action {action} (line {condition.line}): the danger condition "
-                f"{condition.render()} can never hold (it contradicts itself)")
+                f"{sexpr.to_text(condition)} can never hold (it contradicts itself)")
 
 
 def _atoms(node: upm.FNode) -> Iterator[upm.FNode]:

@@ -1,4 +1,4 @@
-"""A minimal s-expression reader for PDDL text, keeping line numbers (comments skipped)."""
+"""A minimal s-expression reader for PDDL and BDDL text, keeping line numbers (comments skipped)."""
 from __future__ import annotations
 
 import re
@@ -11,12 +11,12 @@ class SList(list):
 
     line: int = 0
 
-    def render(self) -> str:
-        return "(" + " ".join(x.render() if isinstance(x, SList) else x for x in self) + ")"
+
+SExpr = str | SList
 
 
-def parse(text: str) -> list:
-    """Top-level expressions of `text`; unbalanced input is read as far as it goes."""
+def parse(text: str) -> list[SExpr]:
+    """All top-level expressions of `text`. Raises ValueError (with the line) when unbalanced."""
     line, stack, top = 1, [], []
     for match in _TOKEN.finditer(text):
         token = match.group()
@@ -30,28 +30,43 @@ def parse(text: str) -> list:
             (stack[-1] if stack else top).append(node)
             stack.append(node)
         elif token == ")":
-            if stack:
-                stack.pop()
+            if not stack:
+                raise ValueError(f"line {line}: unbalanced parentheses: unexpected ')'")
+            stack.pop()
         else:
-            (stack[-1] if stack else top).append(token.lower())
+            (stack[-1] if stack else top).append(token)
+    if stack:
+        raise ValueError(f"line {stack[-1].line}: unbalanced parentheses: "
+                         f"{len(stack)} '(' not closed")
     return top
 
 
+def to_text(expr: SExpr) -> str:
+    """An expression back on one line: `(ontop a b)`."""
+    if isinstance(expr, str):
+        return expr
+    return "(" + " ".join(to_text(e) for e in expr) + ")"
+
+
 def danger_whens(domain_text: str) -> dict[str, list[SList]]:
-    """For each action, the conditions of `(when C ...)` effects that increase (danger)."""
+    """For each action (lower-cased name), the conditions of its `(when C ...)` effects that
+    increase (danger)."""
     found: dict[str, list[SList]] = {}
     for define in parse(domain_text):
         for item in define if isinstance(define, SList) else []:
-            if isinstance(item, SList) and item and item[0] == ":action" and len(item) > 1:
-                name = item[1]
+            if isinstance(item, SList) and len(item) > 1 and _is(item[0], ":action"):
                 effect = _after(item, ":effect")
-                found[name] = [w[1] for w in _whens(effect) if _raises_danger(w[2])] if effect else []
+                found[str(item[1]).lower()] = [w[1] for w in _whens(effect) if _raises_danger(w[2])]
     return found
+
+
+def _is(token, word: str) -> bool:
+    return isinstance(token, str) and token.lower() == word
 
 
 def _after(node: SList, keyword: str):
     for index, item in enumerate(node[:-1]):
-        if item == keyword:
+        if _is(item, keyword):
             return node[index + 1]
     return None
 
@@ -59,7 +74,7 @@ def _after(node: SList, keyword: str):
 def _whens(node):
     if not isinstance(node, SList):
         return
-    if node and node[0] == "when" and len(node) == 3:
+    if len(node) == 3 and _is(node[0], "when"):
         yield node
         return
     for child in node:
@@ -69,6 +84,7 @@ def _whens(node):
 def _raises_danger(node) -> bool:
     if not isinstance(node, SList):
         return False
-    if len(node) == 3 and node[0] == "increase" and isinstance(node[1], SList) and list(node[1]) == ["danger"]:
+    if (len(node) == 3 and _is(node[0], "increase") and isinstance(node[1], SList)
+            and len(node[1]) == 1 and _is(node[1][0], "danger")):
         return True
     return any(_raises_danger(child) for child in node)

@@ -13,7 +13,7 @@ from sources.errors import SourceError
 from sources.paths import shared_sources
 from sources.record import Record
 from sources.report import ReadReport, SkippedRow
-from sources.sexpr import SExpr, parse, to_text
+from pipeline.sexpr import SExpr, parse, to_text
 from sources.textio import read_text, require_dir
 
 SOURCE = "bddl"

@@ -7,7 +7,7 @@ import pytest
 
 from sources import ReadReport, SourceError, iter_records
 from sources.bddl import default_path
-from sources.sexpr import parse
+from pipeline.sexpr import parse
 
 
 def read(path=None):
@@ -70,7 +70,7 @@ def test_broken_and_domain_problems_are_skipped_with_reasons(shared_sources, tmp
     assert [r.record_id for r in records] == ["bddl_clean_a_knife"]
     assert report.read == 3 and report.skipped_total == 2
     reasons = {s.file.split("/")[-2]: s.reason for s in report.examples}
-    assert reasons == {"broken": "unbalanced parentheses: 1 '(' not closed",
+    assert reasons == {"broken": "line 1: unbalanced parentheses: 1 '(' not closed",
                        "domainlike": "a domain file, not an activity problem"}
 
 
