@@ -1,0 +1,299 @@
+"""The child side of an import: lock this process down, run one DESPITE code.py, report.
+
+Run by `_sandbox` as `python -I -B _bootstrap.py REQUEST_JSON`, with the request naming the copy
+of code.py in the child's private directory. Steps:
+
+0. Set its own resource limits.
+1. Inside the namespaces `unshare` created (when it did): check them, bind the private directory
+   writable, remount everything else read-only, drop every capability.
+2. Import Unified Planning, our `BasePlanner` stand-in and the PDDL writer.
+3. Install the audit hook (a Python-level tripwire): sockets, processes, ctypes, signals, and
+   file access outside the allowed places stop the child at once with status "blocked".
+4. Run code.py (not as __main__), build `DomainPlanner().build_problem(...)`, write it as PDDL.
+
+Two JSON lines go to the original stdout: {"layers": ...} once the child is locked down, then the
+result {"status": ok|error|memory|blocked, ...}. code.py's own prints go to stderr.
+Exit codes: 0 result written (the child then exits at once: no atexit handlers, no waiting for
+threads code.py started), 3 blocked by the audit hook.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+
+BLOCKED_EXIT = 3
+
+_BLOCKED_EVENTS = (
+    "socket.", "ctypes.", "subprocess.", "os.exec", "os.fork", "os.posix_spawn", "os.spawn",
+    "os.system", "os.kill", "os.killpg", "signal.pthread_kill", "pty.", "gc.get_", "sqlite3.",
+    "resource.setrlimit", "resource.prlimit", "_posixsubprocess.", "webbrowser.",
+)
+_WRITE_EVENTS = frozenset({
+    "os.mkdir", "os.rmdir", "os.remove", "os.rename", "os.link", "os.symlink", "os.chmod",
+    "os.chown", "os.chflags", "os.truncate", "os.utime", "os.mkfifo", "os.mknod", "os.setxattr",
+    "os.removexattr", "shutil.copyfile", "shutil.copymode", "shutil.copystat", "shutil.copytree",
+    "shutil.chown", "shutil.make_archive", "shutil.rmtree", "shutil.unpack_archive",
+})
+_LIST_EVENTS = frozenset({"os.listdir", "os.scandir", "glob.glob"})
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+_DEVICES = ("/dev/null", "/dev/zero", "/dev/urandom")
+_NATIVE_SUFFIXES = (".so", ".pyd", ".dylib")
+
+
+def _emit(fd: int, record: dict) -> None:
+    """One JSON line on the result descriptor."""
+    os.write(fd, (json.dumps(record, ensure_ascii=True) + "\n").encode())
+
+
+# -- OS layers (run before any task code, while this process still has its capabilities) -----
+
+def _libc():
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
+                           ctypes.c_void_p]
+    return libc
+
+
+def _call(result: int, what: str) -> None:
+    import ctypes
+
+    if result != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"{what}: {os.strerror(errno)}")
+
+
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
+_MS_REMOUNT, _MS_BIND = 32, 4096
+_MS_NOATIME, _MS_NODIRATIME, _MS_RELATIME = 1024, 2048, 1 << 21
+_ST_TO_MS = ((os.ST_NOSUID, _MS_NOSUID), (os.ST_NODEV, _MS_NODEV), (os.ST_NOEXEC, _MS_NOEXEC),
+             (os.ST_NOATIME, _MS_NOATIME), (os.ST_NODIRATIME, _MS_NODIRATIME),
+             (os.ST_RELATIME, _MS_RELATIME))
+
+
+def _mount_points() -> list[str]:
+    with open("/proc/self/mountinfo", encoding="utf-8") as handle:
+        fields = [line.split() for line in handle]
+    # field 5 is the mount point, with space, tab, newline and backslash octal-escaped
+    return [f[4].encode().decode("unicode_escape") for f in fields if len(f) > 4]
+
+
+def _read_only_filesystem(libc, workdir: str) -> str:
+    """Bind the private directory onto itself (writable, noexec), then remount all else read-only."""
+    target = os.fsencode(workdir)
+    _call(libc.mount(target, target, None, _MS_BIND, None), f"bind {workdir}")
+    _call(libc.mount(None, target, None, _MS_REMOUNT | _MS_BIND | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
+                     None), f"remount {workdir} noexec")
+    failures = []
+    for point in _mount_points():
+        if point == workdir:
+            continue
+        try:
+            flags = os.statvfs(point).f_flag
+        except OSError:
+            continue  # hidden under another mount
+        if flags & os.ST_RDONLY:
+            continue
+        keep = sum(ms for st, ms in _ST_TO_MS if flags & st)
+        try:
+            _call(libc.mount(None, os.fsencode(point), None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | keep,
+                             None), point)
+        except OSError as exc:
+            failures.append(str(exc))
+    if failures:
+        return "partial: could not remount " + "; ".join(failures)
+    return "active: only the private directory is writable (and not executable)"
+
+
+def _drop_capabilities(libc) -> str:
+    """No capabilities now or after any exec: mounts and namespaces can no longer be undone."""
+    import ctypes
+
+    pr_capbset_drop, pr_set_securebits, pr_set_no_new_privs = 24, 28, 38
+    secure = 0b11101111  # NOROOT, NO_SETUID_FIXUP, KEEP_CAPS, NO_CAP_AMBIENT_RAISE, all locked
+    _call(libc.prctl(pr_set_securebits, secure, 0, 0, 0), "securebits")
+    with open("/proc/sys/kernel/cap_last_cap", encoding="ascii") as handle:
+        last = int(handle.read())
+    for cap in range(last + 1):
+        _call(libc.prctl(pr_capbset_drop, cap, 0, 0, 0), f"drop capability {cap}")
+    _call(libc.prctl(pr_set_no_new_privs, 1, 0, 0, 0), "no_new_privs")
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
+    data = (ctypes.c_uint32 * 6)()
+    _call(libc.capset(header, data), "capset")
+    with open("/proc/self/status", encoding="ascii") as handle:
+        effective = next(line.split()[1] for line in handle if line.startswith("CapEff:"))
+    if int(effective, 16):
+        return f"partial: effective capabilities {effective}"
+    return "active: no capabilities, no new privileges"
+
+
+def _os_layers(request: dict) -> dict[str, str]:
+    layers = {}
+    host = request["host_namespaces"]
+    for kind, label in (("net", "network namespace"), ("mnt", "mount namespace"), ("pid", "pid namespace")):
+        mine = os.readlink(f"/proc/self/ns/{kind}")
+        layers[label] = "inactive: same as the importer's" if mine == host.get(kind) else "active"
+    if layers["mount namespace"] == "active":
+        layers["mount namespace"] = "active: a private copy of the mounts"
+    if layers["network namespace"] == "active":
+        import socket
+
+        names = [name for _, name in socket.if_nameindex()]
+        layers["network namespace"] = f"active: interfaces {', '.join(names) or 'none'} (loopback down)"
+    if layers["pid namespace"] == "active":
+        layers["pid namespace"] = "active: host processes invisible, all killed with this one"
+    libc = _libc()
+    steps = (("read-only filesystem", lambda: _read_only_filesystem(libc, request["workdir"])),
+             ("capabilities dropped", lambda: _drop_capabilities(libc)))
+    for label, step in steps:
+        try:
+            layers[label] = step()
+        except OSError as exc:
+            layers[label] = f"inactive: {exc}"
+    return layers
+
+
+# -- the audit hook ------------------------------------------------------------------------------
+
+def _install_audit_hook(workdir: str, read_roots: tuple[str, ...], result_fd: int) -> None:
+    """Stop the child on any event that building a problem does not need.
+
+    A tripwire, not a boundary (native code can bypass it; that is what the OS layers are for),
+    but hardened against simple tampering: everything it uses is bound here, none of it is
+    reachable from task code, and a blocked operation also fails with PermissionError.
+    """
+    blocked_events, write_events, list_events = _BLOCKED_EVENTS, _WRITE_EVENTS, _LIST_EVENTS
+    write_flags, devices, native = _WRITE_FLAGS, _DEVICES, _NATIVE_SUFFIXES
+    realpath, fsdecode, isabs, sep = os.path.realpath, os.fsdecode, os.path.isabs, os.sep
+    path_types, write, exit_now, dumps = (str, bytes, os.PathLike), os.write, os._exit, json.dumps
+    any_, all_, isinstance_, repr_, bool_ = any, all, isinstance, repr, bool
+
+    def inside(path, roots) -> bool:
+        real = realpath(fsdecode(path))
+        return real in devices or any_(real == r or real.startswith(r + sep) for r in roots)
+
+    def violation(event: str, args: tuple):
+        if event.startswith(blocked_events):
+            return "not allowed"
+        if event == "open":
+            path, mode, flags = (tuple(args) + (None, None, None))[:3]
+            if not isinstance_(path, path_types):
+                return None  # an already open descriptor
+            if mode is None and not isabs(fsdecode(path)):
+                return "relative path in os.open (its dir_fd cannot be checked)"
+            writing = (mode is not None and any_(c in mode for c in "wax+")) or bool_((flags or 0) & write_flags)
+            if writing and (not inside(path, (workdir,)) or fsdecode(path).endswith(native)):
+                return "writing outside the private directory"
+            if not inside(path, read_roots):
+                return "reading outside the allowed directories"
+        elif event in write_events:
+            paths = [a for a in args if isinstance_(a, path_types)]
+            if event.startswith("os.") and not all_(isabs(fsdecode(p)) for p in paths):
+                return "relative path (its dir_fd cannot be checked)"
+            if not all_(inside(p, (workdir,)) for p in paths):
+                return "changing files outside the private directory"
+        elif event in list_events and args and isinstance_(args[0], path_types) and not inside(args[0], read_roots):
+            return "listing a directory outside the allowed ones"
+        return None
+
+    def hook(event: str, args: tuple) -> None:
+        reason = violation(event, args)
+        if reason is None:
+            return
+        message = f"{event} {repr_(args)[:300]}: {reason}"
+        write(result_fd, (dumps({"status": "blocked", "message": message}, ensure_ascii=True) + "\n").encode())
+        exit_now(BLOCKED_EXIT)
+        raise PermissionError(f"blocked by the import sandbox: {message}")
+
+    sys.addaudithook(hook)
+
+
+def _guard_fork_exec() -> None:
+    """`_posixsubprocess.fork_exec` raises no audit event of its own; make it raise one."""
+    import _posixsubprocess
+
+    def fork_exec(*args):
+        sys.audit("_posixsubprocess.fork_exec")
+        raise PermissionError("process creation is not allowed")
+
+    _posixsubprocess.fork_exec = fork_exec
+
+
+def _read_roots(request: dict) -> tuple[str, ...]:
+    import pipeline
+
+    candidates = [sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix, *sys.path,
+                  os.path.dirname(pipeline.__file__), request["workdir"]]
+    return tuple(sorted({os.path.realpath(c) for c in candidates if c and os.path.exists(c)}))
+
+
+# -- running the task ----------------------------------------------------------------------------
+
+def _code_traceback(exc: BaseException, code_path: str) -> str:
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == code_path]
+    return "".join(traceback.format_list(frames[-5:]))
+
+
+def _build(request: dict) -> dict:
+    import runpy
+
+    from pipeline.pddl import write_problem
+    from src.planner.solver import BasePlanner
+
+    namespace = runpy.run_path(request["code"], run_name="despite_task")
+    planner_class = namespace.get("DomainPlanner")
+    if not (isinstance(planner_class, type) and issubclass(planner_class, BasePlanner)):
+        return {"status": "error", "message": "code.py defines no class DomainPlanner(BasePlanner)"}
+    planner = planner_class()
+    domain, problem = write_problem(planner.build_problem(request["problem_name"]))
+    warnings = [f"apply_danger_effects: no action named {name!r}; its danger condition is ignored"
+                for name in planner.ignored_danger_actions]
+    return {"status": "ok", "domain": domain, "problem": problem, "warnings": warnings}
+
+
+def _apply_rlimits(rlimits: dict[str, int]) -> str:
+    import resource
+
+    for name, value in rlimits.items():
+        resource.setrlimit(getattr(resource, name), (value, value))
+    return "active: " + ", ".join(f"{name.removeprefix('RLIMIT_')}={value}" for name, value in rlimits.items())
+
+
+def main(argv: list[str]) -> None:
+    request = json.loads(argv[1])
+    limits = _apply_rlimits(request["rlimits"])
+    result_fd = os.dup(1)
+    os.dup2(2, 1)  # code.py's prints go to stderr, never into the result
+    layers = {"resource limits": limits, **(_os_layers(request) if request["namespaces"] else {})}
+    sys.path.insert(0, request["standin"])  # `from src.planner.solver import BasePlanner` finds ours
+
+    import unified_planning.shortcuts  # noqa: F401  (imported before the hook: it reads many files)
+    import src.planner.solver  # noqa: F401
+    import pipeline.pddl  # noqa: F401
+
+    if request["audit_hook"]:
+        _install_audit_hook(os.path.realpath(request["workdir"]), _read_roots(request), result_fd)
+        _guard_fork_exec()
+        layers["audit hook"] = ("active: sockets, processes, ctypes, signals and file access outside "
+                                "the allowed places stop the child")
+    else:
+        layers["audit hook"] = "off (disabled by the caller)"
+    _emit(result_fd, {"layers": layers})
+    try:
+        result = _build(request)
+    except MemoryError:
+        result = {"status": "memory", "message": "MemoryError: the memory limit was reached"}
+    except BaseException as exc:  # noqa: BLE001 - everything code.py raises is reported
+        result = {"status": "error", "message": f"{type(exc).__name__}: {exc}"[:2000],
+                  "traceback": _code_traceback(exc, request["code"])}
+    _emit(result_fd, result)
+    sys.stderr.flush()
+    sys.stdout.flush()
+    os._exit(0)  # no atexit handlers or lingering threads of code.py
+
+
+if __name__ == "__main__":
+    main(sys.argv)

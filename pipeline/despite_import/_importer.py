@@ -1,0 +1,222 @@
+"""Turning one DESPITE task folder into one of ours, and checking the result.
+
+A DESPITE folder holds code.py (the task definition), metadata.json (`task_id`,
+`danger_formalization`, `reference_feasible_plans`) and the basic domain.pddl/problem.pddl. code.py
+runs isolated (`_sandbox`); the problem it builds becomes our safety_domain.pddl and
+safety_problem.pddl, the derived basic PDDL is written, and metadata.json is carried over with
+provenance. The checks: `check_task`'s (structure, our reference plans, validator agreement);
+DESPITE's own safe plan must score 2 and its unsafe plan 1 with our validator; and DESPITE's basic
+PDDL must declare the same actions, predicates and objects as ours.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import threading
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from pipeline import transforms
+from pipeline.despite_import._sandbox import Limits, run_code
+from pipeline.pddl import PDDLError, parse_problem
+from pipeline.task import METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM, Task, write_atomically
+from pipeline.task_check import CheckResult, check_task
+
+CODE = "code.py"
+REPORT = "import_report.jsonl"
+IMPORTED, MISMATCH, FAILED = "imported", "mismatch", "failed"
+_FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,199}")
+MAX_PDDL_CHARS = 1 << 20  # DESPITE's tasks are a few kB; more is not parsed (the parser is slow on huge input)
+
+
+@dataclass
+class ImportResult:
+    """The outcome of importing one DESPITE task folder."""
+
+    source: str
+    task_id: str
+    outcome: str  # imported | mismatch | failed
+    reason: str = ""  # failed: why; mismatch: the checks that failed
+    output: str | None = None  # our task folder, when one was written
+    checks: list[CheckResult] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    isolation: dict[str, str] = field(default_factory=dict)
+    traceback: str = ""  # code.py's frames, when it raised
+    stderr: str = ""  # the end of code.py's output, when it failed
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        return {"source": self.source, "task_id": self.task_id, "outcome": self.outcome,
+                "reason": self.reason, "output": self.output,
+                "checks": [check.__dict__ for check in self.checks], "warnings": self.warnings,
+                "isolation": self.isolation, "traceback": self.traceback, "stderr": self.stderr,
+                "seconds": round(self.seconds, 3)}
+
+
+def find_tasks(paths: Iterable[str | Path]) -> list[Path]:
+    """Each path as a task folder (it holds code.py), or the task folders directly inside it.
+
+    A path that is neither is kept, so that its import fails with a reason in the report.
+    """
+    found = []
+    for path in map(Path, paths):
+        children = sorted(p for p in path.iterdir() if (p / CODE).is_file()) if path.is_dir() else []
+        found.extend([path] if (path / CODE).is_file() or not children else children)
+    return found
+
+
+def _read_metadata(source: Path) -> dict:
+    path = source / METADATA
+    if not path.is_file():
+        return {}
+    metadata = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(metadata, dict):
+        raise ValueError(f"{path}: must hold a JSON object")
+    return metadata
+
+
+def _metadata(despite: dict, source: Path) -> dict:
+    code = (source / CODE).read_bytes()
+    return {**despite, "provenance": {
+        "source": "despite", "imported_from": str(source),
+        "imported_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "code_sha256": hashlib.sha256(code).hexdigest(),
+        "despite_reference_plans": despite.get("reference_feasible_plans")}}
+
+
+def _despite_plan_checks(task: Task, plans) -> list[CheckResult]:
+    """DESPITE's safe plan must score 2 and its unsafe plan 1 with our validator."""
+    checks = []
+    for mode, expected in (("safe", 2), ("unsafe", 1)):
+        name = f"DESPITE {mode} plan"
+        text = plans.get(mode) if isinstance(plans, dict) else None
+        if not isinstance(text, str) or not text.strip():
+            checks.append(CheckResult(name, False, f"metadata.json has no {mode} reference plan"))
+            continue
+        verdict = task.validator.check(text)
+        detail = (f"scores {expected} as expected" if verdict.score == expected else
+                  f"scores {verdict.score}, not {expected}: {verdict.reason or 'it is safe'}")
+        checks.append(CheckResult(name, verdict.score == expected, detail))
+    return checks
+
+
+def _names(problem) -> dict[str, set[str]]:
+    return {"actions": {a.name.lower() for a in problem.actions},
+            "predicates": {f.name.lower() for f in problem.fluents},
+            "objects": {o.name.lower() for o in problem.all_objects}}
+
+
+def _basic_pddl_check(task: Task, source: Path) -> list[CheckResult]:
+    """DESPITE's basic PDDL and ours declare the same actions, predicates and objects."""
+    domain, problem = source / "domain.pddl", source / "problem.pddl"
+    if not (domain.is_file() and problem.is_file()):
+        return []
+    name = "DESPITE basic PDDL"
+    try:
+        theirs = _names(parse_problem(domain.read_text(encoding="utf-8"), problem.read_text(encoding="utf-8"),
+                                      str(domain), str(problem)))
+    except (PDDLError, OSError, UnicodeDecodeError) as exc:
+        return [CheckResult(name, False, f"cannot be read: {exc}")]
+    ours = _names(transforms.basic_problem(task.problem))
+    differences = []
+    for kind in ours:
+        for label, names in (("only in ours", ours[kind] - theirs[kind]),
+                             ("only in DESPITE's", theirs[kind] - ours[kind])):
+            if names:
+                differences.append(f"{kind} {label}: {', '.join(sorted(names))}")
+    return [CheckResult(name, not differences, "; ".join(differences) or "same actions, predicates and objects")]
+
+
+def _failed(result: ImportResult, reason: str, started: float) -> ImportResult:
+    result.outcome, result.reason, result.seconds = FAILED, reason, time.monotonic() - started
+    return result
+
+
+def import_despite_task(path: str | Path, out_dir: str | Path, *, limits: Limits = Limits(),
+                        engine: str | None = None, plan_time_limit: float = 60.0,
+                        overwrite: bool = False) -> ImportResult:
+    """Import one DESPITE task folder into `out_dir/<task_id>` and check it; never raises for a bad task."""
+    started = time.monotonic()
+    source = Path(path).resolve()
+    result = ImportResult(str(source), source.name, FAILED)
+    if not (source / CODE).is_file():
+        return _failed(result, f"not a DESPITE task folder: {source / CODE} is missing", started)
+    try:
+        despite = _read_metadata(source)
+    except (ValueError, OSError) as exc:
+        return _failed(result, f"{source / METADATA}: {exc}", started)
+    if not despite:
+        result.warnings.append("no metadata.json: task_id is the folder name, DESPITE's plans cannot be checked")
+    result.task_id = str(despite.get("task_id") or source.name)
+    if not _FOLDER_NAME.fullmatch(result.task_id):
+        return _failed(result, f"task_id {result.task_id!r} cannot be used as a folder name", started)
+    target = Path(out_dir) / result.task_id
+    if target.exists() and not overwrite:
+        return _failed(result, f"{target} already exists (use --overwrite to replace it)", started)
+
+    child = run_code(source / CODE, result.task_id, limits)
+    result.isolation, result.warnings = child.layers, result.warnings + child.warnings
+    if not child.ok:
+        result.traceback, result.stderr = child.traceback, child.stderr
+        return _failed(result, f"code.py {child.status}: {child.message}", started)
+    size = max(len(child.domain), len(child.problem))
+    if size > MAX_PDDL_CHARS:
+        return _failed(result, f"code.py built a problem of {size} characters of PDDL "
+                               f"(more than {MAX_PDDL_CHARS})", started)
+
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    write_atomically(target / SAFETY_DOMAIN, child.domain)
+    write_atomically(target / SAFETY_PROBLEM, child.problem)
+    write_atomically(target / METADATA, json.dumps(_metadata(despite, source), indent=2, ensure_ascii=False) + "\n")
+    try:
+        task = Task.load(target)
+        task.write_derived()
+    except Exception as exc:  # noqa: BLE001 - the PDDL came from untrusted code; UP may raise anything
+        shutil.rmtree(target)
+        return _failed(result, f"the problem code.py built cannot be used: {exc}", started)
+    result.output = str(target)
+
+    report = check_task(task, engine=engine, time_limit=plan_time_limit, write=True)
+    result.checks = report.results + _despite_plan_checks(task, despite.get("reference_feasible_plans"))
+    result.checks += _basic_pddl_check(task, source)
+    failed = [f"{check.name}: {check.detail}" for check in result.checks if not check.ok]
+    result.outcome, result.reason = (MISMATCH, "; ".join(failed)) if failed else (IMPORTED, "")
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def import_many(paths: Iterable[str | Path], out_dir: str | Path, *, jobs: int = 1,
+                on_result: Callable[[ImportResult], None] | None = None, **options) -> list[ImportResult]:
+    """Import every task `find_tasks(paths)` finds, `jobs` at a time; failures do not stop the run.
+
+    Each result is appended to `out_dir/import_report.jsonl` (one JSON object per line) as soon as
+    it is known; `options` are passed to `import_despite_task`. Results come back in input order.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    tasks = find_tasks(paths)
+    lock = threading.Lock()
+    with open(out / REPORT, "w", encoding="utf-8") as report, ThreadPoolExecutor(max(1, jobs)) as pool:
+        def run(task: Path) -> ImportResult:
+            started = time.monotonic()
+            try:
+                result = import_despite_task(task, out, **options)
+            except Exception as exc:  # noqa: BLE001 - one task's surprise must not stop the others
+                result = _failed(ImportResult(str(task), task.name, FAILED),
+                                 f"unexpected error: {type(exc).__name__}: {exc}", started)
+            with lock:
+                report.write(json.dumps(result.to_dict(), ensure_ascii=False) + "\n")
+                report.flush()
+                if on_result is not None:
+                    on_result(result)
+            return result
+
+        return list(pool.map(run, tasks))

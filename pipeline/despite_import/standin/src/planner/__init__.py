@@ -1,0 +1,1 @@
+"""Stand-in for DESPITE's `src.planner`: only `solver.BasePlanner` is provided."""

@@ -1,0 +1,220 @@
+"""Hostile code.py files: each is stopped and reported, the import goes on, and nothing leaks.
+
+Every scenario runs twice where it matters: with the audit hook (the default) and with the OS
+layers alone (namespaces, read-only filesystem, dropped capabilities, resource limits), so that
+each layer is shown to hold on its own. The scenarios run concurrently, once per module.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from pipeline.despite_import import FAILED, REPORT, Limits, import_many
+from pipeline.despite_import._sandbox import namespace_command
+
+HOSTILE = Path(__file__).resolve().parents[1] / "fixtures" / "despite" / "hostile"
+BENIGN = Path(__file__).resolve().parents[1] / "fixtures" / "despite" / "elderly_care_water_bottle"
+REPO = Path(__file__).resolve().parents[2]
+SENTINEL = f"sk_sentinel_{uuid.uuid4().hex}"
+OS_ONLY = Limits(audit_hook=False)
+NAMESPACES = bool(namespace_command())
+needs_namespaces = pytest.mark.skipif(not NAMESPACES, reason="no namespaces here: the OS layers are not active")
+
+_ENV_PARENT = """
+import json, sys
+from pipeline.despite_import import Limits, import_many
+[result] = import_many([sys.argv[1]], sys.argv[2], limits=Limits(audit_hook=False))
+print(json.dumps(result.to_dict()))
+"""
+
+
+def _prepare(name: str, folder: Path, **substitutions: str) -> Path:
+    target = Path(shutil.copytree(HOSTILE / name, folder / name))
+    code = (target / "code.py").read_text()
+    for placeholder, value in substitutions.items():
+        code = code.replace(f"__{placeholder}__", value)
+    (target / "code.py").write_text(code)
+    return target
+
+
+def _import(source: Path, out: Path, limits: Limits = Limits()) -> dict:
+    [result] = import_many([source], out, limits=limits)
+    return {"result": result, "out": out}
+
+
+def _env_secret_in_a_parent_holding_the_secret(source: Path, out: Path) -> dict:
+    """The importer runs as its own process whose initial environment holds the secret, so the
+    secret is in its /proc/<pid>/environ, and the audit hook is off: only the OS layers hide it."""
+    env = {**os.environ, "OPENAI_API_KEY": SENTINEL, "HF_TOKEN": SENTINEL, "AWS_SECRET_ACCESS_KEY": SENTINEL}
+    run = subprocess.run([sys.executable, "-c", _ENV_PARENT, str(source), str(out)], capture_output=True,
+                         text=True, timeout=120, env=env, cwd=REPO)
+    return {"run": run, "out": out}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Every scenario, run once; `listener` is the socket the hostile code tries to reach."""
+    base = tmp_path_factory.mktemp("hostile")
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    listener.setblocking(False)
+    port = str(listener.getsockname()[1])
+    scratch = base / "tmp"
+    scratch.mkdir()
+    targets = {mode: base / f"escaped-{mode}.txt" for mode in ("hook", "os")}
+    scenarios = {}
+    for mode, limits in (("hook", Limits()), ("os", OS_ONLY)):
+        folder = base / mode
+        folder.mkdir()
+        scenarios[f"socket-{mode}"] = (_import, _prepare("socket_connect", folder, PORT=port),
+                                       base / f"out-socket-{mode}", limits)
+        scenarios[f"write-{mode}"] = (_import, _prepare("write_outside", folder, TARGET=str(targets[mode])),
+                                      base / f"out-write-{mode}", limits)
+        scenarios[f"fork-{mode}"] = (_import, HOSTILE / "fork_daemon", base / f"out-fork-{mode}", limits)
+    scenarios["env-hook"] = (_import, HOSTILE / "env_secret", base / "out-env-hook", Limits())
+    scenarios["env-os"] = (_env_secret_in_a_parent_holding_the_secret, HOSTILE / "env_secret", base / "out-env-os")
+    scenarios["loop"] = (_import, HOSTILE / "infinite_loop", base / "out-loop", Limits(seconds=3))
+    scenarios["memory"] = (_import, HOSTILE / "memory_hog", base / "out-memory", Limits(memory_mb=768))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("OPENAI_API_KEY", SENTINEL)
+        patch.setattr(tempfile, "tempdir", str(scratch))
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            futures = {name: pool.submit(*spec) for name, spec in scenarios.items()}
+            results = {name: future.result() for name, future in futures.items()}
+    try:
+        connection, _ = listener.accept()
+        connection.close()
+        results["connections"] = 1
+    except BlockingIOError:
+        results["connections"] = 0
+    listener.close()
+    results["scratch"], results["targets"] = scratch, targets
+    return results
+
+
+def _everything_written(out: Path) -> str:
+    return "\n".join(p.read_text(errors="replace") for p in out.rglob("*") if p.is_file())
+
+
+def test_secrets_in_our_environment_never_reach_the_task(runs):
+    run = runs["env-hook"]
+    result = run["result"]
+    assert result.outcome == FAILED
+    assert result.reason == ("code.py blocked: os.listdir ('/proc',): listing a directory outside "
+                             "the allowed ones")
+    assert SENTINEL not in json.dumps(result.to_dict()) + _everything_written(run["out"])
+
+
+@needs_namespaces
+def test_secrets_in_the_importers_proc_environ_are_hidden_by_the_pid_namespace(runs):
+    run = runs["env-os"]
+    assert run["run"].returncode == 0, run["run"].stderr
+    result = json.loads(run["run"].stdout)
+    domain = (run["out"] / "hostile_env_secret" / "safety_domain.pddl").read_text()
+    assert "leak_path_" in domain.lower()  # the hostile code ran and published what it found...
+    everything = run["run"].stdout + run["run"].stderr + _everything_written(run["out"])
+    assert SENTINEL not in everything  # ...which never included our secret
+    assert result["isolation"]["pid namespace"].startswith("active")
+
+
+def test_socket_is_blocked_even_after_tampering_with_the_hook(runs):
+    result = runs["socket-hook"]["result"]
+    assert result.outcome == FAILED
+    assert result.reason.startswith("code.py blocked: socket.")
+    assert runs["connections"] == 0
+
+
+@needs_namespaces
+def test_without_the_hook_there_is_no_network(runs):
+    result = runs["socket-os"]["result"]
+    assert result.outcome == FAILED
+    assert result.reason == "code.py error: OSError: [Errno 101] Network is unreachable"
+    assert runs["connections"] == 0
+
+
+def test_writing_outside_the_private_directory_is_blocked(runs):
+    result = runs["write-hook"]["result"]
+    assert result.outcome == FAILED
+    assert result.reason.startswith("code.py blocked: open (")
+    assert result.reason.endswith(": writing outside the private directory")
+    assert not runs["targets"]["hook"].exists()
+
+
+@needs_namespaces
+def test_without_the_hook_the_filesystem_is_read_only(runs):
+    result = runs["write-os"]["result"]
+    assert result.outcome == FAILED
+    assert result.reason.startswith("code.py error: OSError: [Errno 30] Read-only file system")
+    assert not runs["targets"]["os"].exists()
+
+
+def test_an_endless_loop_is_stopped_by_the_time_limit(runs):
+    result = runs["loop"]["result"]
+    assert result.outcome == FAILED
+    assert result.reason == "code.py timeout: stopped after the time limit of 3s"
+    assert result.seconds < 8
+
+
+def test_unbounded_allocation_is_stopped_by_the_memory_limit(runs):
+    result = runs["memory"]["result"]
+    assert result.outcome == FAILED
+    assert result.reason == "code.py memory: MemoryError: the memory limit was reached"
+
+
+def test_forking_is_blocked(runs):
+    result = runs["fork-hook"]["result"]
+    assert result.outcome == FAILED
+    assert result.reason == "code.py blocked: os.fork (): not allowed"
+
+
+def _processes_mentioning(marker: str) -> list[str]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and marker in (entry / "cmdline").read_bytes().decode(errors="replace"):
+                found.append(entry.name)
+        except OSError:
+            pass
+    return found
+
+
+@needs_namespaces
+def test_without_the_hook_a_detached_daemon_dies_with_the_import(runs):
+    result = runs["fork-os"]["result"]
+    assert result.outcome != FAILED, result.reason  # the task itself was built
+    deadline = time.monotonic() + 3
+    while _processes_mentioning('"problem_name": "hostile_fork_daemon"') and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _processes_mentioning('"problem_name": "hostile_fork_daemon"') == []
+
+
+def test_no_temporary_directory_is_left_behind(runs):
+    assert list(runs["scratch"].glob("safeforge-despite-*")) == []
+
+
+def test_each_failure_is_in_the_report(runs):
+    for name in ("socket-hook", "write-hook", "loop", "memory"):
+        report = [json.loads(line) for line in (runs[name]["out"] / REPORT).read_text().splitlines()]
+        assert [r["outcome"] for r in report] == [FAILED]
+        assert report[0]["reason"] == runs[name]["result"].reason
+
+
+@needs_namespaces
+def test_every_isolation_layer_is_active_here(runs):
+    layers = runs["socket-hook"]["result"].isolation
+    assert set(layers) == {
+        "minimal environment", "private directory", "resource limits", "time limit", "network namespace",
+        "pid namespace", "mount namespace", "read-only filesystem", "capabilities dropped", "audit hook"}
+    assert all(state.startswith("active") for state in layers.values()), layers
