@@ -17,6 +17,7 @@ AREAS = (
     "sources.cli",
     "pipeline.llm.cli",
     "pipeline.despite_import.cli",
+    "pipeline.evaluation.cli",
 )
 
 
