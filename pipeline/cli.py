@@ -18,6 +18,8 @@ AREAS = (
     "pipeline.llm.cli",
     "pipeline.despite_import.cli",
     "pipeline.evaluation.cli",
+    "pipeline.publishing.cli",
+    "pipeline.spoc.cli",
 )
 
 

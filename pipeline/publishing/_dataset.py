@@ -1,0 +1,142 @@
+"""The release's table: one row per task, with explicit `datasets` Features, as parquet.
+
+Optional metadata (hand-written tasks have little) becomes empty strings, empty lists, 0 or
+null; `metadata_json` keeps metadata.json whole, so nothing is lost.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pipeline.publishing._revalidate import ReleasedTask
+
+DATA_FILE = "data/train-00000-of-00001.parquet"
+FORMALIZATION_FIELDS = (
+    "setting", "robot_role", "robot_task", "danger_group", "danger_type", "cause_of_danger",
+    "entity_in_danger", "result_of_danger", "danger_action", "instantaneous_avoidability",
+    "instantaneous_solution")
+
+
+def features():
+    """The dataset's schema (datasets.Features)."""
+    from datasets import Features, List, Value
+
+    text, texts = Value("string"), List(Value("string"))
+    return Features({
+        "task_id": text, "source": text, "record_id": text, "run": text, "origin": text,
+        "content_hash": text,
+        **{name: text for name in FORMALIZATION_FIELDS},
+        "assumptions": texts,
+        "safety_domain_pddl": text, "safety_problem_pddl": text, "domain_pddl": text, "problem_pddl": text,
+        "safe_plan": text, "unsafe_plan": text,
+        "safe_plan_length": Value("int32"), "unsafe_plan_length": Value("int32"),
+        "safety_effort": Value("int32"),
+        "danger_conditions": texts,
+        "review": {"decision": text, "final_rule": text, "annotators": Value("int32"),
+                   "accept_votes": Value("int32"), "reject_votes": Value("int32"), "reasons": texts},
+        "provenance": {"models": texts, "prompt_hashes": texts, "rounds": Value("int32"),
+                       "attempts": Value("int32"), "tokens": Value("int64"), "cost_usd": Value("float64"),
+                       "source_text": text},
+        "metadata_json": text,
+    })
+
+
+def _text(value) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def _texts(value) -> list[str]:
+    """A list of strings from a string, list or {key: value} mapping ("key: value")."""
+    if value is None or value == "":
+        return []
+    if isinstance(value, dict):
+        return [f"{k}: {_text(v)}" for k, v in sorted(value.items()) if v is not None]
+    if isinstance(value, (list, tuple)):
+        return [_text(v) for v in value]
+    return [_text(value)]
+
+
+def _integer(value) -> int | None:
+    """An int, or the number of entries of a list (rounds are recorded one dict per round)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, list):
+        return len(value)
+    return None
+
+
+def _tokens(value) -> int | None:
+    """Tokens in + out, from an int or the {"in", "out", "cached"} mapping generation writes
+    (cached tokens are part of "in")."""
+    if isinstance(value, dict):
+        parts = [value.get(k) for k in ("in", "out")]
+        parts = [p for p in parts if isinstance(p, int) and not isinstance(p, bool)]
+        return sum(parts) if parts else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _review(review) -> dict:
+    review = review if isinstance(review, dict) else {}
+    annotations = [a for a in review.get("annotations") or [] if isinstance(a, dict)]
+    reasons = sorted({str(r) for a in annotations for r in _texts(a.get("reasons"))})
+    return {"decision": _text(review.get("decision")), "final_rule": _text(review.get("final_rule")),
+            "annotators": len({a.get("annotator") for a in annotations}),
+            "accept_votes": sum(a.get("decision") == "accepted" for a in annotations),
+            "reject_votes": sum(a.get("decision") == "rejected" for a in annotations),
+            "reasons": reasons}
+
+
+def _provenance(provenance) -> dict:
+    provenance = provenance if isinstance(provenance, dict) else {}
+    cost = provenance.get("cost_usd")
+    return {"models": _texts(provenance.get("models")), "prompt_hashes": _texts(provenance.get("prompt_hashes")),
+            "rounds": _integer(provenance.get("rounds")), "attempts": _integer(provenance.get("attempts")),
+            "tokens": _tokens(provenance.get("tokens")),
+            "cost_usd": float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None,
+            "source_text": _text(provenance.get("record_text"))}
+
+
+def task_row(released: ReleasedTask) -> dict:
+    """The dataset row of one released task."""
+    metadata, accepted = released.task.metadata, released.accepted
+    formalization = metadata.get("danger_formalization")
+    formalization = formalization if isinstance(formalization, dict) else {}
+    provenance = metadata.get("provenance") if isinstance(metadata.get("provenance"), dict) else {}
+    return {
+        "task_id": accepted.task_id,
+        "source": accepted.source or _text(provenance.get("source")),
+        "record_id": accepted.record_id, "run": accepted.run,
+        "origin": accepted.origin or _text(provenance.get("origin")),
+        "content_hash": released.content_hash,
+        **{name: _text(formalization.get(name)) for name in FORMALIZATION_FIELDS},
+        "assumptions": _texts(formalization.get("assumptions")),
+        "safety_domain_pddl": released.task.safety_domain, "safety_problem_pddl": released.task.safety_problem,
+        "domain_pddl": released.basic_domain, "problem_pddl": released.basic_problem,
+        "safe_plan": released.safe_plan, "unsafe_plan": released.unsafe_plan,
+        "safe_plan_length": released.safe_length, "unsafe_plan_length": released.unsafe_length,
+        "safety_effort": released.safety_effort,
+        "danger_conditions": released.danger_conditions,
+        "review": _review(metadata.get("review")),
+        "provenance": _provenance(provenance),
+        "metadata_json": json.dumps(metadata, ensure_ascii=False, sort_keys=True),
+    }
+
+
+def write_parquet(rows: list[dict], folder: Path) -> Path:
+    """Write the rows as the release's parquet file; returns its path."""
+    import datasets
+
+    path = folder / DATA_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    bars_were_off = datasets.are_progress_bars_disabled()
+    datasets.disable_progress_bars()  # one small file: a progress bar is noise
+    try:
+        datasets.Dataset.from_list(rows, features=features()).to_parquet(str(path))
+    finally:
+        if not bars_were_off:
+            datasets.enable_progress_bars()
+    return path

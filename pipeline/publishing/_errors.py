@@ -1,0 +1,6 @@
+"""The one error publishing raises: a release was refused, and why."""
+from __future__ import annotations
+
+
+class PublishError(Exception):
+    """A release that cannot be made; the message names the run, task or file at fault."""

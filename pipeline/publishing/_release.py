@@ -1,0 +1,142 @@
+"""`publish`: accepted tasks of some runs -> a release folder (and optionally the Hub).
+
+Order of work: collect accepted tasks (ordered by task_id, then run), drop duplicates by
+content hash (the first in that order stays), re-validate every task (all failures are
+reported, and any failure refuses the release), then build the release in a temporary folder
+next to `out`, push it when a repo is given, and rename it into place. On any failure the
+temporary folder is removed, so no partial release is ever left behind.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from pipeline.publishing import _hub
+from pipeline.publishing._archive import write_archive
+from pipeline.publishing._card import SHARE_ALIKE_SOURCES, render_card
+from pipeline.publishing._collect import collect
+from pipeline.publishing._content import Duplicate, deduplicate
+from pipeline.publishing._dataset import task_row, write_parquet
+from pipeline.publishing._errors import PublishError
+from pipeline.publishing._plots import write_plots
+from pipeline.publishing._revalidate import ReleasedTask, revalidate
+from pipeline.publishing._stats import ReleaseStats, release_stats
+
+DEFAULT_LICENSE = "mit"
+RELEASES_DIR = Path("outputs/releases")
+RELEASE_JSON = "release.json"
+_VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+@dataclass
+class Release:
+    """A finished release."""
+
+    version: str
+    path: Path
+    tasks: list[str]  # task ids, in release order
+    duplicates: list[Duplicate] = field(default_factory=list)
+    stats: ReleaseStats | None = None
+    hub_url: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _release_json(folder: Path, version: str, license_id: str, repo_id: str | None, runs, stats: ReleaseStats,
+                  released: list[ReleasedTask], duplicates: list[Duplicate]) -> None:
+    files = {str(p.relative_to(folder)): _sha256(p) for p in sorted(folder.rglob("*")) if p.is_file()}
+    body = {
+        "version": version, "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "license": license_id, "repo_id": repo_id,
+        "runs": [run.to_dict() for run in runs],
+        "stats": stats.to_dict(),
+        "tasks": [{"task_id": r.accepted.task_id, "run": r.accepted.run, "record_id": r.accepted.record_id,
+                   "content_hash": r.content_hash} for r in released],
+        "duplicates": [{"task_id": d.task.task_id, "run": d.task.run, "duplicate_of": d.kept.task_id,
+                        "duplicate_of_run": d.kept.run, "content_hash": d.content_hash} for d in duplicates],
+        "files": files,
+    }
+    (folder / RELEASE_JSON).write_text(json.dumps(body, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def _revalidate_all(kept, engine, time_limit, progress) -> list[ReleasedTask]:
+    released, failures = [], []
+    for number, (accepted, digest) in enumerate(kept, start=1):
+        try:
+            released.append(revalidate(accepted, digest, engine, time_limit))
+            progress(f"[{number}/{len(kept)}] {accepted.task_id}: ok")
+        except PublishError as exc:
+            failures.append(str(exc))
+            progress(f"[{number}/{len(kept)}] {accepted.task_id}: FAILED")
+    if failures:
+        raise PublishError(f"release refused: {len(failures)} task(s) failed re-validation:\n  "
+                           + "\n  ".join(failures))
+    return released
+
+
+def publish(runs: list[str | Path], version: str, out: str | Path | None = None, *,
+            repo_id: str | None = None, license_id: str = DEFAULT_LICENSE, engine: str | None = None,
+            time_limit: float = 60.0, progress: Callable[[str], None] = lambda message: None) -> Release:
+    """Build release `version` from the accepted tasks of `runs` into `out` (default
+    outputs/releases/<version>); with `repo_id`, also push it to the Hub (token: HF_TOKEN)."""
+    if not _VERSION.fullmatch(version):
+        raise PublishError(f"version {version!r}: use letters, digits, '.', '_' and '-' (e.g. v1.0.0)")
+    out = Path(out) if out is not None else RELEASES_DIR / version
+    if out.exists():
+        raise PublishError(f"{out} already exists: a released version is never overwritten")
+    token = None
+    if repo_id is not None:
+        token = _hub.hub_token()
+        if _hub.remote_version_exists(repo_id, version, token):
+            raise PublishError(f"{repo_id}: version {version} is already published (tag exists)")
+
+    accepted, summaries = collect(runs)
+    if not accepted:
+        raise PublishError("no accepted tasks in " + ", ".join(str(r) for r in runs))
+    kept, duplicates = deduplicate(accepted)
+    for duplicate in duplicates:
+        progress(f"duplicate: {duplicate.task.task_id} (run {duplicate.task.run}) has the content of "
+                 f"{duplicate.kept.task_id} (run {duplicate.kept.run}); left out")
+    released = _revalidate_all(kept, engine, time_limit, progress)
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    building = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
+    try:
+        rows = [task_row(r) for r in released]
+        stats = release_stats(rows, summaries, len(duplicates))
+        write_parquet(rows, building)
+        write_archive(released, building)
+        plots = [str(p.relative_to(building)) for p in write_plots(stats, building)]
+        card = render_card(version=version, license_id=license_id, repo_id=repo_id, stats=stats,
+                           runs=[s.name for s in summaries], plots=plots)
+        (building / "README.md").write_text(card, encoding="utf-8")
+        _release_json(building, version, license_id, repo_id, summaries, stats, released, duplicates)
+        hub_url = None
+        if repo_id is not None:
+            progress(f"pushing to {repo_id} ...")
+            hub_url = _hub.push_release(building, repo_id, version, token)
+        os.rename(building, out)
+    except BaseException:
+        shutil.rmtree(building, ignore_errors=True)
+        raise
+    warnings = []
+    share_alike = sorted(s for s in stats.counts["source"] if s in SHARE_ALIKE_SOURCES)
+    if share_alike and "sa" not in license_id.lower():
+        warnings.append(f"tasks from {', '.join(share_alike)} (CC BY-SA 4.0) are released under {license_id}; "
+                        "share-alike may require --license cc-by-sa-4.0")
+    return Release(version, out, [r.accepted.task_id for r in released], duplicates, stats, hub_url, warnings)

@@ -1,0 +1,80 @@
+"""Re-validating an accepted task before it is released: load, every check again, and the
+reference plans recorded in metadata.json scored again (safe 2, unsafe 1)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pipeline.pddl import PDDLError
+from pipeline.plan_text import parse_plan
+from pipeline.publishing._collect import AcceptedTask
+from pipeline.publishing._errors import PublishError
+from pipeline.task import Task, TaskError
+from pipeline.task_check import check_task
+
+
+@dataclass
+class ReleasedTask:
+    """A task that passed re-validation, with what the release needs from it."""
+
+    accepted: AcceptedTask
+    task: Task
+    content_hash: str
+    safe_plan: str
+    unsafe_plan: str
+    safe_length: int
+    unsafe_length: int
+    basic_domain: str
+    basic_problem: str
+    danger_conditions: list[str]
+
+    @property
+    def safety_effort(self) -> int:
+        return self.safe_length - self.unsafe_length
+
+
+_TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
+
+
+def _problems(task: Task, accepted: AcceptedTask, engine: str | None, time_limit: float) -> list[str]:
+    problems = []
+    if not _TASK_ID.fullmatch(accepted.task_id):
+        problems.append("the task_id must be letters, digits, '_', '.' and '-' (it names a folder)")
+    metadata_id = task.metadata.get("task_id")
+    if metadata_id is not None and metadata_id != accepted.task_id:
+        problems.append(f"metadata.json task_id is {metadata_id!r}, the ledger says {accepted.task_id!r}")
+    review = task.metadata.get("review")
+    if isinstance(review, dict) and review.get("decision") not in (None, "accepted"):
+        problems.append(f"metadata.json review decision is {review.get('decision')!r}, not 'accepted'")
+    report = check_task(task, engine=engine, time_limit=time_limit, write=False)
+    problems += [f"check '{r.name}' failed: {r.detail}" for r in report.failed]
+    plans = task.metadata.get("reference_feasible_plans")
+    for mode, expected in (("safe", 2), ("unsafe", 1)):
+        text = plans.get(mode) if isinstance(plans, dict) else None
+        if not isinstance(text, str) or not text.strip():
+            problems.append(f"metadata.json has no reference_feasible_plans.{mode}")
+            continue
+        verdict = task.validator.check(text)
+        if verdict.score != expected:
+            problems.append(f"the recorded {mode} reference plan scores {verdict.score}, not {expected}: "
+                            f"{verdict.reason or 'it is safe'}")
+    return problems
+
+
+def revalidate(accepted: AcceptedTask, content_hash: str, engine: str | None = None,
+               time_limit: float = 60.0) -> ReleasedTask:
+    """The task ready for release; PublishError naming the task and every problem found."""
+    where = f"task {accepted.task_id} (run {accepted.run}, {accepted.folder})"
+    try:
+        task = Task.load(accepted.folder)
+        problems = _problems(task, accepted, engine, time_limit)
+    except (TaskError, PDDLError) as exc:
+        raise PublishError(f"{where}: {exc}") from None
+    if problems:
+        raise PublishError(f"{where}: " + "; ".join(problems))
+    plans = task.metadata["reference_feasible_plans"]
+    domain, problem = task.basic_pddl()
+    return ReleasedTask(
+        accepted, task, content_hash, plans["safe"].strip(), plans["unsafe"].strip(),
+        len(parse_plan(plans["safe"])), len(parse_plan(plans["unsafe"])), domain, problem,
+        [effect.describe() for effect in task.analysis.effects])

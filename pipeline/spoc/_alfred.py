@@ -1,0 +1,64 @@
+"""What an ALFRED-derived task knows about its AI2-THOR scene: the floor plan, the PDDL
+parameters (target types) and the first annotation, found in the task's provenance.
+
+Looked up in order: the source record's metadata carried in provenance (`record_metadata`,
+`source_metadata` or `metadata`, as sources/alfred.py writes it), the trajectory file named by
+`provenance.origin` (read with the ALFRED adapter; generation stores the record's origin there),
+then the record text (`Scene: FloorPlanN`, instruction from `1. <task_desc>`).
+An explicit `metadata["spoc"]["scene_name"]` wins over all of them.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class SceneContext:
+    scene_name: str | None = None
+    params: dict = field(default_factory=dict)
+    instruction: str | None = None
+    found_in: str = ""
+
+
+def _from_record_metadata(record: dict, where: str) -> SceneContext | None:
+    scene = (record.get("scene") or {}).get("floor_plan") if isinstance(record.get("scene"), dict) else None
+    if not scene:
+        return None
+    annotations = record.get("annotations") or []
+    first = annotations[0].get("task_desc") if annotations and isinstance(annotations[0], dict) else None
+    return SceneContext(scene, dict(record.get("pddl_params") or {}), first or None, where)
+
+
+def _from_origin(origin: str) -> SceneContext | None:
+    path = Path(origin.split(":row")[0]) if origin else None
+    if path is None or not path.is_file() or path.name != "traj_data.json":
+        return None
+    from sources.alfred import trajectory_record
+
+    try:
+        record = trajectory_record(path)
+    except ValueError:
+        return None
+    return _from_record_metadata(record.metadata, f"the trajectory {path}")
+
+
+def scene_context(metadata: dict) -> SceneContext:
+    """The scene of a task, or a context without scene_name when none is known."""
+    explicit = metadata.get("spoc") if isinstance(metadata.get("spoc"), dict) else {}
+    provenance = metadata.get("provenance") if isinstance(metadata.get("provenance"), dict) else {}
+    found = None
+    for key in ("record_metadata", "source_metadata", "metadata"):
+        if isinstance(provenance.get(key), dict):
+            found = found or _from_record_metadata(provenance[key], f"provenance.{key}")
+    found = found or _from_origin(str(provenance.get("origin") or ""))
+    if found is None:
+        text = str(provenance.get("record_text") or "")
+        match = re.search(r"Scene: (FloorPlan\d+)", text)
+        first = re.search(r"^1\. (.+)$", text, re.MULTILINE)  # the first annotation's task_desc
+        found = SceneContext(match.group(1), instruction=first.group(1).strip() if first else None,
+                             found_in="provenance.record_text") if match else SceneContext()
+    if explicit.get("scene_name"):
+        found.scene_name, found.found_in = str(explicit["scene_name"]), "metadata.spoc.scene_name"
+    return found

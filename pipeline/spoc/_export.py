@@ -1,0 +1,316 @@
+"""`export`: SPOC goal-condition files for the tasks of a release, a run or a folder of tasks.
+
+For each task (ALFRED-derived ones first, then by task_id) the exporter needs an iTHOR scene
+(see _alfred.py) and reads the PDDL in AI2-THOR terms (_mapping.py). The danger that the unsafe
+reference plan raises first gives the constraint:
+- an appliance left on (isToggled true) -> step type, trigger {isToggled: true}, goal
+  {isToggled: false}: Fire or Water, TurnOffSteps (CookTurnOffSteps when a sub-goal is cooked/hot);
+- a container left open (isOpen true) -> step type, trigger {isOpen: true[, child: [O]]}, goal
+  {isOpen: false}: Pollution for a fridge, Drop (CloseWhileTransport) for a container one
+  carries, otherwise Injury (CloseAfterPut);
+- putting O into a dirty receptacle (isDirty true) -> condition type, trigger {child: [O]},
+  avoid {isDirty: true}, goal {child: [O], isDirty: false}: Pollution, CleanBeforePut.
+N of a step constraint is the largest number of actions the safe reference plan takes between
+trigger and release. The goal's facts become the sub-goals. The file is written only when SPOC's
+semantics, run on both reference plans, agree with DESPITE's: the safe plan meets the constraint
+and the unsafe one does not. Every task that does not map is listed with the reason.
+"""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import tarfile
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pipeline.pddl import PDDLError
+from pipeline.plan_text import parse_plan
+from pipeline.spoc import _vocabulary as vocab
+from pipeline.spoc._alfred import scene_context
+from pipeline.spoc._check import SCENES
+from pipeline.spoc._mapping import Snapshot, ThorView, literals
+from pipeline.spoc._semantics import evaluate
+from pipeline.task import Task, TaskError
+
+REPORT = "spoc_export_report.json"
+
+
+class NotExportable(Exception):
+    """Why a task has no SPOC counterpart."""
+
+
+@dataclass
+class ExportReport:
+    source: str
+    exported: list[dict] = field(default_factory=list)  # {task_id, file, scene_name, template, warnings}
+    skipped: list[dict] = field(default_factory=list)  # {task_id, reason}
+
+    def to_dict(self) -> dict:
+        return {"source": self.source, "exported": self.exported, "skipped": self.skipped}
+
+
+# -- inputs -------------------------------------------------------------------------------------
+def _task_folders(source: Path, scratch: Path) -> list[Path]:
+    """Task folders of a release (its tasks.tar.gz), a run (accepted tasks) or a folder of tasks."""
+    if (source / "tasks.tar.gz").is_file():
+        with tarfile.open(source / "tasks.tar.gz") as archive:
+            archive.extractall(scratch, filter="data")
+        return sorted(p for p in scratch.iterdir() if p.is_dir())
+    if (source / "ledger.sqlite").is_file():
+        from pipeline.publishing import PublishError, collect
+
+        try:
+            return [t.folder for t in collect([source])[0]]
+        except PublishError as exc:
+            raise NotExportable(str(exc)) from None
+    folders = sorted(p for p in source.iterdir() if (p / "safety_domain.pddl").is_file()) if source.is_dir() else []
+    if not folders:
+        raise NotExportable(f"{source}: neither a release (tasks.tar.gz), a run (ledger.sqlite) nor a folder "
+                            "of task folders")
+    return folders
+
+
+def _source_of(task: Task) -> str:
+    provenance = task.metadata.get("provenance")
+    return str(provenance.get("source") or "") if isinstance(provenance, dict) else ""
+
+
+# -- one task -----------------------------------------------------------------------------------
+def _trace(task: Task, view: ThorView, plan: str) -> tuple[list[Snapshot], list]:
+    """Snapshots before and after each step of a plan, and each step's danger conditions."""
+    sim = task.validator.simulator
+    state = sim.initial.copy()
+    trace, fired = [view.snapshot(state.atoms)], []
+    for step in parse_plan(plan):
+        ground = sim.ground(step.name, step.args)
+        if isinstance(ground, str):
+            raise NotExportable(f"reference plan step {step}: {ground}")
+        delta = sim.effects(ground, state)
+        fired.append((ground, delta))
+        delta.apply(state)
+        trace.append(view.snapshot(state.atoms))
+    return trace, fired
+
+
+def _words(type_name: str) -> str:
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", type_name).lower()
+
+
+@dataclass
+class _Hazard:
+    kind: str  # toggle | open | dirty
+    obj: str  # the PDDL object constrained
+    child: str | None = None  # the PDDL object put inside, when known
+
+
+def _hazard(view: ThorView, fired: list, trace: list[Snapshot]) -> tuple[_Hazard, int]:
+    """The first danger of the unsafe plan, in SPOC's terms, and its step."""
+    for step, (ground, delta) in enumerate(fired, start=1):
+        if not delta.danger_fired:
+            continue
+        found = []
+        for condition in delta.danger_fired:
+            found += literals(condition, ground.env) or []
+        facts = [f for literal in found for f in (view.facts(literal) or [])]
+        wanted = (("toggle", "isToggled", "toggleable"), ("open", "isOpen", "openable"), ("dirty", "isDirty", "dirtyable"))
+        for kind, key, prop in wanted:
+            for obj, fact_key, value in facts:
+                if fact_key == key and value is True and vocab.has(view.objects[obj], prop):
+                    children = [c for c, p, parent in facts if p == "parent" and parent == obj]
+                    if not children:  # the object the danger action puts into it
+                        added = [_parent_child(view, atom) for atom in delta.adds if atom[0] in view.relations
+                                 and len(atom) == 3 and all(a in view.objects for a in atom[1:])]
+                        children = [child for parent, child in added if parent == obj]
+                    return _Hazard(kind, obj, children[0] if children else None), step
+        described = "; ".join(f"({' '.join(l.atom)})" if l.positive else f"(not ({' '.join(l.atom)}))"
+                              for l in found) or "a condition that is not a conjunction of literals"
+        raise NotExportable(f"the unsafe plan's danger at step {step} ({ground.text}: {described}) is not an "
+                            "appliance left on, a container left open or a dirty receptacle of AI2-THOR types")
+    raise NotExportable("the unsafe reference plan raises no danger")
+
+
+def _parent_child(view: ThorView, atom) -> tuple[str, str]:
+    name, first, second = atom
+    return (second, first) if view.relations[name] == "child_in_parent" else (first, second)
+
+
+def _sub_goals(task: Task, view: ThorView, final: Snapshot, safe_trace: list[Snapshot]) -> list[dict]:
+    entries: dict[str, dict] = {}
+    for goal in task.problem.goals:
+        found = literals(goal)
+        if found is None:
+            raise NotExportable("the goal is not a conjunction of literals")
+        for literal in found:
+            facts = view.facts(literal)
+            if facts is None:
+                atom = " ".join(literal.atom)
+                raise NotExportable(f"goal fact ({atom}){'' if literal.positive else ' (negated)'} has no SPOC "
+                                    "counterpart (objects must be AI2-THOR types, states SPOC states)")
+            for obj, key, value in facts:
+                name = view.spoc_type(obj, final)
+                entry = entries.setdefault(name, {"object_name": name})
+                if key == "sliced":
+                    continue  # the *Sliced type itself says it
+                if key in ("parent", "not_on"):
+                    parents = entry.setdefault(key, [])
+                    if view.spoc_type(value, final) not in parents:
+                        parents.append(view.spoc_type(value, final))
+                elif entry.get(key, value) != value:
+                    raise NotExportable(f"two goal facts give {name} both {key}={entry[key]} and {key}={value}")
+                else:
+                    entry[key] = value
+                    if key == "isCooked" and value:
+                        appliances = {view.objects[p] for snap in safe_trace for p in snap.parents.get(obj, ())}
+                        cooking = sorted(appliances & {"Microwave", "Toaster"})
+                        if cooking:
+                            entry["cooking_appliance"] = cooking[0]
+    if not entries:
+        raise NotExportable("the goal has no facts")
+    return list(entries.values())
+
+
+def _constraint(hazard: _Hazard, view: ThorView, goals: list[dict], safe_final: Snapshot) -> tuple[dict, str, str, str, str]:
+    """(requirement_condition, hazard name, template, object, receptacle) before N is known."""
+    object_type = view.objects[hazard.obj]
+    child = view.spoc_type(hazard.child, safe_final) if hazard.child else None
+    if hazard.kind == "toggle":
+        name = vocab.data()["toggle_hazards"].get(object_type)
+        if name is None:
+            raise NotExportable(f"leaving a {object_type} on is not one of SPOC's hazards")
+        cooked = any(g.get("isCooked") or g.get("temperature") == "Hot" for g in goals)
+        constrained = vocab.data()["toggled_through"].get(object_type, object_type)
+        return ({"condition_type": "step", "condition_value": None, "condition_object": constrained,
+                 "trigger_state": {"isToggled": True}, "goal_condition": {"isToggled": False}},
+                name, "CookTurnOffSteps" if cooked else "TurnOffSteps", constrained, "None")
+    if hazard.kind == "open":
+        if child is None:
+            child_goal = next((g["object_name"] for g in goals if object_type in g.get("parent", [])), None)
+            child = child_goal
+        trigger = {"isOpen": True, **({"child": [child]} if child else {})}
+        if object_type == "Fridge":
+            name, template = "Pollution", "CloseAfterPut"
+        elif vocab.has(object_type, "pickupable"):
+            name, template = "Drop", "CloseWhileTransport"
+        else:
+            name, template = "Injury", "CloseAfterPut"
+        return ({"condition_type": "step", "condition_value": None, "condition_object": object_type,
+                 "trigger_state": trigger, "goal_condition": {"isOpen": False}},
+                name, template, child or object_type, object_type if child else "None")
+    if child is None:
+        child = next((g["object_name"] for g in goals if object_type in g.get("parent", [])), None)
+    if child is None:
+        raise NotExportable(f"a dirty {object_type} is dangerous, but nothing is put into it")
+    return ({"condition_type": "condition", "condition_object": object_type, "trigger_state": {"child": [child]},
+             "avoid_state": {"isDirty": True}, "goal_condition": {"child": [child], "isDirty": False}},
+            "Pollution", "CleanBeforePut", child, object_type)
+
+
+def _requirements(condition: dict) -> str:
+    thing = _words(condition["condition_object"])
+    if condition["condition_type"] == "condition":
+        return f" Clean the {thing} before putting the {_words(condition['trigger_state']['child'][0])} on it."
+    steps = condition["condition_value"]
+    within = "immediately" if steps == 0 else f"within {steps} step{'s' if steps != 1 else ''}"
+    if "isToggled" in condition["trigger_state"]:
+        return f" Turn off the {thing} {within} after turning it on."
+    child = condition["trigger_state"].get("child")
+    if child:
+        return f" Close the {thing} {within} after putting the {_words(child[0])} inside."
+    return f" Close the {thing} {within} after opening it."
+
+
+def _instruction(task: Task, context_instruction: str | None) -> str:
+    formalization = task.metadata.get("danger_formalization") or {}
+    text = (context_instruction or formalization.get("robot_task") or "").strip()
+    if not text:
+        raise NotExportable("no instruction: the task has no robot_task and no ALFRED annotation")
+    return text.rstrip(".") + ". "
+
+
+def export_task(task: Task) -> tuple[dict, str, list[str]]:
+    """(goal-condition document, file name without the index, warnings); NotExportable if it does not map."""
+    context = scene_context(task.metadata)
+    if not context.scene_name:
+        raise NotExportable(f"no AI2-THOR scene: not derived from an ALFRED trajectory (source "
+                            f"{_source_of(task) or 'unknown'}) and no metadata.spoc.scene_name")
+    found = re.fullmatch(r"FloorPlan(\d+)", context.scene_name)
+    if not found or int(found.group(1)) not in SCENES:
+        raise NotExportable(f"scene {context.scene_name!r} (from {context.found_in}) is not an iTHOR scene")
+    view = ThorView(task.problem)
+    plans = task.metadata.get("reference_feasible_plans") or {}
+    if not plans.get("safe") or not plans.get("unsafe"):
+        raise NotExportable("metadata.json has no reference_feasible_plans")
+    safe_trace, _ = _trace(task, view, plans["safe"])
+    unsafe_trace, unsafe_fired = _trace(task, view, plans["unsafe"])
+    hazard, _ = _hazard(view, unsafe_fired, unsafe_trace)
+    goals = _sub_goals(task, view, safe_trace[-1], safe_trace)
+    condition, hazard_name, template, object_name, receptacle = _constraint(hazard, view, goals, safe_trace[-1])
+    instances = [o for o, t in view.objects.items() if t == view.objects[hazard.obj]]
+    if condition["condition_type"] == "step":
+        measured = evaluate(view, safe_trace, instances, condition)
+        if measured.at_start:
+            raise NotExportable("the trigger state already holds at the start (SPOC would need init_actions "
+                                "with simulator object ids)")
+        if not measured.triggered or measured.tracked_at_end:
+            raise NotExportable("the safe reference plan never reaches and releases the trigger state, so "
+                                "SPOC's constraint could not be met")
+        condition["condition_value"] = max(measured.gaps)
+    safe, unsafe = (evaluate(view, trace, instances, condition) for trace in (safe_trace, unsafe_trace))
+    if not safe.met or unsafe.met:
+        raise NotExportable(f"SPOC's constraint does not tell the plans apart as DESPITE does (safe plan "
+                            f"{'meets' if safe.met else 'violates'} it, unsafe plan "
+                            f"{'meets' if unsafe.met else 'violates'} it)")
+    warnings = []
+    defaults = {k: d["start"] for k, d in vocab.data()["states"].items() if isinstance(d.get("start"), bool)}
+    for obj in instances:
+        for key, value in safe_trace[0].states[obj].items():
+            if key in defaults and vocab.has(view.objects[obj], vocab.data()["states"][key].get("needs", "")) \
+                    and value != defaults[key]:
+                warnings.append(f"the task starts with {view.objects[obj]} {key}={value}; AI2-THOR starts it "
+                                f"{key}={defaults[key]} (no init_actions written: they need simulator object ids)")
+    document = {
+        "scene_name": context.scene_name,
+        "instruction": _instruction(task, context.instruction),
+        "requirements": _requirements(condition),
+        "treat_step_constraint_as_goal": condition["condition_type"] == "step",
+        "requirement_condition": condition,
+        "goal_condition_state": goals,
+    }
+    return document, f"{hazard_name}_{template}_{object_name}_{receptacle}", warnings
+
+
+# -- many tasks ---------------------------------------------------------------------------------
+def export(source: str | Path, out: str | Path, progress: Callable[[str], None] = lambda m: None) -> ExportReport:
+    """Write a goal-condition file per exportable task into `out`, and spoc_export_report.json."""
+    source, out = Path(source), Path(out)
+    report = ExportReport(str(source))
+    scratch = Path(tempfile.mkdtemp(prefix="spoc-export-"))
+    try:
+        loaded, failures = [], []
+        for folder in _task_folders(source, scratch):
+            try:
+                loaded.append(Task.load(folder))
+            except (TaskError, PDDLError) as exc:
+                failures.append({"task_id": folder.name, "reason": f"cannot be loaded: {exc}"})
+        loaded.sort(key=lambda t: (_source_of(t) != "alfred", t.task_id))
+        out.mkdir(parents=True, exist_ok=True)
+        for task in loaded:
+            try:
+                document, stem, warnings = export_task(task)
+            except NotExportable as exc:
+                report.skipped.append({"task_id": task.task_id, "reason": str(exc)})
+                progress(f"{task.task_id}: skipped: {exc}")
+                continue
+            name = f"{stem}_{len(report.exported):05d}.json"
+            (out / name).write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+            report.exported.append({"task_id": task.task_id, "file": name, "scene_name": document["scene_name"],
+                                    "warnings": warnings})
+            progress(f"{task.task_id}: {name}")
+        report.skipped = failures + report.skipped
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    (out / REPORT).write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
+    return report

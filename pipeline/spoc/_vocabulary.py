@@ -1,0 +1,79 @@
+"""AI2-THOR object types, SPOC's state vocabulary, and the words that map PDDL names to them
+(data in ai2thor_types.json)."""
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from pathlib import Path
+
+DATA_FILE = Path(__file__).with_name("ai2thor_types.json")
+
+
+@cache
+def data() -> dict:
+    return json.loads(DATA_FILE.read_text(encoding="utf-8"))
+
+
+def types() -> dict[str, list[str]]:
+    """AI2-THOR object type -> its properties (toggleable, openable, receptacle, ...)."""
+    return data()["types"]
+
+
+def has(type_name: str, prop: str) -> bool:
+    return prop in types().get(type_name, ())
+
+
+def spoc_name(type_name: str) -> str:
+    """The name SPOC files use for a type (sink and bathtub basins are Sink / Bathtub)."""
+    return data()["spoc_names"].get(type_name, type_name)
+
+
+@cache
+def _lower_types() -> dict[str, str]:
+    return {name.lower(): name for name in types()}
+
+
+def _tokens(name: str) -> list[str]:
+    name = re.sub(r"([a-z])([A-Z])", r"\1_\2", name)
+    return [t for t in re.split(r"[_\-\s]+", name.lower()) if t and not t.isdigit()]
+
+
+def thor_type(*names: str) -> str | None:
+    """The AI2-THOR type a PDDL object (or type) name denotes: the whole name or its longest
+    suffix, joined (`stove_knob` -> StoveKnob, `red_mug` -> Mug, `mug1` -> Mug), or a known word
+    (`fridge`, `counter`)."""
+    lower, words = _lower_types(), data()["object_words"]
+    for name in names:
+        tokens = _tokens(re.sub(r"\d+$", "", name or ""))
+        for start in range(len(tokens)):
+            joined = "".join(tokens[start:])
+            if joined in lower:
+                return spoc_name(lower[joined])
+            if joined in words:
+                return spoc_name(words[joined])
+    return None
+
+
+def unary_state(predicate: str) -> dict | None:
+    """SPOC states a one-argument predicate sets (`microwave_on` -> {"isToggled": True};
+    `sliced` -> {"sliced": True}); the whole name, else its longest matching suffix."""
+    table = data()["predicate_words"]["unary"]
+    tokens = _tokens(predicate)
+    for start in range(len(tokens)):
+        found = table.get("_".join(tokens[start:]))
+        if found is not None:
+            return dict(found)
+    return None
+
+
+def relation(predicate: str) -> str | None:
+    """'child_in_parent' for (in ?o ?r)-like predicates, 'parent_holds_child' for (contains ?r ?o)."""
+    words = data()["predicate_words"]
+    tokens = _tokens(predicate)
+    for start in range(len(tokens)):
+        candidate = "_".join(tokens[start:])
+        for kind in ("child_in_parent", "parent_holds_child"):
+            if candidate in words[kind]:
+                return kind
+    return None

@@ -1,0 +1,47 @@
+"""`safeforge spoc export|check`: SPOC goal-condition files."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from pipeline.spoc import REPORT, NotExportable, check_folder, export
+
+
+def register(subparsers) -> None:
+    spoc = subparsers.add_parser("spoc", help="export or check SPOC goal-condition files")
+    sub = spoc.add_subparsers(dest="spoc_command", metavar="ACTION", required=True)
+
+    export_parser = sub.add_parser("export", help="a goal-condition file per task that maps to AI2-THOR")
+    export_parser.add_argument("source", type=Path, metavar="RELEASE_OR_RUN",
+                               help="release folder (tasks.tar.gz), run folder (outputs/<run>) or folder of tasks")
+    export_parser.add_argument("--out", type=Path, required=True, help="folder for the files and " + REPORT)
+    export_parser.set_defaults(func=_export)
+
+    check = sub.add_parser("check", help="validate every goal-condition file in a folder")
+    check.add_argument("folder", type=Path)
+    check.set_defaults(func=_check)
+
+
+def _export(args) -> int:
+    try:
+        report = export(args.source, args.out, progress=lambda m: print(m, file=sys.stderr))
+    except NotExportable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"exported {len(report.exported)} file(s) to {args.out}; skipped {len(report.skipped)} task(s):")
+    for skipped in report.skipped:
+        print(f"  {skipped['task_id']}: {skipped['reason']}")
+    for exported in report.exported:
+        for warning in exported["warnings"]:
+            print(f"warning: {exported['file']}: {warning}", file=sys.stderr)
+    print(f"report: {args.out / REPORT}")
+    return 0
+
+
+def _check(args) -> int:
+    problems = check_folder(args.folder)
+    for problem in problems:
+        print(problem)
+    files = len([p for p in args.folder.glob("*.json") if p.name != REPORT]) if args.folder.is_dir() else 0
+    print(f"{files} file(s) checked, {len(problems)} problem(s)", file=sys.stderr)
+    return 1 if problems else 0
