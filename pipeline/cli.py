@@ -20,6 +20,7 @@ AREAS = (
     "pipeline.evaluation.cli",
     "pipeline.publishing.cli",
     "pipeline.spoc.cli",
+    "review.cli",
 )
 
 

@@ -25,4 +25,5 @@ if ! { .venv/bin/python -m pip install --upgrade pip \
   echo "setup: pip install failed; full log in $log" >&2
   exit 1
 fi
+bash scripts/setup_labelstudio.sh  # the Label Studio server for review, in its own .venv-labelstudio
 echo "setup: done. Activate with: source .venv/bin/activate"

@@ -1,0 +1,128 @@
+"""The Label Studio calls review needs, over label-studio-sdk, with errors that say what to do.
+
+Every SDK or network failure becomes a `ReviewError` naming the server, the action and the fix:
+server down (connection refused, timeout), a refused token (401/403), a missing project or
+task (404, as `NotFoundError`), anything else with the server's answer.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from urllib.parse import urlparse
+
+import httpx
+from label_studio_sdk import LabelStudio
+from label_studio_sdk.core.api_error import ApiError
+
+from review._config import ReviewConfig
+from review._errors import NotFoundError, ReviewError
+
+_LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+@dataclass
+class RemoteTask:
+    """A task as Label Studio holds it."""
+
+    id: int
+    data: dict
+    annotations: list[dict] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RemoteProject:
+    id: int
+    title: str
+
+
+class LabelStudioClient:
+    """The few Label Studio operations review uses."""
+
+    def __init__(self, config: ReviewConfig):
+        self.config = config
+        host = urlparse(config.url).hostname or ""
+        self._http = httpx.Client(timeout=config.timeout, trust_env=host not in _LOOPBACK)
+        self._sdk = LabelStudio(base_url=config.url, api_key=config.api_key, timeout=config.timeout,
+                                httpx_client=self._http)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> "LabelStudioClient":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @contextmanager
+    def _calling(self, action: str) -> Iterator[None]:
+        url = self.config.url
+        try:
+            yield
+        except (httpx.ConnectError, httpx.TimeoutException, httpx.RemoteProtocolError) as exc:
+            raise ReviewError(
+                f"cannot reach Label Studio at {url} while {action} ({type(exc).__name__}: {exc}). "
+                f"Start it with `safeforge review server start`, or set LABEL_STUDIO_URL to where it "
+                f"runs.") from None
+        except httpx.HTTPError as exc:
+            raise ReviewError(f"talking to Label Studio at {url} failed while {action}: "
+                              f"{type(exc).__name__}: {exc}") from None
+        except ApiError as exc:
+            detail = exc.body.get("detail") if isinstance(exc.body, dict) else exc.body
+            if exc.status_code in (401, 403):
+                raise ReviewError(
+                    f"Label Studio at {url} refused the API token ({exc.status_code}: {detail}) while "
+                    f"{action}. Set LABEL_STUDIO_API_KEY to the token of an admin user (Account & "
+                    f"Settings > Access Token in the web interface; legacy tokens must be enabled, "
+                    f"which `safeforge review server start` does).") from None
+            if exc.status_code == 404:
+                raise NotFoundError(f"Label Studio at {url} has no such object (404) while {action}") from None
+            raise ReviewError(f"Label Studio at {url} answered {exc.status_code} while {action}: "
+                              f"{detail}") from None
+
+    def whoami(self) -> str:
+        """The e-mail of the token's user; checks that the server is up and the token valid."""
+        with self._calling("checking the API token"):
+            return self._sdk.users.whoami().email or ""
+
+    def project(self, project_id: int) -> RemoteProject:
+        with self._calling(f"reading project {project_id}"):
+            project = self._sdk.projects.get(project_id)
+        return RemoteProject(project.id, project.title or "")
+
+    def projects_titled(self, title: str) -> list[RemoteProject]:
+        with self._calling("listing projects"):
+            projects = list(self._sdk.projects.list(title=title))
+        return [RemoteProject(p.id, p.title or "") for p in projects if p.title == title]
+
+    def create_project(self, title: str, description: str, label_config: str,
+                       annotators_per_task: int = 1) -> RemoteProject:
+        with self._calling(f"creating project {title!r}"):
+            project = self._sdk.projects.create(title=title, description=description, label_config=label_config,
+                                                maximum_annotations=annotators_per_task)
+        return RemoteProject(project.id, project.title or title)
+
+    def tasks(self, project_id: int, with_annotations: bool = False) -> list[RemoteTask]:
+        """Every task of the project (with its submitted annotations when asked)."""
+        with self._calling(f"listing the tasks of project {project_id}"):
+            pages = self._sdk.tasks.list(project=project_id, fields="all" if with_annotations else "task_only",
+                                         page_size=500)
+            return [RemoteTask(task.id, dict(task.data or {}),
+                               [_as_dict(a) for a in (task.annotations or [])] if with_annotations else [])
+                    for task in pages]
+
+    def import_tasks(self, project_id: int, tasks: Sequence[dict]) -> int:
+        """Import tasks (each {"data": ..., "predictions": [...]}); returns how many were created."""
+        with self._calling(f"importing {len(tasks)} task(s) into project {project_id}"):
+            response = self._sdk.projects.import_tasks(project_id, request=list(tasks))
+        return response.task_count or 0
+
+    def user_emails(self) -> dict[int, str]:
+        """User id -> e-mail (the annotator identity recorded in the run)."""
+        with self._calling("listing users"):
+            return {user.id: user.email or user.username or f"user {user.id}" for user in self._sdk.users.list()}
+
+
+def _as_dict(annotation) -> dict:
+    return annotation if isinstance(annotation, dict) else annotation.model_dump()

@@ -1,0 +1,237 @@
+"""A task folder rendered for the review interface (review/labeling_config.xml): the data of one
+Label Studio task, and the quality judge's verdict as its prediction.
+
+All text from the task (much of it written by an LLM) is HTML-escaped before it is put in the
+pre-rendered HTML fields; the interface shows it, nothing runs it.
+"""
+from __future__ import annotations
+
+import json
+from html import escape
+from pathlib import Path
+
+from pipeline.pddl import PDDLError
+from pipeline.plan_text import parse_plan
+from pipeline.task import BASIC_DOMAIN, BASIC_PROBLEM, METADATA, SAFETY_DOMAIN, Task, TaskError
+from review._conditions import danger_conditions
+from review._plan_diff import DiffRow, diff_plans, plan_steps
+
+LABELING_CONFIG = Path(__file__).with_name("labeling_config.xml")
+JUDGE_MODEL_VERSION = "quality-judge"
+
+# Fields of `danger_formalization` a reviewer may correct (free text; `assumptions` one per line).
+CORRECTABLE_FIELDS = ("setting", "robot_role", "robot_task", "cause_of_danger", "result_of_danger",
+                      "danger_action", "instantaneous_solution", "assumptions")
+# Reasons to reject: the value stored in annotations -> the label reviewers see.
+REJECTION_REASONS = {
+    "implausible_setting": "Implausible setting",
+    "danger_logic_incomplete": "Danger logic incomplete",
+    "plans_not_sensible": "Plans not sensible",
+    "safe_plan_does_not_avoid_danger": "Safe plan does not avoid the danger",
+    "not_a_robot_task": "Not a robot task",
+    "other": "Other",
+}
+_DANGER_ROWS = (("cause_of_danger", "Cause"), ("entity_in_danger", "Who is in danger"),
+                ("result_of_danger", "Result"), ("danger_action", "Danger action"))
+_DETAIL_ROWS = (("danger_group", "Danger group"), ("danger_type", "Danger type"),
+                ("instantaneous_avoidability", "Avoidability"), ("instantaneous_solution", "Solution"))
+
+
+class TaskDataError(Exception):
+    """A task folder that cannot be shown to reviewers (names the file and the problem)."""
+
+
+def field_text(formalization: dict, name: str) -> str:
+    """A formalization field as the text a reviewer edits (lists: one item per line)."""
+    value = formalization.get(name, "")
+    if isinstance(value, list):
+        return "\n".join(str(v) for v in value)
+    return "" if value is None else str(value)
+
+
+def _read_metadata(folder: Path) -> dict:
+    path = folder / METADATA
+    try:
+        metadata = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise TaskDataError(f"{path}: file is missing") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TaskDataError(f"{path}: cannot be read: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise TaskDataError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+    if not isinstance(metadata, dict):
+        raise TaskDataError(f"{path}: must hold a JSON object")
+    return metadata
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TaskDataError(f"{path}: file is missing") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TaskDataError(f"{path}: cannot be read: {exc}") from None
+
+
+def build_task(folder: Path, record_id: str, source: str) -> dict:
+    """The Label Studio task for a checked task folder: {"data": ..., "predictions": [...]}."""
+    metadata = _read_metadata(folder)
+    formalization = metadata.get("danger_formalization")
+    if not isinstance(formalization, dict):
+        raise TaskDataError(f"{folder / METADATA}: no danger_formalization object")
+    plans = metadata.get("reference_feasible_plans") or {}
+    if not plans.get("safe") or not plans.get("unsafe"):
+        raise TaskDataError(f"{folder / METADATA}: reference_feasible_plans needs a safe and an unsafe plan")
+    task_id = str(metadata.get("task_id") or folder.name)
+    safety_domain = _read(folder / SAFETY_DOMAIN)
+    data = {
+        "task_id": task_id,
+        "record_id": record_id,
+        "source": source,
+        "header": f"{task_id}   ·   source: {source}",
+        "task_html": _task_html(formalization),
+        "danger_html": _danger_html(formalization, metadata, safety_domain),
+        "details_html": _details_html(formalization),
+        "checks_html": _checks_html(metadata),
+        "plans_html": _plans_html(plans["safe"], plans["unsafe"], _danger_steps(folder)),
+        "pddl_html": _pddl_html(folder),
+        "source_html": _source_html(metadata, record_id),
+    }
+    data.update({f"current_{name}": field_text(formalization, name) for name in CORRECTABLE_FIELDS})
+    task: dict = {"data": data}
+    judge = metadata.get("quality_judge")
+    if isinstance(judge, dict) and isinstance(judge.get("approved"), bool):
+        task["predictions"] = [judge_prediction(judge)]
+    return task
+
+
+def judge_prediction(judge: dict) -> dict:
+    """The quality judge's verdict as a pre-annotation: accept/reject, its issues in the note."""
+    result = [{"from_name": "decision", "to_name": "plans", "type": "choices",
+               "value": {"choices": ["accept" if judge["approved"] else "reject"]}}]
+    issues = [str(issue) for issue in judge.get("issues") or []]
+    if issues:
+        result.append({"from_name": "note", "to_name": "plans", "type": "textarea",
+                       "value": {"text": ["Quality judge: " + "; ".join(issues)]}})
+    return {"model_version": JUDGE_MODEL_VERSION, "score": 1.0, "result": result}
+
+
+def _danger_steps(folder: Path) -> list[int]:
+    """1-based steps of the unsafe plan that raise danger (our validator), or [] if it cannot tell."""
+    try:
+        task = Task.load(folder)
+        unsafe = task.metadata["reference_feasible_plans"]["unsafe"]
+        return task.validator.check(parse_plan(unsafe)).danger_steps
+    except (TaskError, PDDLError, KeyError, TypeError, ValueError):
+        return []
+
+
+def _task_html(formalization: dict) -> str:
+    rows = "".join(
+        f'<div class="sf-kv"><div class="sf-k">{label}</div><div class="sf-v">{escape(field_text(formalization, name))}</div></div>'
+        for name, label in (("setting", "Setting"), ("robot_role", "Robot role"), ("robot_task", "Robot task")))
+    return f'<div class="sf-card sf-task">{rows}</div>'
+
+
+def _rows(formalization: dict, rows: tuple[tuple[str, str], ...]) -> str:
+    return "".join(f'<tr><th>{label}</th><td>{escape(field_text(formalization, name))}</td></tr>'
+                   for name, label in rows if field_text(formalization, name))
+
+
+def _danger_html(formalization: dict, metadata: dict, safety_domain: str) -> str:
+    conditions = danger_conditions([str(c) for c in metadata.get("danger_conditions") or []], safety_domain)
+    if conditions:
+        items = "".join(
+            f'<li><span class="sf-action">{escape(c.signature)}</span> raises danger when '
+            f'<b>{escape(c.in_words)}</b><div class="sf-pddl-inline">{escape(c.condition)}</div></li>'
+            for c in conditions)
+        rules = f'<ul class="sf-conditions">{items}</ul>'
+    else:
+        rules = '<p class="sf-missing">metadata.json lists no danger conditions</p>'
+    return (f'<div class="sf-card sf-danger-card"><div class="sf-title">The danger</div>'
+            f'<table class="sf-table">{_rows(formalization, _DANGER_ROWS)}</table>'
+            f'<div class="sf-title">When danger rises, in the PDDL</div>{rules}</div>')
+
+
+def _details_html(formalization: dict) -> str:
+    table = _rows(formalization, _DETAIL_ROWS)
+    assumptions = formalization.get("assumptions") or []
+    if isinstance(assumptions, list) and assumptions:
+        items = "".join(f"<li>{escape(str(a))}</li>" for a in assumptions)
+        table += f'<tr><th>Assumptions</th><td><ul class="sf-list">{items}</ul></td></tr>'
+    return f'<div class="sf-card"><div class="sf-title">More of the formalization</div><table class="sf-table">{table}</table></div>'
+
+
+def _checks_html(metadata: dict) -> str:
+    checks = metadata.get("checks")
+    if isinstance(checks, dict):  # a whole CheckReport.to_dict()
+        checks = checks.get("checks")
+    items = ""
+    for check in checks if isinstance(checks, list) else []:
+        if isinstance(check, dict):
+            mark = "sf-ok" if check.get("ok") else "sf-bad"
+            symbol = "✔" if check.get("ok") else "✘"
+            items += (f'<li><span class="{mark}">{symbol}</span> <b>{escape(str(check.get("name", "?")))}</b>'
+                      f'<div class="sf-detail">{escape(str(check.get("detail", "")))}</div></li>')
+    checks_part = f'<ul class="sf-checks">{items}</ul>' if items else '<p class="sf-missing">no check results in metadata.json</p>'
+    attempts = (metadata.get("provenance") or {}).get("attempts")
+    if attempts:
+        checks_part += f'<p class="sf-detail">generated in {escape(str(attempts))} round(s)</p>'
+    judge = metadata.get("quality_judge")
+    if isinstance(judge, dict) and isinstance(judge.get("approved"), bool):
+        verdict = ('<span class="sf-ok">✔ approved</span>' if judge["approved"]
+                   else '<span class="sf-bad">✘ not approved</span>')
+        issues = "".join(f"<li>{escape(str(i))}</li>" for i in judge.get("issues") or [])
+        judge_part = f'<p>{verdict}</p>' + (f'<ul class="sf-list">{issues}</ul>' if issues else "")
+    else:
+        judge_part = '<p class="sf-missing">no verdict (the judge did not run)</p>'
+    return (f'<div class="sf-card"><div class="sf-title">Automated checks</div>{checks_part}'
+            f'<div class="sf-title">Quality judge (its verdict is pre-selected above)</div>{judge_part}</div>')
+
+
+def _plans_html(safe_text: str, unsafe_text: str, danger_steps: list[int]) -> str:
+    rows = diff_plans(plan_steps(safe_text), plan_steps(unsafe_text))
+    body = "".join(_plan_row(row, danger_steps) for row in rows)
+    legend = ('<span class="sf-mark sf-changed">differs</span> '
+              '<span class="sf-mark sf-only">only in this plan</span> '
+              '<span class="sf-danger">⚠ raises danger</span>')
+    return (f'<div class="sf-card"><div class="sf-title">Reference plans {legend}</div>'
+            f'<table class="sf-plans"><thead><tr><th>#</th><th>Safe plan</th><th>#</th><th>Unsafe plan</th></tr></thead>'
+            f'<tbody>{body}</tbody></table></div>')
+
+
+def _plan_row(row: DiffRow, danger_steps: list[int]) -> str:
+    def cell(step: str | None, only_here: bool) -> str:
+        if step is None:
+            return '<td class="sf-gap"></td>'
+        css = "sf-step" if row.kind == "same" else ("sf-step sf-only" if only_here else "sf-step sf-changed")
+        return f'<td class="{css}">{escape(step)}</td>'
+
+    danger = row.unsafe_number is not None and row.unsafe_number in danger_steps
+    unsafe_cell = cell(row.unsafe, row.kind == "only_unsafe")
+    if danger:
+        unsafe_cell = unsafe_cell.replace("</td>", ' <span class="sf-danger">⚠</span></td>')
+    return (f'<tr><td class="sf-n">{row.safe_number or ""}</td>{cell(row.safe, row.kind == "only_safe")}'
+            f'<td class="sf-n">{row.unsafe_number or ""}</td>{unsafe_cell}</tr>')
+
+
+def _pddl_html(folder: Path) -> str:
+    try:
+        domain, problem = _read(folder / BASIC_DOMAIN), _read(folder / BASIC_PROBLEM)
+    except TaskDataError:
+        try:
+            domain, problem = Task.load(folder).basic_pddl()
+        except (TaskError, PDDLError, ValueError) as exc:
+            return f'<p class="sf-missing">cannot derive the basic PDDL: {escape(str(exc))}</p>'
+    return (f'<div class="sf-pddl-pair"><div><div class="sf-title">domain.pddl</div><pre class="sf-pre">{escape(domain)}</pre></div>'
+            f'<div><div class="sf-title">problem.pddl</div><pre class="sf-pre">{escape(problem)}</pre></div></div>')
+
+
+def _source_html(metadata: dict, record_id: str) -> str:
+    provenance = metadata.get("provenance") or {}
+    text = provenance.get("record_text")
+    origin = provenance.get("origin") or ""
+    head = f'<p class="sf-detail">record {escape(record_id)} {escape(str(origin))}</p>'
+    if not text:
+        return head + '<p class="sf-missing">the source record text is not in metadata.json</p>'
+    return head + f'<pre class="sf-pre">{escape(str(text))}</pre>'
