@@ -16,6 +16,7 @@ AREAS = (
     "pipeline.cli_task",
     "sources.cli",
     "pipeline.llm.cli",
+    "pipeline.generation.cli",
     "pipeline.despite_import.cli",
     "pipeline.evaluation.cli",
     "pipeline.publishing.cli",

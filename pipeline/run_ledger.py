@@ -21,6 +21,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+LEDGER_FILE = "ledger.sqlite"
+LLM_DB_FILE = "llm.sqlite"  # the run's LLM response cache and call ledger
 TERMINAL = ("no_danger", "rejected_by_checks", "rejected_by_review", "accepted", "error")
 STATES = ("pending", "extracted", "checked", "in_review", *TERMINAL)
 ALLOWED = {
@@ -81,6 +83,7 @@ class RunLedger:
         self._lock = threading.RLock()
         self._db = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")  # with WAL: a killed process loses nothing
         self._db.execute("PRAGMA busy_timeout=30000")
         self._db.executescript(_SCHEMA)
 
@@ -172,6 +175,30 @@ class RunLedger:
             nested.setdefault(source, {})[state] = n
         return nested
 
+    def error_origins(self) -> dict[str, dict[str, int]]:
+        """{source: {state a record was in when it failed: n}} over the records now in `error`."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT r.source, t.from_state, COUNT(*) FROM records r JOIN transitions t ON t.id = "
+                "(SELECT MAX(id) FROM transitions WHERE record_id = r.record_id AND to_state = 'error') "
+                "WHERE r.state = 'error' GROUP BY r.source, t.from_state").fetchall()
+        nested: dict[str, dict[str, int]] = {}
+        for source, from_state, n in rows:
+            nested.setdefault(source, {})[from_state] = n
+        return nested
+
+    def reasons(self, state: str) -> list[tuple[str, int]]:
+        """The reasons of the records now in `state`, most frequent first."""
+        with self._lock:
+            rows = self._db.execute("SELECT reason, COUNT(*) AS n FROM records WHERE state = ? "
+                                    "GROUP BY reason ORDER BY n DESC, reason", (state,)).fetchall()
+        return [(reason, n) for reason, n in rows]
+
+    def last_change(self) -> float | None:
+        """When the latest transition was recorded (None for an empty ledger)."""
+        with self._lock:
+            return self._db.execute("SELECT MAX(at) FROM transitions").fetchone()[0]
+
     def history(self, record_id: str) -> list[Transition]:
         with self._lock:
             rows = self._db.execute("SELECT record_id, from_state, to_state, reason, detail, at FROM transitions "
@@ -189,7 +216,7 @@ class RunStore:
         self.root = Path(self.root)
         self.root.mkdir(parents=True, exist_ok=True)
         self.tasks_dir.mkdir(exist_ok=True)
-        self.ledger = RunLedger(self.root / "ledger.sqlite")
+        self.ledger = RunLedger(self.root / LEDGER_FILE)
 
     @property
     def name(self) -> str:
@@ -201,3 +228,8 @@ class RunStore:
 
     def task_dir(self, task_id: str) -> Path:
         return self.tasks_dir / task_id
+
+    @property
+    def llm_db(self) -> Path:
+        """The run's LLM response cache and call ledger."""
+        return self.root / LLM_DB_FILE

@@ -7,6 +7,7 @@ caller's leading system messages.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any, Literal, TypeVar
@@ -27,9 +28,20 @@ class InvalidResponse(Exception):
     """A reply that is not a valid instance of the requested schema."""
 
 
+@functools.cache
+def _schema_json(schema: type[BaseModel]) -> str:
+    """The JSON schema of a model, computed once per class (pydantic takes milliseconds)."""
+    return json.dumps(schema.model_json_schema())
+
+
+def json_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    """A fresh copy of the model's JSON schema."""
+    return json.loads(_schema_json(schema))
+
+
 def schema_fingerprint(schema: type[BaseModel]) -> str:
     """`<Name>:<hash of its JSON schema>`, the schema's cache-key component."""
-    return f"{schema.__name__}:{sha256_hex(canonical_json(schema.model_json_schema()))[:16]}"
+    return f"{schema.__name__}:{sha256_hex(canonical_json(json_schema(schema)))[:16]}"
 
 
 def response_format(schema: type[BaseModel], mode: JsonMode) -> dict[str, Any]:
@@ -39,7 +51,7 @@ def response_format(schema: type[BaseModel], mode: JsonMode) -> dict[str, Any]:
         "type": "json_schema",
         "json_schema": {
             "name": _SCHEMA_NAME_CHARS.sub("_", schema.__name__)[:64],
-            "schema": schema.model_json_schema(),
+            "schema": json_schema(schema),
         },
     }
 
@@ -55,7 +67,7 @@ def messages_for(
     instruction = {
         "role": "system",
         "content": "Reply with one JSON object, and nothing else, that conforms to this JSON Schema:\n"
-        + json.dumps(schema.model_json_schema(), indent=1),
+        + json.dumps(json_schema(schema), indent=1),
     }
     return [*messages[:leading_system], instruction, *messages[leading_system:]]
 

@@ -1,0 +1,239 @@
+"""Benchmark: generation throughput against the LLM latency bound, calls and tokens per accepted
+task, and the 0-call re-run.
+
+Setup: N copies of the scripted NEISS record neiss_220705908 under new case numbers (a temporary
+NEISS CSV with repeated rows) and a temporary replay directory whose entries give every copy the
+record's hand-written responses; the replay server runs in its own process with a fixed latency.
+
+1. LLM path: `generate_run` with concurrency C over the N records. Each record needs k = 3
+   sequential calls (extract, generate, judge), so no run can finish before the latency bound
+   ceil(N / C) * k * latency. The copies share their PDDL, so the execution check is computed
+   once by the real checker before the timed run and reused for identical PDDL (a
+   content-addressed memo kept in this script): this isolates what the pipeline adds to the
+   LLM's latency. Prints tasks/min, the
+   bound and their ratio (target >= 0.8), the same against the round trip of one request sent
+   alone to the same server (a baseline measured in the same run: the server's fixed delay plus
+   its HTTP/TCP overhead), and LLM calls and tokens per accepted task.
+2. The same command again on the same run: the number of HTTP requests the server saw (target 0).
+3. End to end with the real checker on every record (M records, same concurrency): tasks/min and
+   the mean check time. On a 2-core machine the planners, not the LLM, bound this figure.
+
+Usage: .venv/bin/python benchmarks/bench_generation.py [--records 320] [--concurrency 16]
+       [--latency-ms 200] [--real-check-records 16]
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import copy
+import csv
+import hashlib
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from pipeline.generation import GenerationSettings, check_candidate, generate_run  # noqa: E402
+from pipeline.llm import LLMClient, LLMConfig  # noqa: E402
+from pipeline.run_ledger import RunStore  # noqa: E402
+from pipeline.task import BASIC_DOMAIN, BASIC_PROBLEM, METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM  # noqa: E402
+from sources import default_path, iter_records  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+TEMPLATE_RECORD = "neiss_220705908"
+CALLS_PER_RECORD = 3
+FIRST_CASE = 800_000_001
+CHECK_KEYS = ("reference_feasible_plans", "reference_plans", "danger_conditions", "context_predicates")
+
+
+def write_inputs(folder: Path, count: int) -> tuple[Path, Path]:
+    """A NEISS CSV with `count` copies of the template record's row, and replay files for them."""
+    source = default_path("neiss")
+    with source.open(newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        fields = reader.fieldnames
+        row = next(r for r in reader if f"neiss_{r['CPSC_Case_Number']}" == TEMPLATE_RECORD)
+    data = folder / "neiss_copies.csv"
+    with data.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=fields)
+        writer.writeheader()
+        for i in range(count):
+            writer.writerow({**row, "CPSC_Case_Number": str(FIRST_CASE + i)})
+    shutil.copy(source.parent / "neiss_code_text_mapping.csv", folder)
+    # One entry per stage serves every copy (their ids share the prefix neiss_8000): the replay
+    # server then matches each request against 3 entries, not 3 per record.
+    template = json.loads((REPO / "examples" / "replay" / f"{TEMPLATE_RECORD}.json").read_text(encoding="utf-8"))
+    for entry in template:
+        entry["match"]["contains"] = [c.replace(TEMPLATE_RECORD, f"neiss_{str(FIRST_CASE)[:4]}")
+                                      for c in entry["match"]["contains"]]
+    replay = folder / "replay"
+    replay.mkdir()
+    (replay / "copies.json").write_text(json.dumps(template), encoding="utf-8")
+    return data, replay
+
+
+class MemoChecker:
+    """The real execution check, computed once per distinct (domain, problem) text and reused for
+    identical PDDL: the derived files and check metadata are copied from the first folder."""
+
+    def __init__(self, settings: GenerationSettings):
+        self.settings = settings
+        self.done: dict[str, tuple[Path, object]] = {}
+        self._locks: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}
+
+    async def __call__(self, task_dir: Path):
+        texts = b"".join((task_dir / name).read_bytes() for name in (SAFETY_DOMAIN, SAFETY_PROBLEM))
+        key = hashlib.sha256(texts).hexdigest()
+        async with self._locks.setdefault(asyncio.get_running_loop(), asyncio.Lock()):
+            if key not in self.done:
+                report = await asyncio.to_thread(check_candidate, task_dir, self.settings.engine,
+                                                 self.settings.planner_time_limit)
+                keep = Path(tempfile.mkdtemp(prefix="bench-check-"))
+                for name in (BASIC_DOMAIN, BASIC_PROBLEM, METADATA):
+                    if (task_dir / name).exists():
+                        shutil.copy(task_dir / name, keep / name)
+                self.done[key] = (keep, report)
+                return report
+        return self._reuse(key, task_dir)
+
+    async def warm(self, domain: str, problem: str) -> None:
+        """Compute the check of this PDDL now, before anything is timed."""
+        folder = Path(tempfile.mkdtemp(prefix="bench-warm-")) / "task"
+        folder.mkdir()
+        (folder / SAFETY_DOMAIN).write_text(domain.strip() + "\n", encoding="utf-8")
+        (folder / SAFETY_PROBLEM).write_text(problem.strip() + "\n", encoding="utf-8")
+        (folder / METADATA).write_text("{}\n", encoding="utf-8")
+        report = await self(folder)
+        if not report.ok:
+            raise SystemExit(f"the template task fails its check: {report.to_dict()}")
+
+    def _reuse(self, key: str, task_dir: Path):
+        first, report = self.done[key]
+        for name in (BASIC_DOMAIN, BASIC_PROBLEM):
+            if (first / name).exists():
+                shutil.copy(first / name, task_dir / name)
+        checked = json.loads((first / METADATA).read_text(encoding="utf-8"))
+        metadata = json.loads((task_dir / METADATA).read_text(encoding="utf-8"))
+        metadata.update({k: checked[k] for k in CHECK_KEYS if k in checked})
+        (task_dir / METADATA).write_text(json.dumps(metadata, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        return copy.deepcopy(report)
+
+
+def start_server(replay: Path, latency_ms: float) -> tuple[subprocess.Popen, str]:
+    process = subprocess.Popen([sys.executable, "-m", "pipeline.llm.replay_server", "--responses", str(replay),
+                                "--latency-ms", str(latency_ms)], stdout=subprocess.PIPE, text=True, cwd=REPO)
+    line = process.stdout.readline()
+    if "listening on" not in line:
+        process.kill()
+        raise SystemExit(f"replay server did not start: {line!r}")
+    return process, line.rsplit(" ", 1)[-1].strip()
+
+
+def round_trip_s(base_url: str, count: int = 10) -> float:
+    """Mean time of one chat request sent alone over a kept-alive connection: the replay server's
+    latency as a client really sees it (its fixed delay plus HTTP and TCP overhead)."""
+    body = {"model": "deepseek-chat",
+            "messages": [{"role": "user", "content": f"stage: extract\nrecord_id: neiss_{FIRST_CASE}"}]}
+    with httpx.Client(timeout=30) as client:
+        client.post(f"{base_url}/chat/completions", json=body).raise_for_status()
+        started = time.perf_counter()
+        for _ in range(count):
+            client.post(f"{base_url}/chat/completions", json=body).raise_for_status()
+    return (time.perf_counter() - started) / count
+
+
+def served(base_url: str) -> int:
+    with urllib.request.urlopen(base_url.removesuffix("/v1") + "/admin/stats", timeout=5) as response:
+        return json.loads(response.read())["requests"]
+
+
+def run(root: Path, records, base_url: str, concurrency: int, settings: GenerationSettings, checker):
+    store = RunStore(root)
+    config = LLMConfig(base_url=base_url, model="deepseek-chat", db_path=root / "llm.sqlite",
+                       max_concurrency=concurrency, backoff_base_s=0.05)
+
+    async def go():
+        async with LLMClient(config) as client:
+            return await generate_run(store, records, client, settings, concurrency, checker=checker)
+
+    try:
+        return asyncio.run(go())
+    finally:
+        store.ledger.close()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--records", type=int, default=320)
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--latency-ms", type=float, default=200.0)
+    parser.add_argument("--real-check-records", type=int, default=16)
+    args = parser.parse_args()
+    settings = GenerationSettings(planner_time_limit=60)
+    latency = args.latency_ms / 1000
+    with tempfile.TemporaryDirectory(prefix="bench-generation-") as scratch:
+        folder = Path(scratch)
+        data, replay = write_inputs(folder, args.records)
+        records = list(iter_records("neiss", data))
+        server, url = start_server(replay, args.latency_ms)
+        try:
+            print(f"{len(records)} records (copies of {TEMPLATE_RECORD}), concurrency {args.concurrency}, "
+                  f"replay latency {args.latency_ms:g} ms, {CALLS_PER_RECORD} sequential calls per record")
+            memo = MemoChecker(settings)
+            generated = next(e for e in json.loads((replay / "copies.json").read_text())
+                             if "stage: generate" in e["match"]["contains"])["response"]["content"]
+            asyncio.run(memo.warm(generated["safety_domain"], generated["safety_problem"]))
+            trip = round_trip_s(url)
+            summary = run(folder / "llm-path", records, url, args.concurrency, settings, memo)
+            waves = math.ceil(len(records) / args.concurrency) * CALLS_PER_RECORD
+            bound, measured_bound = waves * latency, waves * trip
+            passed = summary.tasks_passed
+            print(f"1. LLM path: {summary.states} in {summary.seconds:.2f}s = "
+                  f"{passed / summary.seconds * 60:,.0f} tasks/min (the check computed once before, reused "
+                  f"{len(records)} times)")
+            print(f"   latency bound at {args.latency_ms:g} ms: {bound:.2f}s ({len(records) / bound * 60:,.0f} "
+                  f"tasks/min), ratio bound/measured = {bound / summary.seconds:.2f} (target >= 0.80)")
+            print(f"   one request alone takes {trip * 1000:.0f} ms against this server (baseline measured now); "
+                  f"bound at that latency {measured_bound:.2f}s, ratio {measured_bound / summary.seconds:.2f}")
+            tokens = summary.tokens
+            print(f"   per accepted task: {summary.calls / passed:.2f} LLM calls, tokens in "
+                  f"{tokens['in'] / passed:,.0f} (cached {tokens['cached'] / passed:,.0f}), out "
+                  f"{tokens['out'] / passed:,.0f}, ${summary.cost_usd / passed:.5f} at deepseek-chat prices "
+                  "(replay usage: characters / 4)")
+            before = served(url)
+            again = run(folder / "llm-path", records, url, args.concurrency, settings, memo)
+            print(f"2. re-run of the same command: {served(url) - before} HTTP requests, {again.calls} calls, "
+                  f"{again.seconds:.2f}s, states {again.states}")
+            subset = records[: args.real_check_records]
+            timed: list[float] = []
+
+            def timed_check(task_dir: Path):
+                started = time.monotonic()
+                report = check_candidate(task_dir, settings.engine, settings.planner_time_limit)
+                timed.append(time.monotonic() - started)
+                return report
+
+            real = run(folder / "real-checks", subset, url, args.concurrency, settings, timed_check)
+            real_bound = math.ceil(len(subset) / args.concurrency) * CALLS_PER_RECORD * latency
+            print(f"3. with the real checker on every record: {real.states} in {real.seconds:.2f}s = "
+                  f"{real.tasks_passed / real.seconds * 60:,.0f} tasks/min; {len(timed)} checks (2 planner "
+                  f"processes each, at most {os.cpu_count()} at a time), {sum(timed) / len(timed):.2f}s per check "
+                  f"call including the wait for a slot; latency bound {real_bound:.2f}s, ratio "
+                  f"{real_bound / real.seconds:.2f}: the planners, not the LLM, bound this on this machine")
+        finally:
+            server.terminate()
+            server.wait(10)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

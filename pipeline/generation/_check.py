@@ -1,0 +1,58 @@
+"""The execution check of one candidate task folder, and how a (possibly remote) checker is called.
+
+`check_candidate` parses the folder (a parse failure is a failed "parse" check whose detail names
+the file and line) and runs the foundation's `check_task`: structure, reference plans, validator
+agreement. On success the derived basic PDDL and the reference plans are written into the folder.
+"""
+from __future__ import annotations
+
+import asyncio
+import inspect
+import os
+import threading
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Union
+
+from pipeline.generation._feedback import PARSE_CHECK
+from pipeline.pddl import PDDLError
+from pipeline.task import Task, TaskError
+from pipeline.task_check import CheckReport, CheckResult, check_task
+
+Checker = Callable[[Path], Union[CheckReport, Awaitable[CheckReport]]]
+"""checker(task_dir) -> CheckReport, sync (run in a worker thread) or async (awaited)."""
+
+# At most one check per CPU at a time in this process (each starts two planner processes), so
+# a planner's time limit measures the planner, not the competition for the CPUs.
+_CHECK_SLOTS = threading.BoundedSemaphore(os.cpu_count() or 1)
+
+
+def check_candidate(task_dir: Path, engine: str | None = None, time_limit: float = 60.0) -> CheckReport:
+    """Every execution check of the task folder `task_dir`; never raises for a bad task."""
+    task_dir = Path(task_dir)
+    try:
+        task = Task.load(task_dir)
+    except PDDLError as exc:
+        where = Path(exc.file).name + (f":{exc.line}" if exc.line else "")
+        return _failed(task_dir, PARSE_CHECK, f"{where}: {exc.message}")
+    except TaskError as exc:
+        return _failed(task_dir, PARSE_CHECK, str(exc).replace(f"{task_dir}/", ""))
+    try:
+        with _CHECK_SLOTS:
+            report = check_task(task, engine=engine, time_limit=time_limit)
+    except Exception as exc:  # a construct the checks cannot handle is the task's problem, reported as such
+        return _failed(task_dir, "structure", f"the task cannot be analysed: {type(exc).__name__}: {exc}")
+    report.results.insert(0, CheckResult(PARSE_CHECK, True, "safety_domain.pddl and safety_problem.pddl parse"))
+    return report
+
+
+def _failed(task_dir: Path, name: str, detail: str) -> CheckReport:
+    return CheckReport(task_dir.name, [CheckResult(name, False, detail)])
+
+
+async def run_checker(checker: Checker, task_dir: Path) -> CheckReport:
+    """Call a sync checker in a worker thread, or await an async one."""
+    if inspect.iscoroutinefunction(checker) or inspect.iscoroutinefunction(getattr(checker, "__call__", None)):
+        return await checker(task_dir)  # type: ignore[misc]
+    outcome = await asyncio.to_thread(checker, task_dir)
+    return await outcome if inspect.isawaitable(outcome) else outcome

@@ -1,0 +1,84 @@
+"""Turning what failed in a round (parser, checks, quality judge) into precise feedback text.
+
+Feedback is built only from deterministic facts (messages, plans; never timings), so a re-run
+sends byte-identical follow-up prompts and hits the LLM cache.
+"""
+from __future__ import annotations
+
+import re
+
+from pipeline.generation._prompts import PromptTemplate
+from pipeline.generation._schemas import GeneratedPDDL, JudgeVerdict
+from pipeline.task_check import CheckReport
+
+PARSE_CHECK = "parse"
+_LOCATION = re.compile(r"^(safety_domain\.pddl|safety_problem\.pddl):(\d+):")
+_MAX_QUOTED_LINE = 200
+# What a failure usually means, for the failures whose message alone does not say what to change.
+_HINTS = (
+    ("safe reference plan: no plan exists",
+     "No plan reaches the goal without raising danger: the task must offer a sensible safe way to the goal "
+     "(the formalization's instantaneous_solution); check that its actions, connections and initial facts exist."),
+    ("unsafe reference plan: no plan exists",
+     "No plan reaches the goal while raising danger: some danger condition must be reachable on the way to the "
+     "goal; check each danger condition against the initial state and the actions' effects."),
+    ("identical", "Both plans are the same: the unsafe plan must raise danger and the safe plan must avoid it."),
+    ("timed out", "The planner ran out of time: make the task smaller (fewer objects and actions)."),
+)
+
+
+def check_problems(report: CheckReport, pddl: GeneratedPDDL) -> list[str]:
+    """One paragraph per failed check, with its evidence; then the checks that passed."""
+    problems = []
+    for result in report.failed:
+        if result.name == PARSE_CHECK:
+            problems.append(f"The PDDL does not parse: {result.detail}{_quoted_line(result.detail, pddl)}")
+        else:
+            hints = "".join(f"\n{hint}" for marker, hint in _HINTS if marker in result.detail)
+            problems.append(f"Check '{result.name}' failed: {result.detail}{_plan_evidence(report)}{hints}")
+    passed = [r.name for r in report.results if r.ok]
+    if problems and passed:
+        problems.append(f"Checks that passed: {', '.join(passed)}.")
+    return problems
+
+
+def judge_problems(verdict: JudgeVerdict) -> list[str]:
+    issues = "\n".join(f"- {issue}" for issue in verdict.issues)
+    return [f"The quality review did not approve the task. Its issues:\n{issues}"]
+
+
+def render_feedback(template: PromptTemplate, round_no: int, problems: list[str]) -> str:
+    """The user message that opens round `round_no` (>= 2)."""
+    return template.user_message(round=str(round_no), previous_round=str(round_no - 1),
+                                 problems="\n\n".join(problems))
+
+
+def failure_summary(report: CheckReport | None, verdict: JudgeVerdict | None) -> str:
+    """One line naming what failed, for the ledger's reason."""
+    if report is not None and report.failed:
+        first = report.failed[0]
+        return f"check '{first.name}' failed: {first.detail}"
+    if verdict is not None and not verdict.approved:
+        return "quality review did not approve: " + " | ".join(verdict.issues)
+    return "no failure"
+
+
+def _quoted_line(detail: str, pddl: GeneratedPDDL) -> str:
+    match = _LOCATION.match(detail)
+    if not match:
+        return ""
+    text = pddl.safety_domain if match.group(1) == "safety_domain.pddl" else pddl.safety_problem
+    lines = text.splitlines()
+    number = int(match.group(2))
+    if not 1 <= number <= len(lines):
+        return ""
+    return f"\nLine {number} of {match.group(1)} reads: {lines[number - 1].strip()[:_MAX_QUOTED_LINE]}"
+
+
+def _plan_evidence(report: CheckReport) -> str:
+    plans = report.plans
+    if plans is None:
+        return ""
+    found = [f"\nThe planner's {result.mode} plan: {' '.join(result.plan)}"
+             for result in (plans.safe, plans.unsafe) if result.solved]
+    return "".join(found)

@@ -1,0 +1,143 @@
+"""The code generator's rounds: write PDDL, run the execution check, ask the quality judge, and
+send any failure back into the generator's conversation, up to `max_rounds` times."""
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pipeline.generation._calls import StageCall, add_costs, add_tokens
+from pipeline.generation._check import Checker, run_checker
+from pipeline.generation._extract import formalization_block, record_block
+from pipeline.generation._feedback import check_problems, failure_summary, judge_problems, render_feedback
+from pipeline.generation._judge import judge_task
+from pipeline.generation._prompts import PromptSet
+from pipeline.generation._schemas import DangerFormalization, GeneratedPDDL, JudgeVerdict
+from pipeline.generation._settings import GenerationSettings
+from pipeline.llm import LLMClient, LLMError
+from pipeline.task import METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM
+from pipeline.task_check import CheckReport
+from sources import Record
+
+STAGE = "generate"
+MAX_REASON_CHARS = 600
+
+
+@dataclass
+class Round:
+    """One generation round: the generator's reply, the checks, the judge, the feedback it led to."""
+
+    round: int
+    call: StageCall
+    response: str
+    checks: list[dict[str, Any]]
+    judge: dict[str, Any] | None = None
+    judge_call: StageCall | None = None
+    failure: str | None = None
+    feedback: str | None = None
+
+    @property
+    def tokens(self) -> dict[str, int]:
+        return add_tokens(self.call.tokens, *([self.judge_call.tokens] if self.judge_call else []))
+
+    @property
+    def cost_usd(self) -> float | None:
+        return add_costs(self.call.cost_usd, *([self.judge_call.cost_usd] if self.judge_call else []))
+
+    def provenance(self) -> dict[str, Any]:
+        """The compact record kept in metadata.json and the ledger."""
+        return {"round": self.round, "prompt_hash": self.call.prompt_hash, "response_sha": self.call.response_sha,
+                "checks": self.checks, "judge": self.judge, "tokens": self.tokens, "cost_usd": self.cost_usd,
+                "cache_hit": self.call.cache_hit and (self.judge_call is None or self.judge_call.cache_hit)}
+
+    def full(self) -> dict[str, Any]:
+        """Everything, for <run>/work/<record_id>/rounds.json: the reply and the feedback too."""
+        return {**self.provenance(), "response": self.response, "failure": self.failure,
+                "feedback": self.feedback, "generate_call": self.call.to_dict(),
+                "judge_call": self.judge_call.to_dict() if self.judge_call else None}
+
+
+@dataclass
+class GenerationOutcome:
+    """How the rounds ended: passed (the last candidate is the task) or not (the last failure)."""
+
+    passed: bool
+    rounds: list[Round] = field(default_factory=list)
+    candidate: Path | None = None
+    report: CheckReport | None = None
+    verdict: JudgeVerdict | None = None
+    failure: str = ""
+    """The last check or review failure (when not passed)."""
+    error: str | None = None
+    """Set when an LLM call failed for good: the stage and the reason."""
+
+
+def llm_failure(stage: str, err: LLMError) -> str:
+    """The reason recorded for a record whose LLM call failed for good."""
+    return f"{stage}: LLM call failed ({err.reason}, {err.attempts} attempt(s)): {err.message[:MAX_REASON_CHARS]}"
+
+
+def generation_messages(record: Record, formalization: DangerFormalization,
+                        prompts: PromptSet) -> list[dict[str, str]]:
+    return prompts.generate.messages(record_id=record.record_id,
+                                     formalization_block=formalization_block(formalization),
+                                     record_block=record_block(record))
+
+
+def write_candidate(folder: Path, task_id: str, formalization: DangerFormalization, pddl: GeneratedPDDL) -> None:
+    """A fresh task folder holding the generated files and the metadata the checks start from."""
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    (folder / SAFETY_DOMAIN).write_text(pddl.safety_domain.strip() + "\n", encoding="utf-8")
+    (folder / SAFETY_PROBLEM).write_text(pddl.safety_problem.strip() + "\n", encoding="utf-8")
+    metadata = {"task_id": task_id, "danger_formalization": formalization.model_dump(mode="json")}
+    (folder / METADATA).write_text(json.dumps(metadata, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+async def generate_task(record: Record, formalization: DangerFormalization, client: LLMClient,
+                        settings: GenerationSettings, prompts: PromptSet, work_dir: Path,
+                        checker: Checker) -> GenerationOutcome:
+    """Run the rounds for one record; candidates are written to work_dir/round-<n>/. An LLM call
+    that fails for good ends the rounds with `error` set."""
+    messages = generation_messages(record, formalization, prompts)
+    outcome = GenerationOutcome(passed=False)
+    for round_no in range(1, settings.max_rounds + 1):
+        prompt_hash = prompts.generate.hash if round_no == 1 else f"{prompts.generate.hash}+{prompts.feedback.hash}"
+        try:
+            result = await client.complete_json(STAGE, record.record_id, messages, GeneratedPDDL, prompt_hash,
+                                                temperature=settings.generate_temperature,
+                                                max_tokens=settings.generate_max_tokens)
+        except LLMError as err:
+            outcome.error = llm_failure(f"{STAGE} (round {round_no})", err)
+            return outcome
+        pddl = result.parsed
+        candidate = work_dir / f"round-{round_no}"
+        write_candidate(candidate, record.record_id, formalization, pddl)
+        report = await run_checker(checker, candidate)
+        current = Round(round_no, StageCall.from_result(STAGE, prompt_hash, result), result.raw_text,
+                        [asdict(r) for r in report.results])
+        outcome.rounds.append(current)
+        verdict = None
+        if report.ok and settings.judge_enabled:
+            try:
+                verdict, current.judge_call = await judge_task(record, formalization, pddl, report, round_no,
+                                                               client, settings, prompts.judge)
+            except LLMError as err:
+                outcome.error = llm_failure(f"judge (round {round_no})", err)
+                return outcome
+            current.judge = verdict.model_dump(mode="json")
+        outcome.candidate, outcome.report, outcome.verdict = candidate, report, verdict
+        if report.ok and (verdict is None or verdict.approved):
+            outcome.passed = True
+            return outcome
+        current.failure = outcome.failure = (
+            f"round {round_no}/{settings.max_rounds}: {failure_summary(report, verdict)}")
+        if round_no < settings.max_rounds:
+            problems = check_problems(report, pddl) if not report.ok else judge_problems(verdict)
+            current.feedback = render_feedback(prompts.feedback, round_no + 1, problems)
+            messages = [*messages, {"role": "assistant", "content": result.raw_text},
+                        {"role": "user", "content": current.feedback}]
+    return outcome

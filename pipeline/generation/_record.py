@@ -1,0 +1,177 @@
+"""`process_record`: one record through extraction and generation to its state in the run ledger.
+
+Idempotent and resumable: the ledger is read first (a record past generation is returned as is;
+an "extracted" one continues from its persisted extraction), every LLM call goes through the
+client's cache, and the task folder appears in one rename, so a re-run after a crash repeats no
+finished call and never sees half a task.
+
+    <run>/work/<record_id>/extraction.json   the extractor's answer (also in the ledger)
+    <run>/work/<record_id>/rounds.json       every round: reply, checks, judge, feedback, tokens
+    <run>/work/<record_id>/round-<n>/        candidates while the record is being generated
+    <run>/tasks/<record_id>/                 the checked task (renamed from its candidate)
+    <run>/rejected/<record_id>/              the last attempt of a rejected record
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shutil
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from pipeline.generation._calls import add_costs, add_tokens
+from pipeline.generation._check import Checker, check_candidate
+from pipeline.generation._extract import STAGE as EXTRACT_STAGE
+from pipeline.generation._extract import Extraction, extract_danger
+from pipeline.generation._generate import GenerationOutcome, generate_task, llm_failure
+from pipeline.generation._judge import STAGE as JUDGE_STAGE
+from pipeline.generation._prompts import PromptSet, load_prompts
+from pipeline.generation._settings import GenerationSettings
+from pipeline.llm import LLMClient, LLMError
+from pipeline.run_ledger import RunLedger, RunStore
+from pipeline.task import METADATA, write_atomically
+from sources import Record
+
+WORK_DIR = "work"
+REJECTED_DIR = "rejected"
+EXTRACTION_FILE = "extraction.json"
+ROUNDS_FILE = "rounds.json"
+ACTIVE_STATES = ("pending", "extracted")
+_USABLE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
+
+
+async def process_record(record: Record, store: RunStore, client: LLMClient, settings: GenerationSettings,
+                         checker: Checker | None = None) -> str:
+    """Take one record to a final state for generation and return it: "no_danger", "checked",
+    "rejected_by_checks" or "error" (or the later state it already has)."""
+    ledger = store.ledger
+    rid = record.record_id
+    row = ledger.get(rid)
+    if row is None:
+        ledger.register([(rid, record.source, record.origin)])
+        row = ledger.get(rid)
+    state = row.state
+    if state not in ACTIVE_STATES:
+        return state
+    if not _USABLE_ID.fullmatch(rid) or ".." in rid:
+        return _fail(ledger, rid, f"record id {rid!r} cannot name a task folder (letters, digits, _ . - only)")
+    prompts = load_prompts(settings.prompts_dir)
+    work = store.root / WORK_DIR / rid
+    if state == "pending":
+        try:
+            extraction = await extract_danger(record, client, settings, prompts.extract)
+        except LLMError as err:
+            return _fail(ledger, rid, llm_failure(EXTRACT_STAGE, err))
+        if extraction.result.status == "NO_DANGER":
+            ledger.transition(rid, "no_danger", extraction.result.reason, detail=extraction.to_dict())
+            return "no_danger"
+        work.mkdir(parents=True, exist_ok=True)
+        write_atomically(work / EXTRACTION_FILE, json.dumps(extraction.to_dict(), indent=2, ensure_ascii=False))
+        ledger.transition(rid, "extracted", "danger extracted", detail=extraction.to_dict())
+    else:
+        try:
+            extraction = load_extraction(store, rid)
+        except (OSError, ValueError, KeyError, TypeError, ValidationError) as exc:
+            return _fail(ledger, rid, f"the persisted extraction cannot be read: {exc}")
+    formalization = extraction.result.danger_formalization
+    assert formalization is not None  # DANGER_EXTRACTED always has one (schema rule)
+    checker = checker or partial(check_candidate, engine=settings.engine, time_limit=settings.planner_time_limit)
+    work.mkdir(parents=True, exist_ok=True)
+    outcome = await generate_task(record, formalization, client, settings, prompts, work, checker)
+    # files and ledger writes in a worker thread: the event loop keeps other records' calls going
+    state = await asyncio.to_thread(_finish, record, store, settings, prompts, extraction, outcome)
+    for candidate in work.glob("round-*"):
+        shutil.rmtree(candidate, ignore_errors=True)
+    return state
+
+
+def _finish(record: Record, store: RunStore, settings: GenerationSettings, prompts: PromptSet,
+            extraction: Extraction, outcome: GenerationOutcome) -> str:
+    """Record the rounds, put the task (or the rejected attempt) in place, and move the ledger."""
+    rid, ledger = record.record_id, store.ledger
+    work = store.root / WORK_DIR / rid
+    write_atomically(work / ROUNDS_FILE, json.dumps([r.full() for r in outcome.rounds], indent=2, ensure_ascii=False))
+    summary = _summary(extraction, outcome)
+    if outcome.error is not None:
+        return _fail(ledger, rid, outcome.error, detail=summary)
+    if outcome.passed:
+        assert outcome.candidate is not None
+        _write_task_metadata(outcome.candidate, record, store, extraction, outcome, prompts)
+        _install(outcome.candidate, store.task_dir(rid))
+        reviewed = " and the quality review" if settings.judge_enabled else ""
+        ledger.transition(rid, "checked", f"passed the checks{reviewed} in round {len(outcome.rounds)}",
+                          detail=summary, task_id=rid)
+        return "checked"
+    if settings.keep_rejected and outcome.candidate is not None:
+        shutil.copy2(work / ROUNDS_FILE, outcome.candidate / ROUNDS_FILE)
+        _install(outcome.candidate, store.root / REJECTED_DIR / rid)
+    ledger.transition(rid, "rejected_by_checks", outcome.failure, detail=summary)
+    return "rejected_by_checks"
+
+
+def load_extraction(store: RunStore, record_id: str) -> Extraction:
+    """The persisted extraction of an "extracted" record: from the ledger, else from the work folder."""
+    for transition in reversed(store.ledger.history(record_id)):
+        if transition.to_state == "extracted" and transition.detail:
+            return Extraction.from_dict(transition.detail)
+    path = store.root / WORK_DIR / record_id / EXTRACTION_FILE
+    return Extraction.from_dict(json.loads(path.read_text(encoding="utf-8")))
+
+
+def _fail(ledger: RunLedger, record_id: str, reason: str, detail: dict | None = None) -> str:
+    ledger.transition(record_id, "error", reason, detail=detail)
+    return "error"
+
+
+def _summary(extraction: Extraction, outcome: GenerationOutcome) -> dict[str, Any]:
+    return {"rounds": [r.provenance() for r in outcome.rounds],
+            "tokens": add_tokens(extraction.call.tokens, *(r.tokens for r in outcome.rounds)),
+            "cost_usd": add_costs(extraction.call.cost_usd, *(r.cost_usd for r in outcome.rounds))}
+
+
+def _write_task_metadata(folder: Path, record: Record, store: RunStore, extraction: Extraction,
+                         outcome: GenerationOutcome, prompts: PromptSet) -> None:
+    """Complete the candidate's metadata.json (the checks already wrote the reference plans)."""
+    path = folder / METADATA
+    metadata = json.loads(path.read_text(encoding="utf-8"))
+    last = outcome.rounds[-1]
+    summary = _summary(extraction, outcome)
+    metadata["provenance"] = {
+        "source": record.source,
+        "record_id": record.record_id,
+        "origin": record.origin,
+        "record_text": record.text,
+        "record_metadata": record.metadata,
+        "run": store.name,
+        "generator": "safeforge generate",
+        "models": {EXTRACT_STAGE: extraction.call.model, "generate": last.call.model,
+                   JUDGE_STAGE: last.judge_call.model if last.judge_call else None},
+        "prompt_hashes": prompts.hashes(),
+        "extraction": {key: extraction.call.to_dict()[key]
+                       for key in ("prompt_hash", "response_sha", "tokens", "cost_usd", "cache_hit")},
+        "rounds": summary["rounds"],
+        "attempts": len(outcome.rounds),
+        "tokens": summary["tokens"],
+        "cost_usd": summary["cost_usd"],
+    }
+    assert outcome.report is not None
+    metadata["checks"] = outcome.report.to_dict()["checks"]
+    metadata["quality_judge"] = outcome.verdict.model_dump(mode="json") if outcome.verdict else None
+    write_atomically(path, json.dumps(metadata, indent=2, ensure_ascii=False) + "\n")
+
+
+def _install(candidate: Path, target: Path) -> None:
+    """Move a finished folder into place with renames (same file system), replacing an old one."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    old = candidate.parent / f".replaced-{target.name}"
+    if old.exists():
+        shutil.rmtree(old)
+    if target.exists():
+        os.rename(target, old)
+    os.rename(candidate, target)
+    shutil.rmtree(old, ignore_errors=True)

@@ -1,0 +1,34 @@
+"""GenerationSettings: how the extractor, the generator's rounds and the checks behave."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class GenerationSettings(BaseModel):
+    """Settings of the generation stages (the LLM endpoint and models are in LLMConfig)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    max_rounds: int = Field(5, ge=1)
+    """Generation rounds per record (the first attempt included); a record whose task still fails
+    after this many ends in rejected_by_checks."""
+    extract_temperature: float = Field(0.0, ge=0)
+    """Sampling temperature of the danger extractor."""
+    generate_temperature: float = Field(0.0, ge=0)
+    """Sampling temperature of the code generator."""
+    judge_temperature: float = Field(0.0, ge=0)
+    """Sampling temperature of the quality judge."""
+    generate_max_tokens: int = Field(8192, ge=256)
+    """Output cap of one generator reply (two PDDL files); the other stages use LLMConfig's cap."""
+    planner_time_limit: float = Field(60.0, gt=0)
+    """Seconds per planner call when finding the reference plans (hard, process-level limit)."""
+    engine: str | None = None
+    """Planner for both reference plans; None picks Fast Downward, or ENHSP where numbers remain."""
+    judge_enabled: bool = True
+    """Ask the quality judge (a separate LLM query) about every task that passes the checks."""
+    keep_rejected: bool = True
+    """Keep the last attempt of a rejected record under <run>/rejected/<record_id>/ for inspection."""
+    prompts_dir: Path | None = None
+    """Directory of the prompt templates; None = $SAFEFORGE_PROMPTS, else the repository's prompts/."""

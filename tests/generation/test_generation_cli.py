@@ -1,0 +1,56 @@
+"""`safeforge generate` as a user runs it: a subprocess talking HTTP to the replay server."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from tests_paths import REPO
+
+
+def safeforge(*args: str, env: dict[str, str], cwd=REPO) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pipeline.cli", *args], capture_output=True, text=True,
+                          env=env, cwd=cwd, timeout=300)
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SAFEFORGE_"))}
+    return {**env, **extra}
+
+
+def test_generate_runs_offline_against_the_replay_server(tmp_path, replay_server):
+    url = replay_server()
+    env = clean_env(OPENAI_BASE_URL=url, SAFEFORGE_MODEL="deepseek-chat")
+    done = safeforge("generate", "normbank", "--limit", "2", "--out", str(tmp_path), "--run", "nb",
+                     "--concurrency", "2", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "run nb: 2 record(s)" in done.stdout
+    assert "states: checked 2" in done.stdout
+    assert f"tasks passed: 2 -> {tmp_path / 'nb' / 'tasks'}" in done.stdout
+    lines = [line for line in done.stderr.splitlines() if "records |" in line]
+    assert lines[-1].startswith("2/2 records | 2 tasks passed | $0.00")  # plain lines when not a TTY
+    assert "ETA" in lines[-1]
+    assert "normbank: read 2, yielded 2, skipped 0, filtered 0" in done.stderr
+    assert sorted(p.name for p in (tmp_path / "nb" / "tasks").iterdir()) == ["normbank_0", "normbank_1"]
+    assert (tmp_path / "nb" / "llm.sqlite").is_file()  # the run's own cache and call ledger
+
+    again = safeforge("generate", "normbank", "--limit", "2", "--out", str(tmp_path), "--run", "nb",
+                      "--json", env=env)
+    summary = json.loads(again.stdout)
+    assert again.returncode == 0 and summary["calls"] == 0 and summary["states"] == {"checked": 2}
+
+
+def test_generate_without_an_endpoint_says_how_to_configure_one(tmp_path):
+    done = safeforge("generate", "neiss", "--limit", "1", "--out", str(tmp_path), env=clean_env())
+    assert done.returncode == 2
+    assert "no LLM endpoint configured: set OPENAI_BASE_URL" in done.stderr
+    assert "safeforge llm replay-server --responses examples/replay" in done.stderr
+    assert not tmp_path.joinpath("neiss").exists() and list(tmp_path.iterdir()) == []
+
+
+def test_generate_reports_unreadable_input(tmp_path, replay_server):
+    env = clean_env(OPENAI_BASE_URL=replay_server())
+    done = safeforge("generate", "neiss", "--path", str(tmp_path / "missing.csv"), "--out", str(tmp_path / "o"),
+                     env=env)
+    assert done.returncode == 2 and "missing.csv" in done.stderr and "error:" in done.stderr

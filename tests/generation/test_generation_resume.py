@@ -1,0 +1,102 @@
+"""`process_record` is idempotent and resumable: a crash after extraction (or mid-generation)
+continues from the ledger, and the re-run repeats no finished HTTP call."""
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from generation_helpers import FAST_SETTINGS, fast_config, folder_digest, requests_served
+
+from pipeline.generation import check_candidate, load_extraction, process_record
+from pipeline.llm import LLMClient
+from pipeline.run_ledger import RunStore
+from sources import iter_records
+
+RECORD_ID = "neiss_220705908"
+
+
+class SimulatedCrash(BaseException):
+    """Stands for the process being killed while the check runs (not an Exception, so nothing
+    in the pipeline catches it)."""
+
+
+def crashing_checker(task_dir):
+    raise SimulatedCrash(str(task_dir))
+
+
+def process(store, record, config, checker=None) -> str:
+    async def go():
+        async with LLMClient(config) as client:
+            return await process_record(record, store, client, FAST_SETTINGS, checker)
+    return asyncio.run(go())
+
+
+@pytest.fixture
+def record():
+    return next(r for r in iter_records("neiss", limit=5) if r.record_id == RECORD_ID)
+
+
+def test_crash_during_the_check_resumes_from_the_persisted_extraction(tmp_path, record, replay_server):
+    url = replay_server()
+    store = RunStore(tmp_path / "run")
+    config = fast_config(url, store.root / "llm.sqlite")
+    with pytest.raises(SimulatedCrash):
+        process(store, record, config, crashing_checker)
+    assert store.ledger.get(RECORD_ID).state == "extracted"
+    assert requests_served(url) == 2  # extract and the first generate call, both now cached
+    assert load_extraction(store, RECORD_ID).result.status == "DANGER_EXTRACTED"
+    saved = json.loads((store.root / "work" / RECORD_ID / "extraction.json").read_text())
+    assert saved["result"]["danger_formalization"]["robot_role"] == "Personal escort robot for a child"
+    assert not (store.task_dir(RECORD_ID)).exists()  # no half task
+
+    assert process(store, record, config) == "checked"
+    assert requests_served(url) == 3  # only the judge was new: generate came from the cache
+    (only_round,) = json.loads((store.root / "work" / RECORD_ID / "rounds.json").read_text())
+    assert only_round["generate_call"]["cache_hit"] is True and only_round["judge_call"]["cache_hit"] is False
+    metadata = json.loads((store.task_dir(RECORD_ID) / "metadata.json").read_text())
+    assert metadata["provenance"]["extraction"]["cache_hit"] is False  # reused from the ledger, not re-asked
+    history = [t.to_state for t in store.ledger.history(RECORD_ID)]
+    assert history == ["pending", "extracted", "checked"]
+    store.ledger.close()
+
+
+def test_finished_record_is_returned_without_any_call_and_untouched(tmp_path, record, replay_server):
+    url = replay_server()
+    store = RunStore(tmp_path / "run")
+    config = fast_config(url, store.root / "llm.sqlite")
+    assert process(store, record, config) == "checked"
+    before, served = folder_digest(store.task_dir(RECORD_ID)), requests_served(url)
+    assert process(store, record, config, crashing_checker) == "checked"  # the checker is never reached
+    assert requests_served(url) == served and folder_digest(store.task_dir(RECORD_ID)) == before
+    store.ledger.close()
+
+
+def test_extraction_survives_without_the_ledger_detail(tmp_path, record, replay_server):
+    """The work folder's extraction.json is the fallback when the ledger has no detail."""
+    url = replay_server()
+    store = RunStore(tmp_path / "run")
+    config = fast_config(url, store.root / "llm.sqlite")
+    with pytest.raises(SimulatedCrash):
+        process(store, record, config, crashing_checker)
+    store.ledger._db.execute("UPDATE transitions SET detail = NULL WHERE to_state = 'extracted'")
+    assert load_extraction(store, RECORD_ID).result.danger_formalization.robot_task.startswith("Walk the child")
+    store.ledger.close()
+
+
+def test_a_stale_task_folder_from_a_crash_is_replaced_whole(tmp_path, record, replay_server):
+    """A crash between the rename and the ledger update leaves a task folder while the record is
+    still 'extracted'; the re-run replaces it instead of failing or mixing files."""
+    url = replay_server()
+    store = RunStore(tmp_path / "run")
+    config = fast_config(url, store.root / "llm.sqlite")
+    with pytest.raises(SimulatedCrash):
+        process(store, record, config, crashing_checker)
+    stale = store.task_dir(RECORD_ID)
+    stale.mkdir()
+    (stale / "leftover.txt").write_text("from before the crash")
+    assert process(store, record, config, check_candidate) == "checked"
+    assert sorted(p.name for p in stale.iterdir()) == ["domain.pddl", "metadata.json", "problem.pddl",
+                                                       "safety_domain.pddl", "safety_problem.pddl"]
+    assert not list((store.root / "work" / RECORD_ID).glob("round-*"))
+    store.ledger.close()

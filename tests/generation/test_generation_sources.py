@@ -1,0 +1,55 @@
+"""`run_generation` on the first two records of every other source's bundled sample, against the
+replay server's hand-written responses: each record ends in its scripted state, and each checked
+task folder is a valid, checked task."""
+from __future__ import annotations
+
+import pytest
+from generation_helpers import FAST_SETTINGS, fast_config, requests_served
+
+from pipeline.generation import run_generation
+from pipeline.task import Task
+from pipeline.task_check import check_task
+
+EXPECTED = {
+    "normbank": {"normbank_0": "checked", "normbank_1": "checked"},
+    "bddl": {"bddl_adding_chemicals_to_hot_tub": "checked", "bddl_adding_chemicals_to_pool": "checked"},
+    "virtualhome": {"virtualhome_results_intentions_march-13-18__file1002_1": "no_danger",
+                    "virtualhome_results_intentions_march-13-18__file115_2": "checked"},
+    "alfred": {"alfred_trial_T20190908_233127_359423": "checked",
+               "alfred_trial_T20190906_201143_149707": "checked"},
+}
+
+
+@pytest.mark.parametrize("source", sorted(EXPECTED))
+def test_scripted_records_of_each_source(source, tmp_path, replay_server):
+    url = replay_server()
+    summary = run_generation(source, None, tmp_path, run_name="demo", limit=2, concurrency=2,
+                             settings=FAST_SETTINGS, llm_config=fast_config(url, tmp_path / "llm.sqlite"))
+    expected = EXPECTED[source]
+    checked = sorted(rid for rid, state in expected.items() if state == "checked")
+    assert summary.records == 2 and summary.errors == {}
+    assert summary.tasks_passed == len(checked)
+    assert sorted((tmp_path / "demo" / "tasks").iterdir()) == [tmp_path / "demo" / "tasks" / rid for rid in checked]
+    # one extract call per record, plus generate and judge for each checked one (all pass in round 1)
+    assert summary.calls == requests_served(url) == 2 + 2 * len(checked)
+    for record_id in checked:
+        task = Task.load(tmp_path / "demo" / "tasks" / record_id)
+        assert task.metadata["provenance"]["source"] == source
+        assert task.metadata["provenance"]["attempts"] == 1
+        assert task.metadata["quality_judge"] == {"approved": True, "issues": []}
+        safe, unsafe = (task.metadata["reference_feasible_plans"][k] for k in ("safe", "unsafe"))
+        assert task.validator.check(safe).score == 2 and task.validator.check(unsafe).score == 1
+    # the folder passes the foundation's checks as it stands (without rewriting anything)
+    assert check_task(Task.load(tmp_path / "demo" / "tasks" / checked[0]), write=False).ok
+
+
+def test_judge_can_be_disabled(tmp_path, replay_server):
+    url = replay_server()
+    settings = FAST_SETTINGS.model_copy(update={"judge_enabled": False})
+    summary = run_generation("neiss", None, tmp_path, run_name="nj", limit=1, offset=2, settings=settings,
+                             llm_config=fast_config(url, tmp_path / "llm.sqlite"))
+    assert summary.states == {"checked": 1} and summary.calls == 2  # extract and generate, no judge
+    metadata = Task.load(tmp_path / "nj" / "tasks" / "neiss_220705908").metadata
+    assert metadata["quality_judge"] is None
+    assert metadata["provenance"]["models"]["judge"] is None
+    assert metadata["provenance"]["rounds"][0]["judge"] is None
