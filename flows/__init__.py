@@ -1,1 +1,12 @@
-"""Prefect flows and deployments (thin: they call the library)."""
+"""Prefect flows and deployments (thin: they call the library).
+
+    generate       flows.generate.generate        one source's records -> checked task folders
+    review-push    flows.review.review_push       a run's checked tasks -> Label Studio
+    review-pull    flows.review.review_pull       review decisions -> the run's ledger
+    publish        flows.publish.publish          accepted tasks -> a release (and the Hub)
+
+`python -m flows.deployments` serves every deployment (see flows.deployments); the check stage
+can run on Dask (flows.dask_checks). Import the flows from their modules (a flow and its module
+share the name `generate`); this package itself does not import Prefect, so that a caller can set
+the Prefect environment first (pipeline.settings).
+"""

@@ -19,6 +19,8 @@ AREAS = (
     "pipeline.generation.cli",
     "pipeline.despite_import.cli",
     "pipeline.evaluation.cli",
+    "pipeline.cli_runs",
+    "pipeline.cli_services",
     "pipeline.publishing.cli",
     "pipeline.spoc.cli",
     "review.cli",

@@ -1,0 +1,96 @@
+"""The CPU-bound check stage on a Dask cluster, through prefect-dask.
+
+With `SAFEFORGE_CHECK_EXECUTOR=dask`, each candidate task folder's checks run as a Prefect task
+(`check-task`, named `check <record id>/<candidate folder>`) submitted to a `DaskTaskRunner`: on
+the cluster at `SAFEFORGE_DASK_ADDRESS`, or on a temporary `LocalCluster` of
+`SAFEFORGE_DASK_WORKERS` processes.
+The folder's files travel with the task and the files the checks write come back, so workers
+need Safeforge installed but no shared file system. The planners run in child processes, so
+workers must not be daemonic: start remote ones with `DASK_DISTRIBUTED__WORKER__DAEMON=False`.
+"""
+from __future__ import annotations
+
+import contextvars
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+
+from pipeline.settings import CheckExecutorSettings
+from pipeline.task import write_atomically
+from pipeline.task_check import CheckReport
+
+Checker = Callable[[Path], CheckReport]
+FolderCheck = Callable[[Path], CheckReport]
+"""Checks one task folder in place (the generation stage's own check, e.g. check_task on it)."""
+
+
+def _read_folder(folder: Path) -> dict[str, str]:
+    """The text files of a task folder (PDDL and JSON, UTF-8) by name."""
+    return {p.name: p.read_text(encoding="utf-8") for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+@task(name="check-task", task_run_name="check {label}", cache_policy=NO_CACHE, retries=1,
+      retry_delay_seconds=1)
+def check_folder_copy(label: str, name: str, files: dict[str, str],
+                      check: FolderCheck) -> tuple[CheckReport, dict[str, str]]:
+    """Run `check` on a copy, named `name`, of a task folder; returns its report and the files
+    that changed. `label` names the task run (record id / candidate folder)."""
+    with tempfile.TemporaryDirectory(prefix="safeforge-check-") as tmp:
+        folder = Path(tmp) / name
+        folder.mkdir()
+        for name, content in files.items():
+            (folder / name).write_text(content, encoding="utf-8")
+        report = check(folder)
+        after = _read_folder(folder)
+    return report, {name: content for name, content in after.items() if files.get(name) != content}
+
+
+class DaskChecker:
+    """`checker(task_dir) -> CheckReport` that runs `check` on the Dask cluster of `runner`.
+
+    Submissions run in the Prefect context of the checker's creation (the flow run), not in
+    that of the calling record's task run, whose parameters (the run store, the LLM client)
+    neither can nor should travel to the workers.
+    """
+
+    def __init__(self, runner, check: FolderCheck):
+        self._runner = runner
+        self._check = check
+        self._context = contextvars.copy_context()
+
+    def __call__(self, task_dir: Path) -> CheckReport:
+        return self._context.copy().run(self._check_remotely, Path(task_dir))
+
+    def _check_remotely(self, task_dir: Path) -> CheckReport:
+        future = self._runner.submit(check_folder_copy, parameters={
+            "label": f"{task_dir.parent.name}/{task_dir.name}", "name": task_dir.name,
+            "files": _read_folder(task_dir), "check": self._check})
+        report, changed = future.result()
+        for name, content in changed.items():
+            write_atomically(task_dir / name, content)
+        return report
+
+
+@contextmanager
+def check_stage(check: FolderCheck, config: CheckExecutorSettings | None = None) -> Iterator[Checker | None]:
+    """The checker the generation stage should use: None (its own, in this process) with the
+    `local` executor, else a DaskChecker on the configured cluster for the duration of the block."""
+    config = config or CheckExecutorSettings.from_env()
+    if config.executor == "local":
+        yield None
+        return
+    import dask
+    from prefect_dask import DaskTaskRunner
+
+    if config.dask_address:
+        runner = DaskTaskRunner(address=config.dask_address)
+    else:
+        runner = DaskTaskRunner(cluster_kwargs={"n_workers": config.dask_workers, "threads_per_worker": 1,
+                                                "processes": True, "dashboard_address": ":0"})
+    # the planners run in child processes under a hard time limit: workers must not be daemons
+    with dask.config.set({"distributed.worker.daemon": False}), runner:
+        yield DaskChecker(runner, check)

@@ -1,0 +1,86 @@
+"""Every deployment of the Prefect application, served by one process: `python -m flows.deployments`.
+
+- `generate/alfred`, `generate/bddl`, `generate/virtualhome`, `generate/normbank`,
+  `generate/neiss`: flow `generate` on the source's bundled sample, limited to the records the
+  bundled replay responses script (parameters override source, path, selection, model, ...);
+- `review-push/checked`: flow `review-push`, a run's checked tasks to Label Studio;
+- `review-pull/decisions`: flow `review-pull`, the review decisions back into the run's ledger;
+- `publish/release`: flow `publish`, a run's accepted tasks to a release (and the Hub).
+
+With `--work-pool NAME` the same deployments are registered on a process work pool instead, for
+`prefect worker start --pool NAME` to run.
+
+`safeforge services start` starts this process after the Prefect server; it needs PREFECT_API_URL
+(see `pipeline.settings`).
+"""
+from __future__ import annotations
+
+GENERATE_SOURCES = ("alfred", "bddl", "virtualhome", "normbank", "neiss")
+# deployment name -> the parameters it runs with unless `prefect deployment run --param` says otherwise
+GENERATE_DEFAULTS: dict[str, dict] = {source: {"source": source, "limit": 5 if source == "neiss" else 2}
+                                     for source in GENERATE_SOURCES}
+OTHER_DEPLOYMENTS = {"review-push": "checked", "review-pull": "decisions", "publish": "release"}
+
+
+def deployment_names() -> list[str]:
+    """`flow/deployment` names of everything `serve_all` serves."""
+    return [f"generate/{source}" for source in GENERATE_SOURCES] + [
+        f"{flow_name}/{name}" for flow_name, name in OTHER_DEPLOYMENTS.items()]
+
+
+def build_deployments() -> list:
+    """The RunnerDeployments (flows referenced by module path, so runs import them afresh)."""
+    from prefect.deployments.runner import EntrypointType
+
+    from flows.generate import generate
+    from flows.publish import publish
+    from flows.review import review_pull, review_push
+
+    common = {"entrypoint_type": EntrypointType.MODULE_PATH, "tags": ["safeforge"]}
+    deployments = [
+        generate.to_deployment(name=source, parameters=parameters,
+                               description=f"Generate tasks from the bundled {source} sample "
+                                           "(override with --param path=... and the selection parameters).",
+                               **common)
+        for source, parameters in GENERATE_DEFAULTS.items()]
+    flows = {"review-push": review_push, "review-pull": review_pull, "publish": publish}
+    deployments += [flows[flow_name].to_deployment(name=name, **common)
+                    for flow_name, name in OTHER_DEPLOYMENTS.items()]
+    return deployments
+
+
+def serve_all() -> None:
+    """Register and serve every deployment until interrupted (SIGTERM or Ctrl-C)."""
+    from prefect import serve
+
+    serve(*build_deployments(), pause_on_shutdown=False)
+
+
+def deploy_to_work_pool(pool: str) -> None:
+    """Register every deployment on work pool `pool` (type `process`): its workers run the flows,
+    importing them from the Safeforge installed where they run."""
+    from prefect import deploy
+
+    deploy(*build_deployments(), work_pool_name=pool, build=False, push=False, print_next_steps_message=False)
+
+
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    from pipeline.settings import apply_prefect_env
+
+    parser = argparse.ArgumentParser(prog="python -m flows.deployments", description=__doc__.splitlines()[0])
+    parser.add_argument("--work-pool", help="register the deployments on this (process) work pool instead of "
+                                            "serving them; start workers with `prefect worker start --pool NAME`")
+    args = parser.parse_args(argv)
+    apply_prefect_env()
+    if args.work_pool:
+        deploy_to_work_pool(args.work_pool)
+        print(f"registered {len(deployment_names())} deployments on work pool {args.work_pool!r}: "
+              + ", ".join(deployment_names()))
+    else:
+        serve_all()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+"""Flows `review-push` and `review-pull`: a run's checked tasks to Label Studio, and the
+reviewers' decisions back into its ledger (the library's `review.push_run` / `review.pull_run`).
+
+Label Studio is configured by LABEL_STUDIO_URL, LABEL_STUDIO_API_KEY, ... (`review.ReviewConfig`).
+Both flows publish the project's link and the run's summary as artifacts.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from prefect import flow, get_run_logger
+from prefect.artifacts import create_link_artifact, create_markdown_artifact
+
+from flows.generate import artifact_key
+from pipeline.run_ledger import RunStore
+from pipeline.runs import is_run, list_runs, run_overview
+from pipeline.settings import outputs_dir
+from review import ReviewConfig, pull_run, push_run
+
+
+def run_folder(run_name: str | None) -> Path:
+    """The folder of run `run_name` under the outputs folder; None: the run changed most recently."""
+    if run_name is None:
+        runs = list_runs(outputs_dir())
+        if not runs:
+            raise ValueError(f"no runs in {outputs_dir()}: run a generate deployment first")
+        return runs[0]
+    folder = outputs_dir() / run_name
+    if not is_run(folder):
+        raise ValueError(f"no run {run_name!r} in {outputs_dir()} (expected {folder}/ledger.sqlite)")
+    return folder
+
+
+def project_url(base_url: str, project_id: int) -> str:
+    return f"{base_url.rstrip('/')}/projects/{project_id}/data"
+
+
+def _publish_summary(store: RunStore) -> None:
+    create_markdown_artifact(key=artifact_key(store.name), markdown=run_overview(store.root).to_markdown(),
+                             description=f"Safeforge run {store.name}: records per state, stages, cost")
+
+
+@flow(name="review-push", log_prints=True)
+def review_push(run_name: str | None = None, annotators_per_task: int = 1) -> dict:
+    """Import the checked tasks of run `run_name` (default: the latest run) into its Label Studio
+    project; their records move to in_review."""
+    store = RunStore(run_folder(run_name))
+    result = push_run(store, ReviewConfig.from_env(), annotators_per_task=annotators_per_task)
+    url = project_url(result.url, result.project_id)
+    get_run_logger().info("%s\nreview at %s", result.summary(), url)
+    create_link_artifact(key=f"review-{artifact_key(store.name)}", link=url, link_text=result.project_title,
+                         description=f"Label Studio project of run {store.name}")
+    _publish_summary(store)
+    store.ledger.close()
+    return {**result.to_dict(), "project_url": url}
+
+
+@flow(name="review-pull", log_prints=True)
+def review_pull(run_name: str | None = None) -> dict:
+    """Record the reviewers' decisions of run `run_name` (default: the latest run): accepted or
+    rejected_by_review, with corrections and agreement."""
+    store = RunStore(run_folder(run_name))
+    result = pull_run(store, ReviewConfig.from_env())
+    get_run_logger().info("%s", result.summary())
+    _publish_summary(store)
+    store.ledger.close()
+    return result.to_dict()

@@ -1,0 +1,384 @@
+"""The local services of the Prefect application: start, status and stop, all on loopback.
+
+`start_services()` starts, in this order, and waits until each answers:
+1. `prefect-server`: `prefect server start` on 127.0.0.1 (SQLite database in PREFECT_HOME);
+2. `llm-replay`: the replay LLM server with `examples/replay` (the offline demo), unless
+   OPENAI_BASE_URL is set, in which case the deployments call that endpoint instead;
+3. `deployments`: `python -m flows.deployments`, the process that serves every deployment;
+4. `label-studio`: Label Studio, from its own virtual environment (through `review`).
+Each process runs in its own session, with a state file and a log in `<state dir>/services/`.
+Starting again reuses what is running. `stop_services()` ends them in reverse order, each with
+its whole process tree, and checks that no process of theirs is left.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, replace
+from datetime import datetime
+from pathlib import Path
+from urllib.parse import urlparse
+
+import httpx
+import psutil
+
+from pipeline import settings
+
+PROCESS_SERVICES = ("prefect-server", "llm-replay", "deployments")
+READY_TIMEOUT_S = {"prefect-server": 180.0, "llm-replay": 30.0, "deployments": 180.0}
+STOP_GRACE_S = 10.0
+POLL_S = 0.5
+
+Progress = Callable[[str], None]
+
+
+class ServiceError(Exception):
+    """A service did not start or stop; the message names it and quotes its log."""
+
+
+@dataclass(frozen=True)
+class ServiceRecord:
+    """What `start` wrote about one process it started (its state file)."""
+
+    name: str
+    pid: int
+    create_time: float
+    url: str
+    log: str
+    command: list[str]
+
+
+@dataclass(frozen=True)
+class ServiceStatus:
+    name: str
+    running: bool
+    url: str = ""
+    pid: int | None = None
+    log: str = ""
+    note: str = ""
+
+
+def services_dir(environ: Mapping[str, str] | None = None) -> Path:
+    return settings.state_dir(environ) / "services"
+
+
+def local_prefect_api(environ: Mapping[str, str] | None = None) -> str:
+    return f"http://{settings.LOOPBACK}:{settings.prefect_port(environ)}/api"
+
+
+def service_env(environ: Mapping[str, str] | None = None, *, llm_base_url: str | None = None) -> dict[str, str]:
+    """The environment of the services and of a shell driving them: the Prefect settings (API on
+    the local server) and, for the offline demo, OPENAI_BASE_URL of the replay server."""
+    env = dict(os.environ if environ is None else environ)
+    env.update(settings.prefect_env(env))
+    env["PREFECT_API_URL"] = local_prefect_api(env)
+    if llm_base_url:
+        env["OPENAI_BASE_URL"] = llm_base_url
+    return env
+
+
+def shell_exports(environ: Mapping[str, str] | None = None) -> str:
+    """`export` lines that point a shell at the running services (for `eval`)."""
+    env = service_env(environ, llm_base_url=_replay_url_if_running(environ))
+    keys = [*settings.prefect_env(env), "OPENAI_BASE_URL"]
+    return "\n".join(f"export {key}={shlex.quote(env[key])}" for key in keys if env.get(key))
+
+
+# -- state files -----------------------------------------------------------------------------
+
+
+def _record_path(name: str, environ=None) -> Path:
+    return services_dir(environ) / f"{name}.json"
+
+
+def _read_record(name: str, environ=None) -> ServiceRecord | None:
+    path = _record_path(name, environ)
+    try:
+        return ServiceRecord(**json.loads(path.read_text()))
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def _process(record: ServiceRecord) -> psutil.Process | None:
+    """The recorded process if it is still the same one and alive (not a reused pid, not a zombie)."""
+    try:
+        process = psutil.Process(record.pid)
+        if abs(process.create_time() - record.create_time) > 0.5 or process.status() == psutil.STATUS_ZOMBIE:
+            return None
+        return process
+    except psutil.Error:
+        return None
+
+
+def _running(name: str, environ=None) -> ServiceRecord | None:
+    record = _read_record(name, environ)
+    return record if record is not None and _process(record) is not None else None
+
+
+def _replay_url_if_running(environ=None) -> str | None:
+    record = _running("llm-replay", environ)
+    return record.url if record else None
+
+
+# -- starting --------------------------------------------------------------------------------
+
+
+def _spawn(name: str, command: list[str], env: Mapping[str, str], url: str, environ=None) -> ServiceRecord:
+    folder = services_dir(environ)
+    folder.mkdir(parents=True, exist_ok=True)
+    log = folder / f"{name}.log"
+    with open(log, "ab") as out:
+        out.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} starting: {' '.join(command)}\n".encode())
+        out.flush()
+        process = subprocess.Popen(command, cwd=settings.REPO_ROOT, env=dict(env), stdin=subprocess.DEVNULL,
+                                   stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    record = ServiceRecord(name, process.pid, psutil.Process(process.pid).create_time(), url, str(log), command)
+    _record_path(name, environ).write_text(json.dumps(asdict(record), indent=2))
+    return record
+
+
+def _log_tail(path: str | Path, lines: int = 25) -> str:
+    try:
+        return "\n".join(Path(path).read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def _wait_ready(record: ServiceRecord, ready: Callable[[], bool], timeout: float, environ=None) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if _process(record) is None:
+            _forget(record.name, environ)
+            raise ServiceError(f"{record.name} exited while starting; the end of {record.log}:\n"
+                               f"{_log_tail(record.log)}")
+        if ready():
+            return
+        time.sleep(POLL_S)
+    _stop_record(record, environ)
+    raise ServiceError(f"{record.name} did not answer at {record.url} within {timeout:.0f}s (stopped it); "
+                       f"the end of {record.log}:\n{_log_tail(record.log)}")
+
+
+def _get_ok(url: str, expect: Callable[[httpx.Response], bool] = lambda r: r.status_code == 200) -> bool:
+    try:
+        return expect(httpx.get(url, timeout=2.0))
+    except httpx.HTTPError:
+        return False
+
+
+def prefect_healthy(api_url: str) -> bool:
+    return _get_ok(f"{api_url}/health", lambda r: r.status_code == 200 and r.text.strip() == "true")
+
+
+def deployments_polled(api_url: str, names: list[str], since: float) -> bool:
+    """Whether a runner has polled every `flow/deployment` since `since` (a Unix time): the
+    deployments are registered and served, not left over from an earlier session."""
+    for name in names:
+        try:
+            response = httpx.get(f"{api_url}/deployments/name/{name}", timeout=2.0)
+        except httpx.HTTPError:
+            return False
+        polled = response.json().get("last_polled") if response.status_code == 200 else None
+        if not polled or datetime.fromisoformat(polled.replace("Z", "+00:00")).timestamp() < since:
+            return False
+    return True
+
+
+def _start_process(name: str, command: list[str], env: Mapping[str, str], url: str,
+                   ready: Callable[[], bool], progress: Progress, environ=None) -> ServiceRecord:
+    running = _running(name, environ)
+    if running is not None:
+        progress(f"{name}: already running (pid {running.pid}) at {running.url}")
+        return running
+    _forget(name, environ)
+    progress(f"{name}: starting ({' '.join(Path(c).name if i == 0 else c for i, c in enumerate(command))})")
+    started = time.monotonic()
+    record = _spawn(name, command, env, url, environ)
+    _wait_ready(record, ready, READY_TIMEOUT_S[name], environ)
+    progress(f"{name}: ready at {url} (pid {record.pid}, {time.monotonic() - started:.0f}s)")
+    return record
+
+
+def start_services(*, label_studio: bool = True, replay: bool | None = None,
+                   environ: Mapping[str, str] | None = None, progress: Progress = print) -> list[ServiceStatus]:
+    """Start what the main job needs; `replay=None` starts the replay LLM server unless
+    OPENAI_BASE_URL is set. Returns the status of every service."""
+    from flows.deployments import deployment_names  # flows imports prefect: only when needed
+
+    env_in = dict(os.environ if environ is None else environ)
+    api = local_prefect_api(env_in)
+    base_env = service_env(env_in)
+    port = settings.prefect_port(env_in)
+    if not _running("prefect-server", environ) and prefect_healthy(api):
+        raise ServiceError(f"something else already answers at {api}; stop it or set SAFEFORGE_PREFECT_PORT")
+    _start_process("prefect-server", [sys.executable, "-m", "prefect", "server", "start", "--host",
+                                      settings.LOOPBACK, "--port", str(port)],
+                   base_env, api.removesuffix("/api"), lambda: prefect_healthy(api), progress, environ)
+
+    if replay is None:
+        replay = not env_in.get("OPENAI_BASE_URL")
+    llm_url = None
+    if replay:
+        llm_url = f"http://{settings.LOOPBACK}:{settings.replay_port(env_in)}/v1"
+        responses = settings.replay_responses(env_in)
+        _start_process("llm-replay", [sys.executable, "-m", "pipeline.llm.replay_server", "--responses",
+                                      str(responses), "--port", str(settings.replay_port(env_in))],
+                       base_env, llm_url, lambda: _get_ok(f"{llm_url}/models"), progress, environ)
+    else:
+        progress(f"llm-replay: not started; the deployments call OPENAI_BASE_URL={env_in.get('OPENAI_BASE_URL')}")
+
+    names, since = deployment_names(), time.time() - 1.0
+    _start_process("deployments", [sys.executable, "-m", "flows.deployments"],
+                   service_env(env_in, llm_base_url=llm_url), api.removesuffix("/api") + "/deployments",
+                   lambda: deployments_polled(api, names, since), progress, environ)
+
+    if label_studio:
+        _start_label_studio(env_in, progress)
+    return service_status(environ)
+
+
+# -- Label Studio (through review/, which runs it from .venv-labelstudio) ---------------------
+
+
+def _review_config(environ: Mapping[str, str] | None = None):
+    from review import ReviewConfig
+
+    config = ReviewConfig.from_env(dict(os.environ if environ is None else environ))
+    data_dir = config.data_dir if config.data_dir.is_absolute() else settings.REPO_ROOT / config.data_dir
+    return replace(config, data_dir=data_dir)
+
+
+def _start_label_studio(environ: Mapping[str, str], progress: Progress) -> None:
+    from review import ServerError, running_server, start_server
+
+    config = _review_config(environ)
+    host = urlparse(config.url).hostname
+    if host not in ("127.0.0.1", "localhost"):
+        progress(f"label-studio: not started; LABEL_STUDIO_URL={config.url} is not on this machine")
+        return
+    running = running_server(config.data_dir)
+    if running is not None:
+        progress(f"label-studio: already running (pid {running.pid}) at {running.url}")
+        return
+    progress(f"label-studio: starting (from .venv-labelstudio, data in {config.data_dir})")
+    started = time.monotonic()
+    try:
+        handle = start_server(config.data_dir, config.port, config.username, config.password, config.api_key)
+    except ServerError as exc:
+        raise ServiceError(f"label-studio: {exc}") from exc
+    progress(f"label-studio: ready at {handle.url} (pid {handle.pid}, {time.monotonic() - started:.0f}s); "
+             f"log in as {config.username}")
+
+
+# -- status and stopping ---------------------------------------------------------------------
+
+
+def service_status(environ: Mapping[str, str] | None = None) -> list[ServiceStatus]:
+    statuses = []
+    for name in PROCESS_SERVICES:
+        record = _read_record(name, environ)
+        if record is None:
+            statuses.append(ServiceStatus(name, False, note="not started"))
+        elif _process(record) is None:
+            statuses.append(ServiceStatus(name, False, record.url, record.pid, record.log, "exited"))
+        else:
+            statuses.append(ServiceStatus(name, True, record.url, record.pid, record.log))
+    statuses.append(_label_studio_status(environ))
+    return statuses
+
+
+def _label_studio_status(environ: Mapping[str, str] | None = None) -> ServiceStatus:
+    from review import running_server
+
+    config = _review_config(environ)
+    handle = running_server(config.data_dir)
+    if handle is None:
+        return ServiceStatus("label-studio", False, config.url, note="not running")
+    return ServiceStatus("label-studio", True, handle.url, handle.pid, handle.log_path)
+
+
+def _forget(name: str, environ=None) -> None:
+    _record_path(name, environ).unlink(missing_ok=True)
+
+
+def _tree(process: psutil.Process) -> list[psutil.Process]:
+    """The process, its descendants, and whatever else lives in its session."""
+    found = {process.pid: process}
+    try:
+        found.update({child.pid: child for child in process.children(recursive=True)})
+    except psutil.Error:
+        pass
+    for other in psutil.process_iter():
+        try:
+            if other.pid not in found and os.getsid(other.pid) == process.pid:
+                found[other.pid] = other
+        except (psutil.Error, OSError):
+            continue
+    return list(found.values())
+
+
+def _stop_record(record: ServiceRecord, environ=None) -> list[int]:
+    """End the recorded process tree (TERM, then KILL); returns pids still alive (none expected)."""
+    process = _process(record)
+    if process is None:
+        _forget(record.name, environ)
+        return []
+    tree = _tree(process)
+    for member in tree:
+        try:
+            member.send_signal(signal.SIGTERM)
+        except psutil.Error:
+            pass
+    _, alive = psutil.wait_procs(tree, timeout=STOP_GRACE_S)
+    for member in alive:
+        try:
+            member.kill()
+        except psutil.Error:
+            pass
+    _, alive = psutil.wait_procs(alive, timeout=STOP_GRACE_S)
+    left = [p.pid for p in alive if _is_live(p)]
+    if not left:
+        _forget(record.name, environ)
+    return left
+
+
+def _is_live(process: psutil.Process) -> bool:
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def stop_services(environ: Mapping[str, str] | None = None, progress: Progress = print) -> None:
+    """Stop every service (reverse start order) and check that none of their processes is left."""
+    from review import running_server, stop_server
+
+    problems = []
+    handle = running_server(_review_config(environ).data_dir)
+    if handle is not None:
+        stop_server(handle)
+        if handle.is_running():
+            problems.append(f"label-studio: pid {handle.pid} survived")
+        else:
+            progress(f"label-studio: stopped (pid {handle.pid} and its process group)")
+    for name in reversed(PROCESS_SERVICES):
+        record = _read_record(name, environ)
+        if record is None:
+            continue
+        if _process(record) is None:
+            _forget(name, environ)
+            progress(f"{name}: was not running")
+            continue
+        left = _stop_record(record, environ)
+        if left:
+            problems.append(f"{name}: processes {left} survived SIGKILL")
+        else:
+            progress(f"{name}: stopped (pid {record.pid} and its children)")
+    if problems:
+        raise ServiceError("; ".join(problems))
