@@ -6,12 +6,9 @@ from pathlib import Path
 
 from pipeline.publishing._errors import PublishError
 from pipeline.run_ledger import RunStore
+from pipeline.runs import is_run, run_overview
 
-LLM_LEDGER = "llm.sqlite"
-# (stage, state the stage starts from, state it passes to)
-STAGES = (("extraction", "pending", "extracted"),
-          ("checks", "extracted", "checked"),
-          ("review", "in_review", "accepted"))
+STAGES = ("extract", "checks", "review")  # the stage funnels of pipeline.runs
 
 
 @dataclass(frozen=True)
@@ -58,39 +55,19 @@ class RunSummary:
 def open_run(path: str | Path) -> RunStore:
     """The run in `path`; PublishError if the folder has no run ledger (nothing is created)."""
     root = Path(path)
-    if not (root / "ledger.sqlite").is_file():
+    if not is_run(root):
         raise PublishError(f"{root}: not a run folder (no ledger.sqlite)")
     return RunStore(root)
 
 
-def _stage_counts(store: RunStore) -> dict[str, StageCount]:
-    counts = {name: StageCount() for name, _, _ in STAGES}
-    for row in store.ledger.records():
-        moves = {(t.from_state, t.to_state) for t in store.ledger.history(row.record_id)}
-        for name, start, passed in STAGES:
-            if any(f == start for f, _ in moves):
-                counts[name].decided += 1
-                counts[name].passed += (start, passed) in moves
-    return counts
-
-
-def _llm_usage(store: RunStore) -> tuple[float | None, int | None]:
-    path = store.root / LLM_LEDGER
-    if not path.is_file():
-        return None, None
-    from pipeline.llm import CallLedger
-
-    ledger = CallLedger(path)
-    try:
-        stages = ledger.summary()
-    finally:
-        ledger.close()
-    return sum(s.cost_usd for s in stages), sum(s.calls for s in stages)
-
-
 def summarise_run(store: RunStore) -> RunSummary:
-    cost, calls = _llm_usage(store)
-    return RunSummary(store.name, store.root, store.ledger.counts(), _stage_counts(store), cost, calls)
+    """The run's stage funnels and LLM cost, as `safeforge runs show` computes them."""
+    overview = run_overview(store.root)
+    stages = {f.stage: StageCount(decided=f.passed + f.rejected + f.errors, passed=f.passed)
+              for f in overview.stages}
+    if not store.llm_db.is_file():  # hand-written tasks: no LLM ledger, cost unknown rather than 0
+        return RunSummary(store.name, store.root, overview.states, stages)
+    return RunSummary(store.name, store.root, overview.states, stages, overview.cost.cost_usd, overview.cost.calls)
 
 
 def accepted_tasks(store: RunStore) -> list[AcceptedTask]:

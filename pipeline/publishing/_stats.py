@@ -56,7 +56,7 @@ def release_stats(rows: list[dict], runs: list[RunSummary], duplicates: int) -> 
                                   key=lambda kv: (-kv[1], kv[0])))
               for column, _ in COUNTED}
     stages = {}
-    for name, _, _ in STAGES:
+    for name in STAGES:
         decided = sum(run.stages[name].decided for run in runs)
         passed = sum(run.stages[name].passed for run in runs)
         stages[name] = {"decided": decided, "passed": passed,

@@ -24,12 +24,12 @@ HARD_PROBLEM = "(define (problem hard-1) (:domain hard) (:init (= (danger) 0)) (
 
 
 def _solver_processes() -> list[psutil.Process]:
-    """Live descendants of this process other than multiprocessing's fork server and tracker."""
+    """Live processes started by the planners' fork server (solves and what they started)."""
     found = []
-    for child in psutil.Process().children(recursive=True):
+    for process in psutil.Process().children(recursive=True):
         try:
-            if child.status() != psutil.STATUS_ZOMBIE and "multiprocessing" not in " ".join(child.cmdline()):
-                found.append(child)
+            if "multiprocessing.forkserver" in " ".join(process.cmdline()):
+                found += [c for c in process.children(recursive=True) if c.status() != psutil.STATUS_ZOMBIE]
         except psutil.NoSuchProcess:
             pass
     return found

@@ -63,7 +63,7 @@ def test_publish_to_the_hub_and_load_it_back(make_run, tmp_path, hub):
     assert found["safe_plan_lengths"] == [6, 4]
     assert found["tags"] == ["v1.0.0"]
     assert found["card"] == (out / "README.md").read_text()
-    assert "| extraction | 3 | 2 | 66.7% |" in found["card"]
+    assert "| extract | 3 | 2 | 66.7% |" in found["card"]
     assert set(found["files"]) >= {"README.md", "data/train-00000-of-00001.parquet", "tasks.tar.gz",
                                    "release.json", "plots/source.png"}
 

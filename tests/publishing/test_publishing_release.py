@@ -80,7 +80,7 @@ def test_release_folder_rows_card_and_files(two_runs, tmp_path):
                                 "data_files": [{"split": "train", "path": "data/train-*.parquet"}]}]
     assert "pddl" in meta["tags"]
     for line in ("| neiss | 1 |", "| normbank | 1 |", "| alfred | 1 |", "| psychosocial | 2 |",
-                 "| human | 3 |", "| extraction | 7 | 6 | 85.7% |", "| checks | 6 | 5 | 83.3% |",
+                 "| human | 3 |", "| extract | 7 | 6 | 85.7% |", "| checks | 6 | 5 | 83.3% |",
                  "| review | 5 | 4 | 80.0% |"):
         assert line in card, line
     assert "$0.1000 in total, $0.0250 per accepted task" in card
