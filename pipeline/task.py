@@ -33,13 +33,26 @@ class TaskError(Exception):
     """A task folder that cannot be used; the message names the file and what is wrong."""
 
 
-def _read(path: Path) -> str:
+def read_text(path: Path) -> str:
+    """A task file's text; TaskError naming the file when it is missing or unreadable."""
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise TaskError(f"{path}: file is missing") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise TaskError(f"{path}: cannot be read: {exc}") from None
+
+
+def read_metadata(folder: Path) -> dict:
+    """A task folder's metadata.json; TaskError naming the file (and line) when it is unusable."""
+    path = Path(folder) / METADATA
+    try:
+        metadata = json.loads(read_text(path))
+    except json.JSONDecodeError as exc:
+        raise TaskError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+    if not isinstance(metadata, dict):
+        raise TaskError(f"{path}: must hold a JSON object")
+    return metadata
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -68,14 +81,8 @@ class Task:
         folder = Path(path)
         if not folder.is_dir():
             raise TaskError(f"{folder}: not a task folder (expected {SAFETY_DOMAIN}, {SAFETY_PROBLEM}, {METADATA})")
-        metadata_text = _read(folder / METADATA) if (folder / METADATA).exists() else "{}"
-        try:
-            metadata = json.loads(metadata_text)
-        except json.JSONDecodeError as exc:
-            raise TaskError(f"{folder / METADATA}:{exc.lineno}: invalid JSON: {exc.msg}") from None
-        if not isinstance(metadata, dict):
-            raise TaskError(f"{folder / METADATA}: must hold a JSON object")
-        task = cls(folder, _read(folder / SAFETY_DOMAIN), _read(folder / SAFETY_PROBLEM), metadata)
+        metadata = read_metadata(folder) if (folder / METADATA).exists() else {}
+        task = cls(folder, read_text(folder / SAFETY_DOMAIN), read_text(folder / SAFETY_PROBLEM), metadata)
         task.problem  # parse now, so a broken task fails at load time
         return task
 

@@ -16,11 +16,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pipeline.run_ledger import RecordRow, RunStore
+from pipeline.task import TaskError
 from review._client import LabelStudioClient, RemoteProject
 from review._config import ReviewConfig
 from review._errors import NotFoundError, ReviewError
 from review._mapping import ReviewMapping, TaskLink
-from review._task_data import LABELING_CONFIG, TaskDataError, build_task
+from review._task_data import LABELING_CONFIG, build_task
 
 Progress = Callable[[int, int], None]
 _TITLE_LIMIT = 50  # Label Studio's maximum project title length
@@ -88,7 +89,7 @@ def push_run(store: RunStore, client_config: ReviewConfig, *, annotators_per_tas
             for row in to_import[start:start + batch_size]:
                 try:
                     payloads.append(build_task(store.task_dir(_task_id(row)), row.record_id, row.source))
-                except TaskDataError as exc:
+                except TaskError as exc:
                     result.failed[row.record_id] = f"review push: {exc}"
             if payloads:
                 client.import_tasks(project.id, payloads)

@@ -6,13 +6,13 @@ pre-rendered HTML fields; the interface shows it, nothing runs it.
 """
 from __future__ import annotations
 
-import json
 from html import escape
 from pathlib import Path
 
 from pipeline.pddl import PDDLError
 from pipeline.plan_text import parse_plan
-from pipeline.task import BASIC_DOMAIN, BASIC_PROBLEM, METADATA, SAFETY_DOMAIN, Task, TaskError
+from pipeline.task import (BASIC_DOMAIN, BASIC_PROBLEM, METADATA, SAFETY_DOMAIN, Task, TaskError, read_metadata,
+                           read_text)
 from review._conditions import danger_conditions
 from review._plan_diff import DiffRow, diff_plans, plan_steps
 
@@ -37,10 +37,6 @@ _DETAIL_ROWS = (("danger_group", "Danger group"), ("danger_type", "Danger type")
                 ("instantaneous_avoidability", "Avoidability"), ("instantaneous_solution", "Solution"))
 
 
-class TaskDataError(Exception):
-    """A task folder that cannot be shown to reviewers (names the file and the problem)."""
-
-
 def field_text(formalization: dict, name: str) -> str:
     """A formalization field as the text a reviewer edits (lists: one item per line)."""
     value = formalization.get(name, "")
@@ -49,41 +45,17 @@ def field_text(formalization: dict, name: str) -> str:
     return "" if value is None else str(value)
 
 
-def _read_metadata(folder: Path) -> dict:
-    path = folder / METADATA
-    try:
-        metadata = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise TaskDataError(f"{path}: file is missing") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TaskDataError(f"{path}: cannot be read: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise TaskDataError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
-    if not isinstance(metadata, dict):
-        raise TaskDataError(f"{path}: must hold a JSON object")
-    return metadata
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise TaskDataError(f"{path}: file is missing") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TaskDataError(f"{path}: cannot be read: {exc}") from None
-
-
 def build_task(folder: Path, record_id: str, source: str) -> dict:
     """The Label Studio task for a checked task folder: {"data": ..., "predictions": [...]}."""
-    metadata = _read_metadata(folder)
+    metadata = read_metadata(folder)
     formalization = metadata.get("danger_formalization")
     if not isinstance(formalization, dict):
-        raise TaskDataError(f"{folder / METADATA}: no danger_formalization object")
+        raise TaskError(f"{folder / METADATA}: no danger_formalization object")
     plans = metadata.get("reference_feasible_plans") or {}
     if not plans.get("safe") or not plans.get("unsafe"):
-        raise TaskDataError(f"{folder / METADATA}: reference_feasible_plans needs a safe and an unsafe plan")
+        raise TaskError(f"{folder / METADATA}: reference_feasible_plans needs a safe and an unsafe plan")
     task_id = str(metadata.get("task_id") or folder.name)
-    safety_domain = _read(folder / SAFETY_DOMAIN)
+    safety_domain = read_text(folder / SAFETY_DOMAIN)
     data = {
         "task_id": task_id,
         "record_id": record_id,
@@ -217,8 +189,8 @@ def _plan_row(row: DiffRow, danger_steps: list[int]) -> str:
 
 def _pddl_html(folder: Path) -> str:
     try:
-        domain, problem = _read(folder / BASIC_DOMAIN), _read(folder / BASIC_PROBLEM)
-    except TaskDataError:
+        domain, problem = read_text(folder / BASIC_DOMAIN), read_text(folder / BASIC_PROBLEM)
+    except TaskError:
         try:
             domain, problem = Task.load(folder).basic_pddl()
         except (TaskError, PDDLError, ValueError) as exc:
