@@ -32,38 +32,39 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     show.add_argument("--path", help="file or folder to read (default: the bundled sample)")
     show.add_argument("--json", action="store_true",
                       help="one JSON object per record on stdout (summary still on stderr)")
-    pick = show.add_argument_group("selection (sample, then offset, then limit)")
-    pick.add_argument("--limit", type=_non_negative, help="yield at most N records")
-    pick.add_argument("--offset", type=_non_negative, default=0, help="skip the first N records")
-    pick.add_argument("--sample", type=_positive, help="a deterministic sample of N records")
+    add_selection_arguments(show)
+    show.set_defaults(func=run_show)
+
+
+def count(minimum: int):
+    """An argparse type: a whole number >= minimum."""
+    def parse(text: str) -> int:
+        value = int(text)
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be >= {minimum}")
+        return value
+    return parse
+
+
+def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
+    """--limit/--offset/--sample/--seed and the per-source filters (read back with `filters`)."""
+    pick = parser.add_argument_group("selection (sample, then offset, then limit)")
+    pick.add_argument("--limit", type=count(0), help="at most N records")
+    pick.add_argument("--offset", type=count(0), default=0, help="skip the first N records")
+    pick.add_argument("--sample", type=count(1), help="a deterministic sample of N records")
     pick.add_argument("--seed", type=int, default=0, help="seed of --sample (default 0)")
-    nei = show.add_argument_group("neiss filters")
+    nei = parser.add_argument_group("neiss filters")
     nei.add_argument("--product", action="append", help="product code or name (repeatable)")
     nei.add_argument("--location", action="append", help="location code or name, e.g. HOME (repeatable)")
     nei.add_argument("--min-age", type=float, help="minimum age in years (inclusive)")
     nei.add_argument("--max-age", type=float, help="maximum age in years (inclusive)")
     nei.add_argument("--codebook", help="CPSC codebook CSV (default: beside the data, else bundled)")
-    nb = show.add_argument_group("normbank filters")
+    nb = parser.add_argument_group("normbank filters")
     nb.add_argument("--norm", action="append", choices=["expected", "normal", "taboo", "all"],
                     help="norm labels to keep (repeatable; default taboo)")
     nb.add_argument("--setting", action="append", help="settings to keep (repeatable)")
-    vh = show.add_argument_group("virtualhome options")
-    vh.add_argument("--state-budget", type=_positive, help="characters of initial-state summary")
-    show.set_defaults(func=run_show)
-
-
-def _non_negative(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError("must be >= 0")
-    return value
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be >= 1")
-    return value
+    vh = parser.add_argument_group("virtualhome options")
+    vh.add_argument("--state-budget", type=count(1), help="characters of initial-state summary")
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -81,7 +82,8 @@ def run_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _filters(args: argparse.Namespace) -> dict:
+def filters(args: argparse.Namespace) -> dict:
+    """The source options given on the command line; ValueError for one of another source."""
     given = {}
     for option, (name, source) in _FILTERS.items():
         value = getattr(args, option)
@@ -97,7 +99,7 @@ def run_show(args: argparse.Namespace) -> int:
     report = ReadReport()
     try:
         records = iter_records(args.source, args.path, report=report, limit=args.limit,
-                               offset=args.offset, sample=args.sample, seed=args.seed, **_filters(args))
+                               offset=args.offset, sample=args.sample, seed=args.seed, **filters(args))
         for record in records:
             if args.json:
                 print(record.to_json())

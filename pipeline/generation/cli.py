@@ -12,6 +12,7 @@ from pipeline.generation._prompts import PromptError
 from pipeline.generation._run import run_generation
 from pipeline.generation._settings import GenerationSettings
 from sources import SOURCES, ReadReport, SourceError
+from sources.cli import add_selection_arguments, count, filters
 
 MISSING_ENDPOINT = """error: no LLM endpoint configured: set OPENAI_BASE_URL (and OPENAI_API_KEY if it needs one).
   DeepSeek:  export OPENAI_BASE_URL=https://api.deepseek.com/v1 OPENAI_API_KEY=sk-... SAFEFORGE_MODEL=deepseek-chat
@@ -29,15 +30,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--path", help="file or folder to read (default: the source's bundled sample)")
     parser.add_argument("--out", type=Path, default=Path("outputs"), help="runs folder (default: outputs)")
     parser.add_argument("--run", help="run name (default: <source>-<YYYY-MM-DD>); an existing run is resumed")
-    pick = parser.add_argument_group("selection (sample, then offset, then limit)")
-    pick.add_argument("--limit", type=_count(0), help="at most N records")
-    pick.add_argument("--offset", type=_count(0), default=0, help="skip the first N records")
-    pick.add_argument("--sample", type=_count(1), help="a deterministic sample of N records")
-    pick.add_argument("--seed", type=int, default=0, help="seed of --sample (default 0)")
+    add_selection_arguments(parser)
     run = parser.add_argument_group("generation")
-    run.add_argument("--concurrency", type=_count(1), default=8, help="records in progress at once (default 8)")
+    run.add_argument("--concurrency", type=count(1), default=8, help="records in progress at once (default 8)")
     run.add_argument("--model", help="model of every stage (default: SAFEFORGE_MODEL, or gpt-4o-mini)")
-    run.add_argument("--max-rounds", type=_count(1), default=5, help="generation rounds per record (default 5)")
+    run.add_argument("--max-rounds", type=count(1), default=5, help="generation rounds per record (default 5)")
     run.add_argument("--no-judge", action="store_true", help="skip the quality judge")
     run.add_argument("--engine", help="planner for the reference plans (default: automatic)")
     run.add_argument("--time-limit", type=float, default=60.0, help="seconds per planner call (default 60)")
@@ -46,15 +43,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="records of a resumed run that ended in error start again")
     parser.add_argument("--json", action="store_true", help="print the closing summary as JSON on stdout")
     parser.set_defaults(func=run_generate)
-
-
-def _count(minimum: int):
-    def parse(text: str) -> int:
-        value = int(text)
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be >= {minimum}")
-        return value
-    return parse
 
 
 def run_generate(args: argparse.Namespace) -> int:
@@ -70,7 +58,7 @@ def run_generate(args: argparse.Namespace) -> int:
                                  offset=args.offset, sample=args.sample, seed=args.seed, model=args.model,
                                  concurrency=args.concurrency, settings=settings, no_cache=args.no_cache,
                                  retry_errors=args.retry_errors,
-                                 progress=progress, report=report)
+                                 progress=progress, report=report, **filters(args))
     except (SourceError, ValueError, PromptError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

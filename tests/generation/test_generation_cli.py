@@ -54,3 +54,15 @@ def test_generate_reports_unreadable_input(tmp_path, replay_server):
     done = safeforge("generate", "neiss", "--path", str(tmp_path / "missing.csv"), "--out", str(tmp_path / "o"),
                      env=env)
     assert done.returncode == 2 and "missing.csv" in done.stderr and "error:" in done.stderr
+
+
+def test_generate_takes_the_source_filters(tmp_path, replay_server):
+    env = clean_env(OPENAI_BASE_URL=replay_server())
+    wrong = safeforge("generate", "neiss", "--setting", "kitchen", "--out", str(tmp_path), env=env)
+    assert wrong.returncode == 2 and "error: --setting applies to normbank, not neiss" in wrong.stderr
+    # the bundled NEISS sample has no HOME injuries: the filter selects nothing, and says why
+    none = safeforge("generate", "neiss", "--location", "HOME", "--out", str(tmp_path), "--run", "home",
+                     "--json", env=env)
+    assert none.returncode == 0, none.stderr
+    assert json.loads(none.stdout)["states"] == {}
+    assert "neiss: read 150, yielded 0, skipped 0, filtered 150" in none.stderr
