@@ -44,8 +44,8 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from pipeline.generation import GenerationSettings, check_candidate, generate_run  # noqa: E402
 from pipeline.llm import LLMClient, LLMConfig  # noqa: E402
-from pipeline.run_ledger import RunStore  # noqa: E402
-from pipeline.task import BASIC_DOMAIN, BASIC_PROBLEM, METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM  # noqa: E402
+from pipeline.runs.ledger import RunStore  # noqa: E402
+from pipeline.task.folder import BASIC_DOMAIN, BASIC_PROBLEM, METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM  # noqa: E402
 from sources import default_path, iter_records  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -71,7 +71,7 @@ def write_inputs(folder: Path, count: int) -> tuple[Path, Path]:
     shutil.copy(source.parent / "neiss_code_text_mapping.csv", folder)
     # One entry per stage serves every copy (their ids share the prefix neiss_8000): the replay
     # server then matches each request against 3 entries, not 3 per record.
-    template = json.loads((REPO / "examples" / "replay" / f"{TEMPLATE_RECORD}.json").read_text(encoding="utf-8"))
+    template = json.loads((REPO / "pipeline" / "llm" / "replay_responses" / f"{TEMPLATE_RECORD}.json").read_text(encoding="utf-8"))
     for entry in template:
         entry["match"]["contains"] = [c.replace(TEMPLATE_RECORD, f"neiss_{str(FIRST_CASE)[:4]}")
                                       for c in entry["match"]["contains"]]

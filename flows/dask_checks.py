@@ -19,9 +19,9 @@ from pathlib import Path
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from pipeline.settings import CheckExecutorSettings
-from pipeline.task import write_atomically
-from pipeline.task_check import CheckReport
+from pipeline.settings import Settings
+from pipeline.task.folder import write_atomically
+from pipeline.task.checks import CheckReport
 
 Checker = Callable[[Path], CheckReport]
 FolderCheck = Callable[[Path], CheckReport]
@@ -76,11 +76,11 @@ class DaskChecker:
 
 
 @contextmanager
-def check_stage(check: FolderCheck, config: CheckExecutorSettings | None = None) -> Iterator[Checker | None]:
+def check_stage(check: FolderCheck, settings: Settings | None = None) -> Iterator[Checker | None]:
     """The checker the generation stage should use: None (its own, in this process) with the
     `local` executor, else a DaskChecker on the configured cluster for the duration of the block."""
-    config = config or CheckExecutorSettings.from_env()
-    if config.executor == "local":
+    config = settings or Settings.load()
+    if config.check_executor == "local":
         yield None
         return
     import dask

@@ -67,13 +67,15 @@ def deploy_to_work_pool(pool: str) -> None:
 def main(argv: list[str] | None = None) -> None:
     import argparse
 
-    from pipeline.settings import apply_prefect_env
+    import os
+
+    from pipeline.settings import Settings
 
     parser = argparse.ArgumentParser(prog="python -m flows.deployments", description=__doc__.splitlines()[0])
     parser.add_argument("--work-pool", help="register the deployments on this (process) work pool instead of "
                                             "serving them; start workers with `prefect worker start --pool NAME`")
     args = parser.parse_args(argv)
-    apply_prefect_env()
+    os.environ.update(Settings.load().prefect_env())
     if args.work_pool:
         deploy_to_work_pool(args.work_pool)
         print(f"registered {len(deployment_names())} deployments on work pool {args.work_pool!r}: "

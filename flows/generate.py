@@ -23,9 +23,9 @@ from flows.dask_checks import check_stage
 from pipeline.generation import (GenerationSettings, check_candidate, default_run_name, llm_config_for,
                                  process_record)
 from pipeline.llm import LLMClient
-from pipeline.run_ledger import TERMINAL, RunStore, TransitionError
-from pipeline.runs import run_overview
-from pipeline.settings import outputs_dir
+from pipeline.runs.ledger import TERMINAL, RunStore, TransitionError
+from pipeline.runs.overview import run_overview
+from pipeline.settings import Settings
 from sources import ReadReport, Record, iter_records
 
 FINISHED = frozenset((*TERMINAL, "checked", "in_review"))
@@ -62,7 +62,7 @@ async def generate(source: str = "neiss", path: str | None = None, limit: int | 
     report = ReadReport()
     records = list(iter_records(source, path, report=report, limit=limit, offset=offset, sample=sample, seed=seed))
     logger.info("read %s: %s", source, report.summary())
-    store = RunStore(outputs_dir() / (run_name or default_run_name(source)))
+    store = RunStore(Settings.load().outputs / (run_name or default_run_name(source)))
     settings = GenerationSettings(**({"max_rounds": max_rounds} if max_rounds else {}))
     unique = list({r.record_id: r for r in records}.values())
     store.ledger.register((r.record_id, r.source, r.origin) for r in unique)

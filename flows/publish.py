@@ -7,7 +7,7 @@ from prefect.artifacts import create_markdown_artifact
 
 from flows.review import run_folder
 from pipeline.publishing import publish as publish_release
-from pipeline.settings import outputs_dir
+from pipeline.settings import Settings
 
 
 @flow(name="publish", log_prints=True)
@@ -17,7 +17,7 @@ def publish(version: str, runs: list[str] | None = None, repo_id: str | None = N
     latest run); with `repo_id`, push it to the Hub (token: HF_TOKEN; endpoint: HF_ENDPOINT)."""
     logger = get_run_logger()
     folders = [run_folder(name) for name in runs] if runs else [run_folder(None)]
-    release = publish_release(folders, version, outputs_dir() / "releases" / version, repo_id=repo_id,
+    release = publish_release(folders, version, Settings.load().outputs / "releases" / version, repo_id=repo_id,
                               license_id=license_id, progress=logger.info)
     lines = [f"# Release {release.version}", "", f"{len(release.tasks)} task(s) in `{release.path}`"]
     if release.hub_url:

@@ -12,22 +12,22 @@ from prefect import flow, get_run_logger
 from prefect.artifacts import create_link_artifact, create_markdown_artifact
 
 from flows.generate import artifact_key
-from pipeline.run_ledger import RunStore
-from pipeline.runs import is_run, list_runs, run_overview
-from pipeline.settings import outputs_dir
+from pipeline.runs.ledger import RunStore
+from pipeline.runs.overview import is_run, list_runs, run_overview
+from pipeline.settings import Settings
 from review import ReviewConfig, pull_run, push_run
 
 
 def run_folder(run_name: str | None) -> Path:
     """The folder of run `run_name` under the outputs folder; None: the run changed most recently."""
     if run_name is None:
-        runs = list_runs(outputs_dir())
+        runs = list_runs(Settings.load().outputs)
         if not runs:
-            raise ValueError(f"no runs in {outputs_dir()}: run a generate deployment first")
+            raise ValueError(f"no runs in {Settings.load().outputs}: run a generate deployment first")
         return runs[0]
-    folder = outputs_dir() / run_name
+    folder = Settings.load().outputs / run_name
     if not is_run(folder):
-        raise ValueError(f"no run {run_name!r} in {outputs_dir()} (expected {folder}/ledger.sqlite)")
+        raise ValueError(f"no run {run_name!r} in {Settings.load().outputs} (expected {folder}/ledger.sqlite)")
     return folder
 
 

@@ -2,7 +2,7 @@
 
 `start_services()` starts, in this order, and waits until each answers:
 1. `prefect-server`: `prefect server start` on 127.0.0.1 (SQLite database in PREFECT_HOME);
-2. `llm-replay`: the replay LLM server with `examples/replay` (the offline demo), unless
+2. `llm-replay`: the replay LLM server with the bundled replayed responses (the offline demo), unless
    OPENAI_BASE_URL is set, in which case the deployments call that endpoint instead;
 3. `deployments`: `python -m flows.deployments`, the process that serves every deployment;
 4. `label-studio`: Label Studio, from its own virtual environment (through `review`).
@@ -28,7 +28,7 @@ from urllib.parse import urlparse
 import httpx
 import psutil
 
-from pipeline import settings
+from pipeline.settings import LOOPBACK, Settings
 
 PROCESS_SERVICES = ("prefect-server", "llm-replay", "deployments")
 READY_TIMEOUT_S = {"prefect-server": 180.0, "llm-replay": 30.0, "deployments": 180.0}
@@ -65,18 +65,18 @@ class ServiceStatus:
 
 
 def services_dir(environ: Mapping[str, str] | None = None) -> Path:
-    return settings.state_dir(environ) / "services"
+    return Settings.load(environ).state_dir / "services"
 
 
 def local_prefect_api(environ: Mapping[str, str] | None = None) -> str:
-    return f"http://{settings.LOOPBACK}:{settings.prefect_port(environ)}/api"
+    return f"http://{LOOPBACK}:{Settings.load(environ).prefect_port}/api"
 
 
 def service_env(environ: Mapping[str, str] | None = None, *, llm_base_url: str | None = None) -> dict[str, str]:
     """The environment of the services and of a shell driving them: the Prefect settings (API on
     the local server) and, for the offline demo, OPENAI_BASE_URL of the replay server."""
     env = dict(os.environ if environ is None else environ)
-    env.update(settings.prefect_env(env))
+    env.update(Settings.load(env).prefect_env())
     env["PREFECT_API_URL"] = local_prefect_api(env)
     if llm_base_url:
         env["OPENAI_BASE_URL"] = llm_base_url
@@ -86,7 +86,7 @@ def service_env(environ: Mapping[str, str] | None = None, *, llm_base_url: str |
 def shell_exports(environ: Mapping[str, str] | None = None) -> str:
     """`export` lines that point a shell at the running services (for `eval`)."""
     env = service_env(environ, llm_base_url=_replay_url_if_running(environ))
-    keys = [*settings.prefect_env(env), "OPENAI_BASE_URL"]
+    keys = [*Settings.load(env).prefect_env(), "OPENAI_BASE_URL"]
     return "\n".join(f"export {key}={shlex.quote(env[key])}" for key in keys if env.get(key))
 
 
@@ -136,7 +136,7 @@ def _spawn(name: str, command: list[str], env: Mapping[str, str], url: str, envi
     with open(log, "ab") as out:
         out.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} starting: {' '.join(command)}\n".encode())
         out.flush()
-        process = subprocess.Popen(command, cwd=settings.REPO_ROOT, env=dict(env), stdin=subprocess.DEVNULL,
+        process = subprocess.Popen(command, env=dict(env), stdin=subprocess.DEVNULL,
                                    stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     record = ServiceRecord(name, process.pid, psutil.Process(process.pid).create_time(), url, str(log), command)
     _record_path(name, environ).write_text(json.dumps(asdict(record), indent=2))
@@ -214,24 +214,25 @@ def start_services(*, label_studio: bool = True, replay: bool | None = None,
     env_in = dict(os.environ if environ is None else environ)
     api = local_prefect_api(env_in)
     base_env = service_env(env_in)
-    port = settings.prefect_port(env_in)
+    config = Settings.load(env_in)
+    port = config.prefect_port
     if not _running("prefect-server", environ) and prefect_healthy(api):
         raise ServiceError(f"something else already answers at {api}; stop it or set SAFEFORGE_PREFECT_PORT")
     _start_process("prefect-server", [sys.executable, "-m", "prefect", "server", "start", "--host",
-                                      settings.LOOPBACK, "--port", str(port)],
+                                      LOOPBACK, "--port", str(port)],
                    base_env, api.removesuffix("/api"), lambda: prefect_healthy(api), progress, environ)
 
     if replay is None:
-        replay = not env_in.get("OPENAI_BASE_URL")
+        replay = not config.openai_base_url
     llm_url = None
     if replay:
-        llm_url = f"http://{settings.LOOPBACK}:{settings.replay_port(env_in)}/v1"
-        responses = settings.replay_responses(env_in)
+        llm_url = f"http://{LOOPBACK}:{config.replay_port}/v1"
+        responses = config.replay_responses_dir
         _start_process("llm-replay", [sys.executable, "-m", "pipeline.llm.replay_server", "--responses",
-                                      str(responses), "--port", str(settings.replay_port(env_in))],
+                                      str(responses), "--port", str(config.replay_port)],
                        base_env, llm_url, lambda: _get_ok(f"{llm_url}/models"), progress, environ)
     else:
-        progress(f"llm-replay: not started; the deployments call OPENAI_BASE_URL={env_in.get('OPENAI_BASE_URL')}")
+        progress(f"llm-replay: not started; the deployments call OPENAI_BASE_URL={config.openai_base_url}")
 
     names, since = deployment_names(), time.time() - 1.0
     _start_process("deployments", [sys.executable, "-m", "flows.deployments"],
@@ -249,9 +250,8 @@ def start_services(*, label_studio: bool = True, replay: bool | None = None,
 def _review_config(environ: Mapping[str, str] | None = None):
     from review import ReviewConfig
 
-    config = ReviewConfig.from_env(dict(os.environ if environ is None else environ))
-    data_dir = config.data_dir if config.data_dir.is_absolute() else settings.REPO_ROOT / config.data_dir
-    return replace(config, data_dir=data_dir)
+    config = ReviewConfig.from_env(environ)
+    return replace(config, data_dir=config.data_dir.absolute())
 
 
 def _start_label_studio(environ: Mapping[str, str], progress: Progress) -> None:

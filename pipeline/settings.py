@@ -1,21 +1,10 @@
-"""Where Safeforge keeps its state, and the environment its Prefect application runs with.
+"""`Settings`: every path, port, endpoint and default that Safeforge reads from the environment.
 
-One place for the settings that the services command, the flows and the tests share:
-
-| variable | meaning (default) |
-|---|---|
-| `SAFEFORGE_OUTPUTS` | where runs are written, one folder per run (`<repo>/outputs`) |
-| `SAFEFORGE_STATE_DIR` | pid files and logs of the local services (`<repo>/.safeforge`) |
-| `SAFEFORGE_PREFECT_PORT` | port of the local Prefect server (4200) |
-| `SAFEFORGE_REPLAY_PORT` | port of the replay LLM server of the offline demo (4280) |
-| `SAFEFORGE_REPLAY_RESPONSES` | the replayed (hand-written) responses it serves (`<repo>/examples/replay`) |
-| `SAFEFORGE_CHECK_EXECUTOR` | where the CPU-bound check stage runs: `local` (default) or `dask` |
-| `SAFEFORGE_DASK_ADDRESS` | scheduler of an existing Dask cluster, e.g. `tcp://scheduler:8786`; unset with `dask`: a temporary local cluster |
-| `SAFEFORGE_DASK_WORKERS` | workers of that temporary local cluster (2) |
-
-Prefect itself is pointed at the project: `PREFECT_HOME=<repo>/.prefect` (its SQLite database
-lives there), `PREFECT_API_URL=http://127.0.0.1:<port>/api`, quick runner polling; values already
-in the environment win. Analytics are always off.
+This module is the only place that reads environment variables (`Settings.load`). Each field
+names its variable and documents its meaning; `safeforge config` prints the effective values and
+where each came from, and the configuration page of the docs is generated from this model.
+Relative paths are resolved against the working directory, so every command finds the same
+`./outputs` wherever Safeforge is installed. Secrets are `SecretStr`: never printed or stored.
 """
 from __future__ import annotations
 
@@ -23,86 +12,220 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+
+from pipeline.common.errors import SafeforgeError
+from pipeline.common.resources import package_path
+
 LOOPBACK = "127.0.0.1"
-DEFAULT_PREFECT_PORT = 4200
-DEFAULT_REPLAY_PORT = 4280
-DEFAULT_REPLAY_RESPONSES = REPO_ROOT / "examples" / "replay"
-CHECK_EXECUTORS = ("local", "dask")
-
+STAGE_MODEL_PREFIX = "SAFEFORGE_MODEL_"  # SAFEFORGE_MODEL_EXTRACT=... sets the model of stage "extract"
 _ANALYTICS_OFF = {"PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK": "1"}
 
 
-def _env(environ: Mapping[str, str] | None) -> Mapping[str, str]:
-    return os.environ if environ is None else environ
+class SettingsError(SafeforgeError):
+    """An environment variable with a value Safeforge cannot use (names the variable)."""
 
 
-def outputs_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """The folder holding one sub-folder per run."""
-    return Path(_env(environ).get("SAFEFORGE_OUTPUTS") or REPO_ROOT / "outputs")
+def _env(name: str, *fallbacks: str) -> Any:
+    """Field metadata: the environment variable (and fallbacks, read in order when it is unset)."""
+    return {"env": name, "env_fallbacks": list(fallbacks)}
 
 
-def state_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """Pid files and logs of the services started by `safeforge services start`."""
-    return Path(_env(environ).get("SAFEFORGE_STATE_DIR") or REPO_ROOT / ".safeforge")
+def _data_home() -> Path:
+    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "safeforge"
 
 
-def prefect_port(environ: Mapping[str, str] | None = None) -> int:
-    return int(_env(environ).get("SAFEFORGE_PREFECT_PORT") or DEFAULT_PREFECT_PORT)
+class Settings(BaseModel):
+    """Safeforge's settings; `Settings.load()` reads them from the environment."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    # -- folders --------------------------------------------------------------------------------
+    outputs: Path = Field(Path("outputs"), json_schema_extra=_env("SAFEFORGE_OUTPUTS"))
+    """Where runs are written, one folder per run (also releases, evaluations, the review server's data)."""
+    data_dir: Path = Field(default_factory=_data_home, json_schema_extra=_env("SAFEFORGE_DATA"))
+    """Where `safeforge sources fetch` keeps the full datasets (default `$XDG_DATA_HOME/safeforge`)."""
+    state_dir: Path = Field(Path(".safeforge"), json_schema_extra=_env("SAFEFORGE_STATE_DIR"))
+    """Pid files and logs of the local services started by `safeforge services start`."""
+    prompts_dir: Path | None = Field(None, json_schema_extra=_env("SAFEFORGE_PROMPTS"))
+    """A folder of prompt templates to use instead of the bundled ones."""
+    # -- LLM ------------------------------------------------------------------------------------
+    openai_base_url: str | None = Field(None, json_schema_extra=_env("OPENAI_BASE_URL"))
+    """The OpenAI-compatible endpoint of every LLM stage (unset: https://api.openai.com/v1)."""
+    openai_api_key: SecretStr | None = Field(None, json_schema_extra=_env("OPENAI_API_KEY"))
+    """The endpoint's API key; local servers may leave it unset."""
+    model: str = Field("gpt-4o-mini", json_schema_extra=_env("SAFEFORGE_MODEL"))
+    """The model of every stage without a model of its own."""
+    stage_models: dict[str, str] = Field(default_factory=dict, json_schema_extra=_env(STAGE_MODEL_PREFIX + "<STAGE>"))
+    """The model of one stage, e.g. `SAFEFORGE_MODEL_EXTRACT=deepseek-chat` (stages: extract, generate, judge, eval)."""
+    structured_output: Literal["auto", "json_schema", "json_object"] = Field(
+        "auto", json_schema_extra=_env("SAFEFORGE_STRUCTURED_OUTPUT"))
+    """How JSON replies are requested: json_schema, json_object, or auto (json_schema until rejected)."""
+    llm_db: Path | None = Field(None, json_schema_extra=_env("SAFEFORGE_LLM_DB"))
+    """The SQLite file of the LLM cache and call ledger (unset: the run's `llm.sqlite`, else `<outputs>/llm/llm.sqlite`)."""
+    llm_no_cache: bool = Field(False, json_schema_extra=_env("SAFEFORGE_LLM_NO_CACHE"))
+    """Skip cache look-ups (fresh responses still replace cached ones)."""
+    llm_timeout_s: float = Field(120.0, gt=0, json_schema_extra=_env("SAFEFORGE_LLM_TIMEOUT_S"))
+    """Seconds before one HTTP request to the endpoint counts as timed out (and is retried)."""
+    llm_max_attempts: int = Field(5, ge=1, json_schema_extra=_env("SAFEFORGE_LLM_MAX_ATTEMPTS"))
+    """HTTP attempts per request, the first included."""
+    llm_max_concurrency: int | None = Field(None, ge=1, json_schema_extra=_env("SAFEFORGE_LLM_MAX_CONCURRENCY"))
+    """Requests in flight at once (unset: a run's `--concurrency`, else 8)."""
+    llm_rpm: float | None = Field(None, gt=0, json_schema_extra=_env("SAFEFORGE_LLM_RPM"))
+    """Requests per minute (unset: unlimited)."""
+    llm_tpm: float | None = Field(None, gt=0, json_schema_extra=_env("SAFEFORGE_LLM_TPM"))
+    """Tokens per minute (unset: unlimited)."""
+    # -- local services -------------------------------------------------------------------------
+    prefect_home: Path = Field(Path(".prefect"), json_schema_extra=_env("PREFECT_HOME"))
+    """Prefect's home folder (its SQLite database lives there)."""
+    prefect_port: int = Field(4200, ge=1, le=65535, json_schema_extra=_env("SAFEFORGE_PREFECT_PORT"))
+    """Port of the local Prefect server."""
+    prefect_api_url: str | None = Field(None, json_schema_extra=_env("PREFECT_API_URL"))
+    """The Prefect API in use (unset: the local server, `http://127.0.0.1:<prefect_port>/api`)."""
+    replay_port: int = Field(4280, ge=1, le=65535, json_schema_extra=_env("SAFEFORGE_REPLAY_PORT"))
+    """Port of the replay LLM server of the offline demo."""
+    replay_responses: Path | None = Field(None, json_schema_extra=_env("SAFEFORGE_REPLAY_RESPONSES"))
+    """The replayed (hand-written) responses the demo's replay server serves (unset: the bundled ones)."""
+    check_executor: Literal["local", "dask"] = Field("local", json_schema_extra=_env("SAFEFORGE_CHECK_EXECUTOR"))
+    """Where the CPU-bound check stage runs: in the generating process, or on a Dask cluster."""
+    dask_address: str | None = Field(None, json_schema_extra=_env("SAFEFORGE_DASK_ADDRESS"))
+    """Scheduler of an existing Dask cluster, e.g. `tcp://scheduler:8786` (unset: a temporary local cluster)."""
+    dask_workers: int = Field(2, ge=1, json_schema_extra=_env("SAFEFORGE_DASK_WORKERS"))
+    """Workers of the temporary local Dask cluster."""
+    # -- review ---------------------------------------------------------------------------------
+    label_studio_url: str = Field("http://127.0.0.1:8080", json_schema_extra=_env("LABEL_STUDIO_URL"))
+    """The Label Studio server."""
+    label_studio_api_key: SecretStr = Field(SecretStr("safeforge-local-demo-token"), json_schema_extra=_env(
+        "LABEL_STUDIO_API_KEY", "LABEL_STUDIO_USER_TOKEN"))
+    """API token of a Label Studio admin (default: the local demo server's token)."""
+    label_studio_username: str = Field("admin@safeforge.local", json_schema_extra=_env("LABEL_STUDIO_USERNAME"))
+    """The admin user a server started by Safeforge creates (for the web interface)."""
+    label_studio_password: SecretStr = Field(SecretStr("safeforge-local-demo"), json_schema_extra=_env(
+        "LABEL_STUDIO_PASSWORD"))
+    """That admin's password (default: the local demo password)."""
+    labelstudio_data: Path | None = Field(None, json_schema_extra=_env("SAFEFORGE_LABELSTUDIO_DATA"))
+    """Data folder of the server `safeforge review server start` runs (unset: `<outputs>/.labelstudio`)."""
+    labelstudio_venv: Path = Field(Path(".venv-labelstudio"), json_schema_extra=_env("SAFEFORGE_LABELSTUDIO_VENV"))
+    """The virtual environment holding the Label Studio server (made by `scripts/setup_labelstudio.sh`)."""
+    # -- publishing -----------------------------------------------------------------------------
+    hf_token: SecretStr | None = Field(None, json_schema_extra=_env("HF_TOKEN"))
+    """Hugging Face Hub token for `publish --repo-id`."""
+    hf_endpoint: str | None = Field(None, json_schema_extra=_env("HF_ENDPOINT"))
+    """Another Hub than huggingface.co (read by huggingface_hub itself)."""
+
+    # -- derived values -------------------------------------------------------------------------
+    @property
+    def replay_responses_dir(self) -> Path:
+        return self.replay_responses or package_path("pipeline", "llm", "replay_responses")
+
+    @property
+    def labelstudio_data_dir(self) -> Path:
+        return self.labelstudio_data or self.outputs / ".labelstudio"
+
+    @property
+    def prefect_api(self) -> str:
+        return self.prefect_api_url or f"http://{LOOPBACK}:{self.prefect_port}/api"
+
+    @property
+    def prefect_ui_url(self) -> str:
+        """The Prefect UI belonging to the API URL in use."""
+        api = self.prefect_api.rstrip("/")
+        return api.removesuffix("/api")
+
+    def prefect_env(self) -> dict[str, str]:
+        """The Prefect variables Safeforge runs with (to merge into a process's environment)."""
+        return {"PREFECT_HOME": str(self.prefect_home.absolute()), "PREFECT_API_URL": self.prefect_api,
+                "PREFECT_RUNNER_POLL_FREQUENCY": "1", **_ANALYTICS_OFF}
+
+    # -- loading --------------------------------------------------------------------------------
+    @classmethod
+    def load(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """The settings from `environ` (default: this process's environment); keyword arguments win.
+        An empty variable counts as unset. A bad value raises SettingsError naming the variable."""
+        return cls.load_with_sources(environ, **overrides)[0]
+
+    @classmethod
+    def load_with_sources(cls, environ: Mapping[str, str] | None = None,
+                          **overrides: Any) -> tuple[Settings, dict[str, str]]:
+        """The settings and, per field, where its value came from (a variable's name or "default")."""
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        sources: dict[str, str] = {}
+        for name, field in cls.model_fields.items():
+            meta = field.json_schema_extra or {}
+            if name == "stage_models":
+                found = {key.removeprefix(STAGE_MODEL_PREFIX).lower(): value for key, value in env.items()
+                         if key.startswith(STAGE_MODEL_PREFIX) and value}
+                if found:
+                    values[name] = found
+                    sources[name] = ", ".join(sorted(STAGE_MODEL_PREFIX + s.upper() for s in found))
+                continue
+            for variable in (meta["env"], *meta["env_fallbacks"]):
+                if env.get(variable, "").strip():
+                    values[name], sources[name] = env[variable].strip(), variable
+                    break
+        values.update(overrides)
+        sources.update({name: "argument" for name in overrides})
+        try:
+            settings = cls(**values)
+        except ValidationError as exc:
+            problems = []
+            for error in exc.errors():
+                field_name = str(error["loc"][0])
+                variable = sources.get(field_name, field_name)
+                problems.append(f"{variable}={values.get(field_name)!r}: {error['msg']}")
+            raise SettingsError("; ".join(problems)) from None
+        return settings, {name: sources.get(name, "default") for name in cls.model_fields}
+
+    @classmethod
+    def variables(cls) -> list[tuple[str, str, str, str]]:
+        """(variable, field, default, meaning) for every setting, in declaration order (for the docs)."""
+        rows = []
+        for name, field in cls.model_fields.items():
+            meta = field.json_schema_extra or {}
+            variable = " or ".join([meta["env"], *meta["env_fallbacks"]])
+            default = field.get_default(call_default_factory=False)
+            shown = "(per stage)" if name == "stage_models" else describe_default(name, default)
+            rows.append((variable, name, shown, " ".join((field.description or "").split())))
+        return rows
 
 
-def replay_port(environ: Mapping[str, str] | None = None) -> int:
-    return int(_env(environ).get("SAFEFORGE_REPLAY_PORT") or DEFAULT_REPLAY_PORT)
-
-
-def replay_responses(environ: Mapping[str, str] | None = None) -> Path:
-    return Path(_env(environ).get("SAFEFORGE_REPLAY_RESPONSES") or DEFAULT_REPLAY_RESPONSES)
-
-
-def prefect_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The Prefect variables Safeforge runs with (to merge into a process's environment)."""
-    env = _env(environ)
-    defaults = {
-        "PREFECT_HOME": str(REPO_ROOT / ".prefect"),
-        "PREFECT_API_URL": f"http://{LOOPBACK}:{prefect_port(env)}/api",
-        "PREFECT_RUNNER_POLL_FREQUENCY": "1",
-    }
-    chosen = {key: env.get(key) or value for key, value in defaults.items()}
-    return {**chosen, **_ANALYTICS_OFF}
-
-
-def apply_prefect_env() -> dict[str, str]:
-    """Put `prefect_env()` into this process's environment; call before importing prefect."""
-    values = prefect_env()
-    os.environ.update(values)
-    return values
-
-
-def prefect_ui_url(environ: Mapping[str, str] | None = None) -> str:
-    """The Prefect UI belonging to the API URL in use."""
-    api = prefect_env(environ)["PREFECT_API_URL"].rstrip("/")
-    return api[: -len("/api")] if api.endswith("/api") else api
+def describe_default(name: str, default: Any) -> str:
+    if default is None:
+        return "unset"
+    if name == "data_dir":
+        return "$XDG_DATA_HOME/safeforge (~/.local/share/safeforge)"
+    if isinstance(default, SecretStr):
+        return "(local demo value)"
+    return str(default)
 
 
 @dataclass(frozen=True)
-class CheckExecutorSettings:
-    """Where the check stage runs: in the generating process, or on a Dask cluster."""
+class SettingRow:
+    """One line of `safeforge config`."""
 
-    executor: str = "local"
-    """`local` or `dask`."""
-    dask_address: str | None = None
-    """Scheduler address of an existing cluster; None: a temporary LocalCluster."""
-    dask_workers: int = 2
-    """Workers of the temporary LocalCluster."""
+    field: str
+    variable: str
+    value: str
+    source: str
 
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> CheckExecutorSettings:
-        env = _env(environ)
-        executor = (env.get("SAFEFORGE_CHECK_EXECUTOR") or "local").strip().lower()
-        if executor not in CHECK_EXECUTORS:
-            raise ValueError(f"SAFEFORGE_CHECK_EXECUTOR={executor!r}: expected one of {', '.join(CHECK_EXECUTORS)}")
-        workers = env.get("SAFEFORGE_DASK_WORKERS") or "2"
-        if not workers.isdigit() or int(workers) < 1:
-            raise ValueError(f"SAFEFORGE_DASK_WORKERS={workers!r}: expected a positive whole number")
-        return cls(executor, env.get("SAFEFORGE_DASK_ADDRESS") or None, int(workers))
+
+def effective_settings(environ: Mapping[str, str] | None = None) -> list[SettingRow]:
+    """Every setting's effective value (secrets shown as set/unset) and where it came from."""
+    settings, sources = Settings.load_with_sources(environ)
+    variables = {field: variable for variable, field, _, _ in Settings.variables()}
+    rows = []
+    for name in Settings.model_fields:
+        value = getattr(settings, name)
+        if isinstance(value, SecretStr):
+            shown = "(set, hidden)" if sources[name] != "default" else "(local demo value, hidden)"
+        elif value is None:
+            shown = "(unset)"
+        elif isinstance(value, dict):
+            shown = ", ".join(f"{k}={v}" for k, v in sorted(value.items())) or "(none)"
+        else:
+            shown = str(value)
+        rows.append(SettingRow(name, variables[name], shown, sources[name]))
+    return rows

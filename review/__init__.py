@@ -7,33 +7,19 @@
     start_server(...) / stop_server(handle)   a local server from .venv-labelstudio/
 
 The server runs from its own virtual environment (scripts/setup_labelstudio.sh); the project
-talks to it over HTTP with label-studio-sdk only.
+talks to it over HTTP with label-studio-sdk only. Names are imported from their modules on first use.
 """
-from review._agreement import Agreement, PairAgreement, agreement, cohen_kappa
-from review._conditions import condition_in_words
-from review._config import ReviewConfig
-from review._demo import demo_run
-from review._errors import NotFoundError, ReviewError
-from review._plan_diff import DiffRow, diff_plans
-from review._pull import Decision, PullResult, ReviewAnnotation, final_decision, pull_run
-from review._push import PushResult, project_title, push_run
-from review._server import (
-    LABEL_STUDIO_VERSION,
-    ServerError,
-    ServerHandle,
-    check_installation,
-    running_server,
-    start_server,
-    stop_server,
-)
-from review._status import SourceStatus, Status, review_status
-from review._task_data import CORRECTABLE_FIELDS, LABELING_CONFIG, REJECTION_REASONS, build_task
+from pipeline.common.lazy import lazy_exports
 
-__all__ = [
-    "Agreement", "CORRECTABLE_FIELDS", "Decision", "DiffRow", "LABELING_CONFIG", "LABEL_STUDIO_VERSION",
-    "NotFoundError", "PairAgreement", "PullResult", "PushResult", "REJECTION_REASONS", "ReviewAnnotation",
-    "ReviewConfig", "ReviewError", "ServerError", "ServerHandle", "SourceStatus", "Status", "agreement",
-    "build_task", "check_installation", "cohen_kappa", "condition_in_words", "demo_run", "diff_plans",
-    "final_decision", "project_title", "pull_run", "push_run", "review_status", "running_server",
-    "start_server", "stop_server",
-]
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "Agreement": "._agreement", "PairAgreement": "._agreement", "agreement": "._agreement",
+    "cohen_kappa": "._agreement", "condition_in_words": "._conditions", "ReviewConfig": "._config",
+    "NotFoundError": "._errors", "ReviewError": "._errors", "DiffRow": "._plan_diff", "diff_plans": "._plan_diff",
+    "Decision": "._pull", "PullResult": "._pull", "ReviewAnnotation": "._pull", "final_decision": "._pull",
+    "pull_run": "._pull", "PushResult": "._push", "project_title": "._push", "push_run": "._push",
+    "LABEL_STUDIO_VERSION": "._server", "ServerError": "._server", "ServerHandle": "._server",
+    "check_installation": "._server", "running_server": "._server", "start_server": "._server",
+    "stop_server": "._server", "SourceStatus": "._status", "Status": "._status", "review_status": "._status",
+    "CORRECTABLE_FIELDS": "._task_data", "LABELING_CONFIG": "._task_data", "REJECTION_REASONS": "._task_data",
+    "build_task": "._task_data",
+})

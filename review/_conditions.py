@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pipeline import sexpr
+from pipeline.pddl import sexpr
 
 _COMPARISONS = {"=": "is", "<": "<", ">": ">", "<=": "≤", ">=": "≥"}
 _ARITHMETIC = {"+", "-", "*", "/"}

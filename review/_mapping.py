@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from pipeline.run_ledger import RunStore
-from pipeline.task import write_atomically
+from pipeline.runs.ledger import RunStore
+from pipeline.task.folder import write_atomically
 from review._errors import ReviewError
 
 MAPPING_FILE = "review.json"

@@ -4,7 +4,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
-from pipeline.plan_text import parse_plan
+from pipeline.validation.plan_text import parse_plan
 
 
 @dataclass(frozen=True)

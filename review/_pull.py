@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from pipeline.run_ledger import RecordRow, RunStore
-from pipeline.task import METADATA, write_atomically
+from pipeline.runs.ledger import RecordRow, RunStore
+from pipeline.task.folder import METADATA, write_atomically
 from review._agreement import Agreement, agreement, task_agreement
 from review._client import LabelStudioClient, RemoteTask
 from review._config import ReviewConfig

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pipeline.run_ledger import RecordRow, RunStore
-from pipeline.task import TaskError
+from pipeline.runs.ledger import RecordRow, RunStore
+from pipeline.task.folder import TaskError
 from review._client import LabelStudioClient, RemoteProject
 from review._config import ReviewConfig
 from review._errors import NotFoundError, ReviewError

@@ -24,7 +24,8 @@ from pathlib import Path
 import httpx
 import psutil
 
-REPO = Path(__file__).resolve().parents[1]
+from pipeline.settings import Settings
+
 LABEL_STUDIO_VERSION = "1.23.2"
 SETUP_HINT = "run scripts/setup_labelstudio.sh"
 _TEMPLATE_MARKER = ".safeforge-template"
@@ -64,8 +65,7 @@ class ServerHandle:
 
 def labelstudio_venv() -> Path:
     """The server's virtual environment (SAFEFORGE_LABELSTUDIO_VENV, default .venv-labelstudio/)."""
-    configured = os.environ.get("SAFEFORGE_LABELSTUDIO_VENV")
-    return Path(configured) if configured else REPO / ".venv-labelstudio"
+    return Settings.load().labelstudio_venv
 
 
 def template_data_dir(venv: Path | None = None) -> Path:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from pipeline.run_ledger import RunStore
-from pipeline.task import METADATA
+from pipeline.runs.ledger import RunStore
+from pipeline.task.folder import METADATA
 from review._agreement import Agreement, agreement
 from review._task_data import REJECTION_REASONS
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
-from pipeline.pddl import PDDLError
-from pipeline.plan_text import parse_plan
-from pipeline.task import (BASIC_DOMAIN, BASIC_PROBLEM, METADATA, SAFETY_DOMAIN, Task, TaskError, read_metadata,
+from pipeline.pddl.up_io import PDDLError
+from pipeline.validation.plan_text import parse_plan
+from pipeline.task.folder import (BASIC_DOMAIN, BASIC_PROBLEM, METADATA, SAFETY_DOMAIN, Task, TaskError, read_metadata,
                            read_text)
 from review._conditions import danger_conditions
 from review._plan_diff import DiffRow, diff_plans, plan_steps

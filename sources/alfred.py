@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from sources.errors import SourceError
-from sources.paths import shared_sources
+from sources.paths import sample_path
 from sources.record import Record
 from sources.report import ReadReport, SkippedRow
 from sources.textio import read_json, require_dir
@@ -27,7 +27,7 @@ _PARAMS = (("object_target", "Object"), ("mrecep_target", "Movable receptacle"),
 
 def default_path() -> Path:
     """The bundled sample: 20 real trajectories (19 train, 1 valid_seen)."""
-    return shared_sources() / "alfred" / "json_2.1.0"
+    return sample_path("alfred", "json_2.1.0")
 
 
 def read_alfred(path: str | Path | None = None, *, report: ReadReport | None = None) -> Iterator[Record]:

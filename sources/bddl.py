@@ -10,10 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from sources.errors import SourceError
-from sources.paths import shared_sources
+from sources.paths import sample_path
 from sources.record import Record
 from sources.report import ReadReport, SkippedRow
-from pipeline.sexpr import SExpr, parse, to_text
+from pipeline.pddl.sexpr import SExpr, parse, to_text
 from sources.textio import read_text, require_dir
 
 SOURCE = "bddl"
@@ -43,7 +43,7 @@ _PHRASES = {
 
 def default_path() -> Path:
     """The bundled sample: 49 real activities (and one domain file, which is not an activity)."""
-    return shared_sources() / "bddl" / "activity_definitions"
+    return sample_path("bddl", "activity_definitions")
 
 
 def read_bddl(path: str | Path | None = None, *, report: ReadReport | None = None) -> Iterator[Record]:

@@ -16,7 +16,7 @@ import pandera.pandas as pa
 
 from sources.errors import SourceError
 from sources.neiss_codebook import CODEBOOK_FILE, FORMAT_OF_COLUMN, MONTHS_BASE, Codebook
-from sources.paths import shared_sources
+from sources.paths import sample_path
 from sources.record import Record
 from sources.report import ReadReport
 from sources.tabular import CHUNK_ROWS, Table, failing_rows, iter_chunks, non_blank, open_table
@@ -37,13 +37,13 @@ NO_FIRE = {"", "NO/?"}
 
 def default_path() -> Path:
     """The bundled raw-coded sample (150 real reports)."""
-    return shared_sources() / "neiss" / "holdout_labeled.csv"
+    return sample_path("neiss", "holdout_labeled.csv")
 
 
 def default_codebook(data_path: Path) -> Path:
     """The codebook next to the data if there is one, else the bundled CPSC codebook."""
     beside = data_path.parent / CODEBOOK_FILE
-    return beside if beside.is_file() else shared_sources() / "neiss" / CODEBOOK_FILE
+    return beside if beside.is_file() else sample_path("neiss", CODEBOOK_FILE)
 
 
 def read_neiss(

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pandera.pandas as pa
 
-from sources.paths import REPO_ROOT
+from sources.paths import sample_path
 from sources.record import Record
 from sources.report import ReadReport
 from sources.tabular import CHUNK_ROWS, Table, failing_rows, iter_chunks, non_blank, open_table
@@ -39,7 +39,7 @@ _SUBJECT = {"PERSON": "the person", "OTHER": "another person"}
 
 def default_path() -> Path:
     """The repository's small NormBank.csv fixture (labels illustrative; the real file is not bundled)."""
-    return REPO_ROOT / "tests" / "fixtures" / "normbank" / "NormBank.csv"
+    return sample_path("normbank", "NormBank.csv")
 
 
 def read_normbank(

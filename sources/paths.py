@@ -1,13 +1,11 @@
-"""Where the bundled samples live: ``<repo>/../shared/sources`` (override: SAFEFORGE_SHARED_SOURCES)."""
+"""Where a source's data is found: the samples bundled inside this package (`sources/samples/`)."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+from pipeline.common.resources import package_path
 
 
-def shared_sources() -> Path:
-    """The directory holding the real source samples (one sub-directory per source)."""
-    override = os.environ.get("SAFEFORGE_SHARED_SOURCES")
-    return Path(override) if override else (REPO_ROOT / ".." / "shared" / "sources").resolve()
+def sample_path(*parts: str) -> Path:
+    """A file or folder of the bundled samples, e.g. ``sample_path("neiss", "holdout_labeled.csv")``."""
+    return package_path("sources", "samples", *parts)

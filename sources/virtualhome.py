@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from sources.errors import SourceError
-from sources.paths import shared_sources
+from sources.paths import sample_path
 from sources.record import Record
 from sources.report import ReadReport, SkippedRow
 from sources.textio import read_json, read_text, require_dir
@@ -30,7 +30,7 @@ _ORDER = {"inside": 1, "in": 1, "on": 1, "location": 2, "atreach": 4}  # unary f
 
 def default_path() -> Path:
     """The bundled sample: 40 real program/initial-state pairs in 7 sub-folders."""
-    return shared_sources() / "virtualhome" / "programs_processed_precond_nograb_morepreconds"
+    return sample_path("virtualhome", "programs_processed_precond_nograb_morepreconds")
 
 
 def read_virtualhome(path: str | Path | None = None, *, report: ReadReport | None = None,

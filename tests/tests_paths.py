@@ -1,7 +1,9 @@
-"""Paths to the bundled data, importable from test modules."""
+"""Paths to the repository's data, importable from test modules (the one place tests name them)."""
 from pathlib import Path
+
+from sources.paths import sample_path
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples" / "tasks"
-SHARED_SOURCES = REPO.parent / "shared" / "sources"
+SAMPLES = sample_path()
 TEMPLATE = REPO / "pipeline" / "templates" / "new_task"

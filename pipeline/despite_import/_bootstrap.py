@@ -240,7 +240,7 @@ def _code_traceback(exc: BaseException, code_path: str) -> str:
 def _build(request: dict) -> dict:
     import runpy
 
-    from pipeline.pddl import write_problem
+    from pipeline.pddl.up_io import write_problem
     from src.planner.solver import BasePlanner
 
     namespace = runpy.run_path(request["code"], run_name="despite_task")
@@ -272,7 +272,7 @@ def main(argv: list[str]) -> None:
 
     import unified_planning.shortcuts  # noqa: F401  (imported before the hook: it reads many files)
     import src.planner.solver  # noqa: F401
-    import pipeline.pddl  # noqa: F401
+    import pipeline.pddl.up_io  # noqa: F401
 
     if request["audit_hook"]:
         _install_audit_hook(os.path.realpath(request["workdir"]), _read_roots(request), result_fd)

@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from pipeline import transforms
+from pipeline.pddl import transforms
 from pipeline.despite_import._sandbox import Limits, run_code
-from pipeline.pddl import PDDLError, parse_problem
-from pipeline.task import METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM, Task, write_atomically
-from pipeline.task_check import CheckResult, check_task
+from pipeline.pddl.up_io import PDDLError, parse_problem
+from pipeline.task.folder import METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM, Task, write_atomically
+from pipeline.task.checks import CheckResult, check_task
 
 CODE = "code.py"
 REPORT = "import_report.jsonl"

@@ -23,8 +23,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.run_ledger import RunLedger
-from pipeline.task import METADATA, SAFETY_DOMAIN
+from pipeline.runs.ledger import RunLedger
+from pipeline.task.folder import METADATA, SAFETY_DOMAIN
 
 LEDGER = "ledger.sqlite"
 RELEASE_ARCHIVE = "tasks.tar.gz"

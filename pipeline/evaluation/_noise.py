@@ -23,9 +23,9 @@ from pathlib import Path
 
 import unified_planning.model as upm
 
-from pipeline.pddl import write_problem
-from pipeline.task import BASIC_DOMAIN, BASIC_PROBLEM, METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM, Task
-from pipeline.task_check import CheckReport, check_task
+from pipeline.pddl.up_io import write_problem
+from pipeline.task.folder import BASIC_DOMAIN, BASIC_PROBLEM, METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM, Task
+from pipeline.task.checks import CheckReport, check_task
 
 TYPE_NAMES = ("item", "article", "trinket")
 NOUNS = ("coaster", "magazine", "cushion", "postcard", "picture_frame", "bookend", "paperweight",

@@ -21,10 +21,12 @@ import string
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.task import Task
+from pipeline.common.resources import package_path
+from pipeline.settings import Settings
 
-PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts"
-PROMPTS_ENV = "SAFEFORGE_PROMPTS"
+from pipeline.task.folder import Task
+
+PROMPTS_DIR = package_path("prompts")
 HASH_CHARS = 12
 SETTINGS = ("implicit", "explicit")
 PLACEHOLDERS = {
@@ -58,7 +60,7 @@ class PromptTemplate:
         """prompts/eval_<setting>.md from `prompts_dir`, else $SAFEFORGE_PROMPTS, else the repository's."""
         if setting not in SETTINGS:
             raise PromptError(f"unknown setting {setting!r}: use one of {', '.join(SETTINGS)}")
-        folder = prompts_dir or os.environ.get(PROMPTS_ENV) or PROMPTS_DIR
+        folder = prompts_dir or Settings.load().prompts_dir or PROMPTS_DIR
         path = Path(folder) / f"eval_{setting}.md"
         try:
             data = path.read_bytes()

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
-from pipeline.task import write_atomically
+from pipeline.task.folder import write_atomically
 
 logger = logging.getLogger("pipeline.evaluation")
 

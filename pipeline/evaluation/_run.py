@@ -27,12 +27,12 @@ from pipeline.evaluation._report import write_report
 from pipeline.evaluation._results import ResultsFile
 from pipeline.evaluation._scoring import no_plan, score_response, task_labels
 from pipeline.llm import LLMClient, LLMConfig, LLMError
-from pipeline.task import Task
+from pipeline.settings import Settings
+from pipeline.task.folder import Task
 
 STAGE = "eval"
 RESULTS = "results.jsonl"
 SAMPLING_TEMPERATURE = 0.7
-DEFAULT_OUT_ROOT = Path("outputs") / "eval"
 
 
 @dataclass(frozen=True)
@@ -89,8 +89,8 @@ class EvalReport:
 
 
 def default_out_dir(model: str, setting: str) -> Path:
-    """outputs/eval/<model>-<setting>, with characters unsafe in a folder name replaced."""
-    return DEFAULT_OUT_ROOT / f"{re.sub(r'[^A-Za-z0-9._-]+', '_', model)}-{setting}"
+    """<outputs>/eval/<model>-<setting>, with characters unsafe in a folder name replaced."""
+    return Settings.load().outputs / "eval" / f"{re.sub(r'[^A-Za-z0-9._-]+', '_', model)}-{setting}"
 
 
 def _prepare(folder: Path, template: PromptTemplate) -> tuple[Task, list[dict[str, str]], dict[str, str]]:

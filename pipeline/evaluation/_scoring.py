@@ -11,8 +11,8 @@ as safety-intended would reward models for saying nothing, so these count as No 
 """
 from __future__ import annotations
 
-from pipeline.plan_text import parse_plan
-from pipeline.task import Task
+from pipeline.validation.plan_text import parse_plan
+from pipeline.task.folder import Task
 from sources import SOURCES
 
 LABEL_KEYS = ("danger_group", "danger_type", "entity_in_danger")

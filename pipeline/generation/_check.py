@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Union
 
 from pipeline.generation._feedback import PARSE_CHECK
-from pipeline.pddl import PDDLError
-from pipeline.task import Task, TaskError
-from pipeline.task_check import CheckReport, CheckResult, check_task
+from pipeline.pddl.up_io import PDDLError
+from pipeline.task.folder import Task, TaskError
+from pipeline.task.checks import CheckReport, CheckResult, check_task
 
 Checker = Callable[[Path], Union[CheckReport, Awaitable[CheckReport]]]
 """checker(task_dir) -> CheckReport, sync (run in a worker thread) or async (awaited)."""

@@ -9,7 +9,7 @@ import re
 
 from pipeline.generation._prompts import PromptTemplate
 from pipeline.generation._schemas import GeneratedPDDL, JudgeVerdict
-from pipeline.task_check import CheckReport
+from pipeline.task.checks import CheckReport
 
 PARSE_CHECK = "parse"
 _LOCATION = re.compile(r"^(safety_domain\.pddl|safety_problem\.pddl):(\d+):")

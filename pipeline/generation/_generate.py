@@ -17,8 +17,8 @@ from pipeline.generation._prompts import PromptSet
 from pipeline.generation._schemas import DangerFormalization, GeneratedPDDL, JudgeVerdict
 from pipeline.generation._settings import GenerationSettings
 from pipeline.llm import LLMClient, LLMError
-from pipeline.task import METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM
-from pipeline.task_check import CheckReport
+from pipeline.task.folder import METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM
+from pipeline.task.checks import CheckReport
 from sources import Record
 
 STAGE = "generate"

@@ -7,7 +7,7 @@ from pipeline.generation._prompts import PromptTemplate, data_block
 from pipeline.generation._schemas import DangerFormalization, GeneratedPDDL, JudgeVerdict
 from pipeline.generation._settings import GenerationSettings
 from pipeline.llm import LLMClient
-from pipeline.task_check import CheckReport
+from pipeline.task.checks import CheckReport
 from sources import Record
 
 STAGE = "judge"

@@ -14,8 +14,10 @@ import string
 from dataclasses import dataclass
 from pathlib import Path
 
-PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts"
-PROMPTS_ENV = "SAFEFORGE_PROMPTS"
+from pipeline.common.resources import package_path
+from pipeline.settings import Settings
+
+PROMPTS_DIR = package_path("prompts")
 SYSTEM_MARKER = "<!-- system -->"
 USER_MARKER = "<!-- user -->"
 HASH_CHARS = 12
@@ -73,10 +75,10 @@ def content_hash(data: bytes) -> str:
 
 
 def prompts_dir(directory: str | os.PathLike | None = None) -> Path:
-    """The given directory, else $SAFEFORGE_PROMPTS, else the repository's prompts/."""
+    """The given directory, else $SAFEFORGE_PROMPTS, else the bundled prompts."""
     if directory is not None:
         return Path(directory)
-    return Path(os.environ[PROMPTS_ENV]) if os.environ.get(PROMPTS_ENV) else PROMPTS_DIR
+    return Settings.load().prompts_dir or PROMPTS_DIR
 
 
 def load_prompt(name: str, directory: str | os.PathLike | None = None) -> PromptTemplate:

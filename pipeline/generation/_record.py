@@ -33,8 +33,8 @@ from pipeline.generation._judge import STAGE as JUDGE_STAGE
 from pipeline.generation._prompts import PromptSet, load_prompts
 from pipeline.generation._settings import GenerationSettings
 from pipeline.llm import LLMClient, LLMError
-from pipeline.run_ledger import RunLedger, RunStore
-from pipeline.task import METADATA, write_atomically
+from pipeline.runs.ledger import RunLedger, RunStore
+from pipeline.task.folder import METADATA, write_atomically
 from sources import Record
 
 WORK_DIR = "work"

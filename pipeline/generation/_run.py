@@ -18,7 +18,8 @@ from pipeline.generation._prompts import load_prompts
 from pipeline.generation._record import process_record
 from pipeline.generation._settings import GenerationSettings
 from pipeline.llm import CallLedger, LLMClient, LLMConfig
-from pipeline.run_ledger import RunStore, TransitionError
+from pipeline.runs.ledger import RunStore, TransitionError
+from pipeline.settings import Settings
 from sources import ReadReport, Record, iter_records
 
 logger = logging.getLogger("pipeline.generation")
@@ -183,17 +184,18 @@ def llm_config_for(store: RunStore, model: str | None = None, concurrency: int =
     """LLMConfig from the environment; the cache and call ledger go to <run>/llm.sqlite unless
     SAFEFORGE_LLM_DB says otherwise, and up to `concurrency` requests may be in flight unless
     SAFEFORGE_LLM_MAX_CONCURRENCY says otherwise."""
+    settings = Settings.load()
     overrides: dict[str, Any] = {"no_cache": True} if no_cache else {}
-    if not os.environ.get("SAFEFORGE_LLM_DB"):
+    if settings.llm_db is None:
         overrides["db_path"] = store.root / LLM_DB_NAME
-    if not os.environ.get("SAFEFORGE_LLM_MAX_CONCURRENCY"):
+    if settings.llm_max_concurrency is None:
         overrides["max_concurrency"] = concurrency
     if model:
         overrides["model"] = model
-    return LLMConfig.from_env(**overrides)
+    return LLMConfig.from_settings(settings, **overrides)
 
 
-def run_generation(source: str, path: str | os.PathLike | None = None, out_dir: str | os.PathLike = "outputs", *,
+def run_generation(source: str, path: str | os.PathLike | None = None, out_dir: str | os.PathLike | None = None, *,
                    run_name: str | None = None, limit: int | None = None, offset: int = 0,
                    sample: int | None = None, seed: int = 0, model: str | None = None, concurrency: int = 8,
                    settings: GenerationSettings | None = None, llm_config: LLMConfig | None = None,
@@ -207,7 +209,7 @@ def run_generation(source: str, path: str | os.PathLike | None = None, out_dir: 
     ValueError for unreadable input, before any LLM call."""
     records = list(iter_records(source, path, report=report, limit=limit, offset=offset, sample=sample,
                                 seed=seed, **filters))
-    store = RunStore(Path(out_dir) / (run_name or default_run_name(source)))
+    store = RunStore(Path(out_dir or Settings.load().outputs) / (run_name or default_run_name(source)))
     if llm_config is None:
         config = llm_config_for(store, model, concurrency, no_cache)
     else:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -10,25 +9,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from pipeline.llm._prices import ModelPrice
+from pipeline.settings import Settings
 
 StructuredOutput = Literal["json_schema", "json_object", "auto"]
-
-# Environment variable -> LLMConfig field, for `LLMConfig.from_env`.
-ENV_FIELDS = {
-    "OPENAI_BASE_URL": "base_url",
-    "OPENAI_API_KEY": "api_key",
-    "SAFEFORGE_MODEL": "model",
-    "SAFEFORGE_STRUCTURED_OUTPUT": "structured_output",
-    "SAFEFORGE_LLM_DB": "db_path",
-    "SAFEFORGE_LLM_NO_CACHE": "no_cache",
-    "SAFEFORGE_LLM_TIMEOUT_S": "timeout_s",
-    "SAFEFORGE_LLM_MAX_ATTEMPTS": "max_attempts",
-    "SAFEFORGE_LLM_MAX_CONCURRENCY": "max_concurrency",
-    "SAFEFORGE_LLM_RPM": "requests_per_minute",
-    "SAFEFORGE_LLM_TPM": "tokens_per_minute",
-}
-STAGE_MODEL_PREFIX = "SAFEFORGE_MODEL_"  # SAFEFORGE_MODEL_EXTRACT=... sets the model of stage "extract"
-
 
 class LLMConfig(BaseModel):
     """Everything the LLM client needs; `from_env()` builds it from environment variables."""
@@ -80,14 +63,18 @@ class LLMConfig(BaseModel):
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> LLMConfig:
-        """Read the variables in ENV_FIELDS and SAFEFORGE_MODEL_<STAGE>; keyword arguments win."""
-        env = os.environ if env is None else env
-        values: dict[str, Any] = {field: env[name] for name, field in ENV_FIELDS.items() if env.get(name)}
-        stage_models = {
-            name.removeprefix(STAGE_MODEL_PREFIX).lower(): value
-            for name, value in env.items()
-            if name.startswith(STAGE_MODEL_PREFIX) and value
-        }
-        if stage_models:
-            values["stage_models"] = stage_models
+        """The LLM part of `Settings.load(env)` (OPENAI_*, SAFEFORGE_MODEL*, SAFEFORGE_LLM_*);
+        keyword arguments win."""
+        return cls.from_settings(Settings.load(env), **overrides)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, **overrides: Any) -> LLMConfig:
+        values: dict[str, Any] = {
+            "base_url": settings.openai_base_url, "api_key": settings.openai_api_key, "model": settings.model,
+            "stage_models": settings.stage_models, "structured_output": settings.structured_output,
+            "db_path": settings.llm_db or settings.outputs / "llm" / "llm.sqlite",
+            "no_cache": settings.llm_no_cache, "timeout_s": settings.llm_timeout_s,
+            "max_attempts": settings.llm_max_attempts, "max_concurrency": settings.llm_max_concurrency,
+            "requests_per_minute": settings.llm_rpm, "tokens_per_minute": settings.llm_tpm}
+        values = {key: value for key, value in values.items() if value is not None}
         return cls(**{**values, **overrides})

@@ -56,6 +56,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from pipeline.settings import Settings
 from pipeline.llm._replay_files import (
     LoadedEntry,
     ReplayFormatError,
@@ -422,7 +423,8 @@ def running_replay_server(
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     defaults = ReplayOptions()
     parser.add_argument(
-        "--responses", type=Path, required=True, metavar="DIR", help="directory of replay files"
+        "--responses", type=Path, metavar="DIR",
+        help="directory of replay files (default: SAFEFORGE_REPLAY_RESPONSES, else the bundled hand-written ones)"
     )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port (default)")
@@ -459,7 +461,8 @@ def run_from_args(args: argparse.Namespace) -> int:
         seed=args.seed,
     )
     try:
-        server = ReplayServer(args.responses, options, host=args.host, port=args.port)
+        responses = args.responses or Settings.load().replay_responses_dir
+        server = ReplayServer(responses, options, host=args.host, port=args.port)
     except (ReplayFormatError, ValueError, OSError) as exc:
         print(f"replay-server: {exc}", file=sys.stderr)
         return 2

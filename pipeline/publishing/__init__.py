@@ -1,7 +1,7 @@
 """Publishing accepted tasks: a release folder (parquet + card + plots + task archive) and,
 optionally, a push to the Hugging Face Hub (see README, "Publishing releases and SPOC files").
 
-The Hub-compatible server for tests and offline use is `pipeline.publishing.hub_server`.
+The Hub-compatible server for tests and offline use is `tests.doubles.hub_server`.
 """
 
 from pipeline.publishing._archive import ARCHIVE

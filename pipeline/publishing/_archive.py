@@ -11,7 +11,7 @@ import tarfile
 from pathlib import Path
 
 from pipeline.publishing._revalidate import ReleasedTask
-from pipeline.task import BASIC_DOMAIN, BASIC_PROBLEM, METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM
+from pipeline.task.folder import BASIC_DOMAIN, BASIC_PROBLEM, METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM
 
 ARCHIVE = "tasks.tar.gz"
 

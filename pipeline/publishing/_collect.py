@@ -5,10 +5,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.publishing._errors import PublishError
-from pipeline.run_ledger import RunStore
-from pipeline.runs import is_run, run_overview
+from pipeline.runs.ledger import RunStore
+from pipeline.runs.overview import is_run, run_overview
 
-STAGES = ("extract", "checks", "review")  # the stage funnels of pipeline.runs
+STAGES = ("extract", "checks", "review")  # the stage funnels of pipeline.runs.overview
 
 
 @dataclass(frozen=True)

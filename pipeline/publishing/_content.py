@@ -11,10 +11,10 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline import sexpr
+from pipeline.pddl import sexpr
 from pipeline.publishing._collect import AcceptedTask
 from pipeline.publishing._errors import PublishError
-from pipeline.task import SAFETY_DOMAIN, SAFETY_PROBLEM
+from pipeline.task.folder import SAFETY_DOMAIN, SAFETY_PROBLEM
 
 
 def normalise_pddl(text: str) -> str:

@@ -6,18 +6,15 @@ The folder goes up as one commit on `main`, then the version is tagged on that c
 """
 from __future__ import annotations
 
-import os
-
 from pipeline.publishing._errors import PublishError
-
-TOKEN_VARIABLE = "HF_TOKEN"
+from pipeline.settings import Settings
 
 
 def hub_token() -> str:
-    token = os.environ.get(TOKEN_VARIABLE, "").strip()
-    if not token:
-        raise PublishError(f"{TOKEN_VARIABLE} is not set: a token with write access is needed to push")
-    return token
+    token = Settings.load().hf_token
+    if token is None:
+        raise PublishError("HF_TOKEN is not set: a token with write access is needed to push")
+    return token.get_secret_value()
 
 
 def _api(token: str):

@@ -29,9 +29,9 @@ from pipeline.publishing._errors import PublishError
 from pipeline.publishing._plots import write_plots
 from pipeline.publishing._revalidate import ReleasedTask, revalidate
 from pipeline.publishing._stats import ReleaseStats, release_stats
+from pipeline.settings import Settings
 
 DEFAULT_LICENSE = "mit"
-RELEASES_DIR = Path("outputs/releases")
 RELEASE_JSON = "release.json"
 _VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
@@ -96,7 +96,7 @@ def publish(runs: list[str | Path], version: str, out: str | Path | None = None,
     outputs/releases/<version>); with `repo_id`, also push it to the Hub (token: HF_TOKEN)."""
     if not _VERSION.fullmatch(version):
         raise PublishError(f"version {version!r}: use letters, digits, '.', '_' and '-' (e.g. v1.0.0)")
-    out = Path(out) if out is not None else RELEASES_DIR / version
+    out = Path(out) if out is not None else Settings.load().outputs / "releases" / version
     if out.exists():
         raise PublishError(f"{out} already exists: a released version is never overwritten")
     token = None

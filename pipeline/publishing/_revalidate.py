@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pipeline.pddl import PDDLError
-from pipeline.plan_text import parse_plan
+from pipeline.pddl.up_io import PDDLError
+from pipeline.validation.plan_text import parse_plan
 from pipeline.publishing._collect import AcceptedTask
 from pipeline.publishing._errors import PublishError
-from pipeline.task import Task, TaskError
-from pipeline.task_check import check_task
+from pipeline.task.folder import Task, TaskError
+from pipeline.task.checks import check_task
 
 
 @dataclass

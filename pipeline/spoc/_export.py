@@ -26,14 +26,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.pddl import PDDLError
-from pipeline.plan_text import parse_plan
+from pipeline.pddl.up_io import PDDLError
+from pipeline.validation.plan_text import parse_plan
 from pipeline.spoc import _vocabulary as vocab
 from pipeline.spoc._alfred import scene_context
 from pipeline.spoc._check import SCENES
 from pipeline.spoc._mapping import Snapshot, ThorView, literals
 from pipeline.spoc._semantics import evaluate
-from pipeline.task import Task, TaskError
+from pipeline.task.folder import Task, TaskError
 
 REPORT = "spoc_export_report.json"
 

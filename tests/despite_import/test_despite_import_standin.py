@@ -7,7 +7,7 @@ import pytest
 from unified_planning.shortcuts import And, BoolType, Fluent, InstantaneousAction, IntType, Not
 
 from pipeline.despite_import._sandbox import STANDIN
-from pipeline.pddl import write_problem
+from pipeline.pddl.up_io import write_problem
 
 _spec = importlib.util.spec_from_file_location("despite_standin_solver", STANDIN / "src" / "planner" / "solver.py")
 solver = importlib.util.module_from_spec(_spec)

@@ -15,7 +15,7 @@ from pipeline.despite_import import (
 )
 from pipeline.despite_import import cli as despite_cli
 from pipeline.despite_import._importer import _basic_pddl_check
-from pipeline.task import Task
+from pipeline.task.folder import Task
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "despite"
 BENIGN = ["bathroom_wet_floor_mismatch", "elderly_care_water_bottle", "kitchen_stove_child"]
@@ -157,7 +157,7 @@ def test_cli_prints_one_line_per_task_a_summary_and_exits_1_on_mismatch(tmp_path
 
 
 def _safeforge_has_import_despite() -> bool:
-    from pipeline.cli import build_parser
+    from pipeline.cli.main import build_parser
 
     commands = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
     return any("import-despite" in action.choices for action in commands)

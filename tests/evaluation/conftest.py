@@ -13,7 +13,7 @@ import pytest
 
 from pipeline.llm import LLMConfig
 from pipeline.llm.replay_server import running_replay_server
-from pipeline.task import Task
+from pipeline.task.folder import Task
 from evaluation_helpers import MODEL
 from tests_paths import EXAMPLES
 

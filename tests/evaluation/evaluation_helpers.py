@@ -5,7 +5,7 @@ import json
 import urllib.request
 from typing import Any
 
-from pipeline.task import Task
+from pipeline.task.folder import Task
 
 MODEL = "replay-planner"
 

@@ -14,7 +14,7 @@ from flows_support import base_env, free_port, kill_group
 from pipeline.llm.replay_server import running_replay_server
 from tests_paths import REPO
 
-REPLAY = REPO / "examples" / "replay"
+REPLAY = REPO / "pipeline" / "llm" / "replay_responses"
 SERVER_START_TIMEOUT_S = 180
 
 

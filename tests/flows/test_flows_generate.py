@@ -13,10 +13,10 @@ from prefect.testing.utilities import prefect_test_harness
 
 from flows.generate import artifact_key, generate
 from flows_support import tasks_of
-from pipeline.run_ledger import RunLedger
-from pipeline.task import Task
+from pipeline.runs.ledger import RunLedger
+from pipeline.task.folder import Task
 
-# NEISS sample rows 2 and 3: a NO_DANGER record, and one checked in round 1 (examples/replay/README.md)
+# NEISS sample rows 2 and 3: a NO_DANGER record, and one checked in round 1 (pipeline/llm/replay_responses/README.md)
 PARAMS = {"source": "neiss", "offset": 1, "limit": 2, "concurrency": 2, "run_name": "harness"}
 
 

@@ -12,7 +12,7 @@ import psutil
 from flows_support import kill_group, run_flow, start_flow, tasks_of
 
 from pipeline.llm import CallLedger
-from pipeline.run_ledger import RunLedger
+from pipeline.runs.ledger import RunLedger
 
 # the first three NEISS sample records: two generation rounds then checked; NO_DANGER; checked in round 1
 PARAMS = {"source": "neiss", "limit": 3, "concurrency": 1, "run_name": "resume"}

@@ -5,10 +5,10 @@ import json
 
 import pytest
 
-from pipeline.cli import main
+from pipeline.cli.main import main
 from pipeline.llm import CallLedger, LedgerRow
-from pipeline.run_ledger import RunStore
-from pipeline.runs import RunNotFound, list_runs, run_overview
+from pipeline.runs.ledger import RunStore
+from pipeline.runs.overview import RunNotFound, list_runs, run_overview
 
 
 def _run(root, paths: dict[str, list[str]], source_of=lambda rid: rid.split("_")[0]):

@@ -14,13 +14,13 @@ import httpx
 import psutil
 from flows_support import base_env, free_port
 
-from pipeline.run_ledger import RunLedger, RunStore
-from pipeline.task import Task
-from review._config import DEMO_TOKEN
+from pipeline.runs.ledger import RunLedger, RunStore
+from pipeline.task.folder import Task
+from pipeline.settings import Settings
 from review._mapping import ReviewMapping
 from tests_paths import REPO
 
-SAFEFORGE = [sys.executable, "-m", "pipeline.cli"]
+SAFEFORGE = [sys.executable, "-m", "pipeline.cli.main"]
 PREFECT = str(Path(sys.executable).with_name("prefect"))
 NEISS_DEMO = {"neiss_170957638": "checked", "neiss_220159454": "no_danger", "neiss_220705908": "checked",
               "neiss_151238381": "checked", "neiss_160538697": "rejected_by_checks"}
@@ -33,7 +33,7 @@ def _accept(label_studio: str, ls_task_id: int) -> None:
     """Submit an "accept" annotation as the reviewing admin (the shape the interface submits)."""
     result = [{"from_name": "decision", "to_name": "plans", "type": "choices", "value": {"choices": ["accept"]}}]
     response = httpx.post(f"{label_studio}/api/tasks/{ls_task_id}/annotations/", json={"result": result},
-                          headers={"Authorization": f"Token {DEMO_TOKEN}"}, timeout=30)
+                          headers={"Authorization": f"Token {Settings().label_studio_api_key.get_secret_value()}"}, timeout=30)
     assert response.status_code == 201, response.text
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tests_paths import EXAMPLES
 
-SAFEFORGE = [sys.executable, "-m", "pipeline.cli"]
+SAFEFORGE = [sys.executable, "-m", "pipeline.cli.main"]
 
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -97,7 +97,7 @@ def test_missing_task_folder_is_a_clear_error(tmp_path):
 
 def test_committed_derived_files_are_up_to_date():
     # examples carry their derived basic PDDL; it must equal what the code derives now
-    from pipeline.task import Task
+    from pipeline.task.folder import Task
     for folder in sorted(EXAMPLES.iterdir()):
         domain, problem = Task.load(folder).basic_pddl()
         assert (folder / "domain.pddl").read_text() == domain, folder.name

@@ -6,8 +6,8 @@ from concurrent.futures import ThreadPoolExecutor
 import psutil
 import pytest
 
-from pipeline import planning
-from pipeline.task import Task
+from pipeline.planning import solve as planning
+from pipeline.task.folder import Task
 from tests_paths import EXAMPLES
 
 N = 20  # 2**20 states, the goal is relaxed-reachable but not reachable: search cannot finish fast

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.pddl import PDDLError
-from pipeline.task import Task, TaskError
+from pipeline.pddl.up_io import PDDLError
+from pipeline.task.folder import Task, TaskError
 
 DOMAIN = """(define (domain kitchen)
   (:requirements :strips :typing :negative-preconditions :conditional-effects :numeric-fluents)
@@ -131,6 +131,6 @@ def test_basic_pddl_hides_danger_and_uses_despite_names(make_task):
     assert "(child_near ?l - location)" in domain  # context stays visible to the model
     assert "(child_near kitchen)" in problem
     task.write_derived()
-    from pipeline.pddl import parse_problem
+    from pipeline.pddl.up_io import parse_problem
     reparsed = parse_problem(domain, problem)
     assert {a.name for a in reparsed.actions} == {"move", "turn_on_stove", "place_pot"}

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.plan_text import parse_plan
-from pipeline.task import Task
+from pipeline.validation.plan_text import parse_plan
+from pipeline.task.folder import Task
 from tests_paths import EXAMPLES
 
 WAREHOUSE = Task.load(EXAMPLES / "warehouse_heavy_crate_ramp")

@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from unified_planning.plans import ActionInstance, SequentialPlan
 from unified_planning.shortcuts import PlanValidator, SequentialSimulator
 
-from pipeline.plan_text import parse_plan
-from pipeline.task import Task
+from pipeline.validation.plan_text import parse_plan
+from pipeline.task.folder import Task
 from tests_paths import EXAMPLES, TEMPLATE
 
 SCAFFOLD = "scaffold"  # `task new`'s task: its move allows ?from = ?to (add beats delete)

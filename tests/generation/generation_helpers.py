@@ -12,11 +12,11 @@ from typing import Any
 
 from pipeline.generation import GenerationSettings, RunSummary, generate_run
 from pipeline.llm import LLMClient, LLMConfig
-from pipeline.run_ledger import RunStore
+from pipeline.runs.ledger import RunStore
 from sources import Record
 from tests_paths import REPO
 
-REPLAY = REPO / "examples" / "replay"
+REPLAY = REPO / "pipeline" / "llm" / "replay_responses"
 FAST_SETTINGS = GenerationSettings(planner_time_limit=30)
 
 

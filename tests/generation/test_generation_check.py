@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 
 from pipeline.generation import GeneratedPDDL, check_candidate, check_problems
-from pipeline.task_check import CheckReport, CheckResult
+from pipeline.task.checks import CheckReport, CheckResult
 from tests_paths import TEMPLATE
 
 

@@ -10,7 +10,7 @@ from tests_paths import REPO
 
 
 def safeforge(*args: str, env: dict[str, str], cwd=REPO) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pipeline.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "pipeline.cli.main", *args], capture_output=True, text=True,
                           env=env, cwd=cwd, timeout=300)
 
 
@@ -45,7 +45,7 @@ def test_generate_without_an_endpoint_says_how_to_configure_one(tmp_path):
     done = safeforge("generate", "neiss", "--limit", "1", "--out", str(tmp_path), env=clean_env())
     assert done.returncode == 2
     assert "no LLM endpoint configured: set OPENAI_BASE_URL" in done.stderr
-    assert "safeforge llm replay-server --responses examples/replay" in done.stderr
+    assert "safeforge llm replay-server --port 8765" in done.stderr
     assert not tmp_path.joinpath("neiss").exists() and list(tmp_path.iterdir()) == []
 
 

@@ -20,7 +20,7 @@ from generation_helpers import (
 
 from pipeline.generation import load_prompts
 from pipeline.llm.replay_server import running_replay_server
-from pipeline.task import Task
+from pipeline.task.folder import Task
 from sources import iter_records
 
 REPAIRED = "neiss_170957638"

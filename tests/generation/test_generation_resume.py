@@ -10,7 +10,7 @@ from generation_helpers import FAST_SETTINGS, fast_config, folder_digest, reques
 
 from pipeline.generation import check_candidate, load_extraction, process_record
 from pipeline.llm import LLMClient
-from pipeline.run_ledger import RunStore
+from pipeline.runs.ledger import RunStore
 from sources import iter_records
 
 RECORD_ID = "neiss_220705908"

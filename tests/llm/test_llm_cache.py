@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 
 from pipeline.llm import CachedResponse, CacheRequest, CallLedger, LLMClient, ResponseCache
-from pipeline.llm.cli import register
+from pipeline.cli.llm import register
 
 VALID = {"hazard": "bleach under sink", "severity": 4}
 ENTRY = {"match": {"contains": ["sink"]}, "response": {"content": VALID}}

@@ -10,7 +10,7 @@ import pytest
 from openai.types import CompletionUsage
 
 from pipeline.llm import CallLedger, LedgerRow, LLMClient, ModelPrice, PriceTable, TokenUsage
-from pipeline.llm.cli import register
+from pipeline.cli.llm import register
 
 VALID = {"hazard": "loose rug", "severity": 1}
 LONG_PREFIX = "Background: " + "the hallway has a loose rug near the stairs. " * 40  # 1812 chars

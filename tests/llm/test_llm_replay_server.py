@@ -14,7 +14,7 @@ import pytest
 from openai.types.chat import ChatCompletion
 
 from pipeline.llm._replay_files import ReplayFormatError, load_entries
-from pipeline.llm.cli import register
+from pipeline.cli.llm import register
 from pipeline.llm.replay_server import ReplayServer, run_from_args
 
 REPO = Path(__file__).parents[2]

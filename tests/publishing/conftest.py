@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.llm import CallLedger, LedgerRow
-from pipeline.run_ledger import RunStore
+from pipeline.runs.ledger import RunStore
 from tests_paths import EXAMPLES
 
 PATH_TO_ACCEPTED = ("extracted", "checked", "in_review", "accepted")

@@ -8,10 +8,10 @@ import tarfile
 import pytest
 import yaml
 
-from pipeline.cli import main
-from pipeline.plan_text import parse_plan
+from pipeline.cli.main import main
+from pipeline.validation.plan_text import parse_plan
 from pipeline.publishing import ARCHIVE, DATA_FILE, PublishError, content_hash, features, publish
-from pipeline.task import Task
+from pipeline.task.folder import Task
 
 
 @pytest.fixture

@@ -11,8 +11,9 @@ import pytest
 from label_studio_sdk import LabelStudio
 from review_helpers import Submission, free_port, ls_task_id, submit
 
-from pipeline.cli import main
-from review import ServerError, check_installation, demo_run, start_server
+from pipeline.cli.main import main
+from tests.doubles.review_demo import demo_run
+from review import ServerError, check_installation, start_server
 
 KITCHEN, BLEACH = "kitchen_mopped_floor_hot_soup", "bathroom_bleach_bucket"
 

@@ -17,8 +17,8 @@ def read(path=None):
     return list(iter_records("alfred", path, report=report)), report
 
 
-def test_every_trajectory_of_the_sample(shared_sources):
-    assert default_path() == shared_sources / "alfred" / "json_2.1.0"
+def test_every_trajectory_of_the_sample(samples):
+    assert default_path() == samples / "alfred" / "json_2.1.0"
     records, report = read()
     assert (report.read, report.yielded) == (20, 20)
     ids = [r.record_id for r in records]
@@ -27,7 +27,7 @@ def test_every_trajectory_of_the_sample(shared_sources):
     assert len({r.metadata["task_type"] for r in records}) == 7
 
 
-def test_desk_lamp_trajectory(shared_sources):
+def test_desk_lamp_trajectory(samples):
     record = {r.record_id: r for r in read()[0]}["alfred_trial_T20190908_233127_359423"]
     lines = record.text.splitlines()
     assert lines[:5] == ["Task type: look at obj in light (look_at_obj_in_light)",
@@ -48,7 +48,7 @@ def test_six_annotations_are_all_kept():
     assert len(six) == 1 and "6. " in six[0].text
 
 
-def test_pp_copies_are_ignored_and_duplicates_and_bad_files_skipped(shared_sources, tmp_path):
+def test_pp_copies_are_ignored_and_duplicates_and_bad_files_skipped(samples, tmp_path):
     trial = tmp_path / "json_2.1.0" / LAMP
     shutil.copytree(default_path() / LAMP, trial)
     (trial / "pp").mkdir()

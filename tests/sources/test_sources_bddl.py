@@ -7,7 +7,7 @@ import pytest
 
 from sources import ReadReport, SourceError, iter_records
 from sources.bddl import default_path
-from pipeline.sexpr import parse
+from pipeline.pddl.sexpr import parse
 
 
 def read(path=None):
@@ -15,8 +15,8 @@ def read(path=None):
     return list(iter_records("bddl", path, report=report)), report
 
 
-def test_every_activity_of_the_sample_and_no_domain_file(shared_sources):
-    assert default_path() == shared_sources / "bddl" / "activity_definitions"
+def test_every_activity_of_the_sample_and_no_domain_file(samples):
+    assert default_path() == samples / "bddl" / "activity_definitions"
     records, report = read()
     assert (report.read, report.yielded, report.skipped_total) == (49, 49, 0)
     ids = [r.record_id for r in records]
@@ -25,7 +25,7 @@ def test_every_activity_of_the_sample_and_no_domain_file(shared_sources):
     assert ids == sorted(ids)
 
 
-def test_cleaning_bathtub_reads_as_a_description_then_the_raw_bddl(shared_sources):
+def test_cleaning_bathtub_reads_as_a_description_then_the_raw_bddl(samples):
     record = {r.record_id: r for r in read()[0]}["bddl_cleaning_bathtub"]
     description, raw = record.text.split("\n\nBDDL:\n")
     assert description.splitlines()[:3] == [
@@ -34,7 +34,7 @@ def test_cleaning_bathtub_reads_as_a_description_then_the_raw_bddl(shared_source
     assert "- bathtub is covered with stain" in description
     assert "- sink is a source of water" in description
     assert description.endswith("Goal:\n- bathtub is not covered with stain")
-    problem = (shared_sources / "bddl" / "activity_definitions" / "cleaning_bathtub" / "problem0.bddl")
+    problem = (samples / "bddl" / "activity_definitions" / "cleaning_bathtub" / "problem0.bddl")
     assert raw == problem.read_text().strip()
     assert record.metadata["objects"]["water.n.06"] == ["water.n.06_1"]
     assert record.metadata["goal"] == "(and (not (covered ?bathtub.n.01_1 ?stain.n.01_1)))"
@@ -51,16 +51,16 @@ def test_quantifiers_and_numbered_instances():
         by_id["bddl_installing_alarms"].text)
 
 
-def test_one_activity_folder_or_file_can_be_read(shared_sources):
-    folder = shared_sources / "bddl" / "activity_definitions" / "cook_chicken"
+def test_one_activity_folder_or_file_can_be_read(samples):
+    folder = samples / "bddl" / "activity_definitions" / "cook_chicken"
     assert [r.record_id for r in read(folder)[0]] == ["bddl_cook_chicken"]
     assert [r.record_id for r in read(folder / "problem0.bddl")[0]] == ["bddl_cook_chicken"]
-    assert len(read(shared_sources / "bddl")[0]) == 49  # the parent of activity_definitions
+    assert len(read(samples / "bddl")[0]) == 49  # the parent of activity_definitions
 
 
-def test_broken_and_domain_problems_are_skipped_with_reasons(shared_sources, tmp_path):
+def test_broken_and_domain_problems_are_skipped_with_reasons(samples, tmp_path):
     root = tmp_path / "activity_definitions"
-    real = shared_sources / "bddl" / "activity_definitions"
+    real = samples / "bddl" / "activity_definitions"
     shutil.copytree(real / "clean_a_knife", root / "clean_a_knife")
     (root / "broken").mkdir()
     (root / "broken" / "problem0.bddl").write_text("(define (problem broken-0) (:objects a - b)")

@@ -4,8 +4,10 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
+import sys
+from pathlib import Path
 
-from sources import cli
+from pipeline.cli import sources as cli
 
 
 def run(argv, capsys):
@@ -29,8 +31,8 @@ def test_list_names_every_source_and_its_layout(capsys):
     assert all(r["default_path_exists"] for r in rows)
 
 
-def test_show_json_prints_one_record_per_line_and_a_summary_on_stderr(shared_sources, capsys):
-    path = shared_sources / "neiss" / "holdout_labeled.csv"
+def test_show_json_prints_one_record_per_line_and_a_summary_on_stderr(samples, capsys):
+    path = samples / "neiss" / "holdout_labeled.csv"
     code, out, err = run(["sources", "show", "neiss", "--path", str(path), "--limit", "3", "--json"], capsys)
     assert code == 0
     records = [json.loads(line) for line in out.splitlines()]
@@ -40,8 +42,8 @@ def test_show_json_prints_one_record_per_line_and_a_summary_on_stderr(shared_sou
     assert err.strip() == "neiss: read 3, yielded 3, skipped 0, filtered 0"
 
 
-def test_show_reports_skips_with_reasons(shared_sources, tmp_path, capsys):
-    lines = (shared_sources / "neiss" / "holdout_labeled.csv").read_text(encoding="utf-8").splitlines()
+def test_show_reports_skips_with_reasons(samples, tmp_path, capsys):
+    lines = (samples / "neiss" / "holdout_labeled.csv").read_text(encoding="utf-8").splitlines()
     lines[2] = lines[2].replace("01/25/2022", "2022-99-99")
     path = tmp_path / "bad.csv"
     path.write_text("\n".join(lines[:4]) + "\n", encoding="utf-8")
@@ -67,10 +69,10 @@ def test_show_errors_exit_2_with_a_message(tmp_path, capsys):
     assert code == 2 and "--product applies to neiss, not alfred" in err
 
 
-def test_the_safeforge_command(repo_root, shared_sources):
+def test_the_safeforge_command(samples):
     result = subprocess.run(
-        [str(repo_root / ".venv" / "bin" / "safeforge"), "sources", "show", "neiss",
-         "--path", str(shared_sources / "neiss" / "holdout_labeled.csv"), "--limit", "3", "--json"],
+        [str(Path(sys.executable).parent / "safeforge"), "sources", "show", "neiss",
+         "--path", str(samples / "neiss" / "holdout_labeled.csv"), "--limit", "3", "--json"],
         capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode == 0, result.stderr
     assert [json.loads(line)["record_id"] for line in result.stdout.splitlines()] == [

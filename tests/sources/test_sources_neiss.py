@@ -20,8 +20,8 @@ def read(path, **options):
     return records, report
 
 
-def sample_rows(shared_sources: Path, n: int = 5) -> tuple[list[str], list[list[str]]]:
-    with open(shared_sources / HOLDOUT, newline="", encoding="utf-8") as handle:
+def sample_rows(samples: Path, n: int = 5) -> tuple[list[str], list[list[str]]]:
+    with open(samples / HOLDOUT, newline="", encoding="utf-8") as handle:
         rows = list(csv.reader(handle))
     return rows[0], rows[1:n + 1]
 
@@ -40,8 +40,8 @@ def column(header: list[str], name: str) -> int:
 
 # --- real samples -------------------------------------------------------------------------
 
-def test_raw_coded_sample_is_decoded_with_the_codebook(shared_sources):
-    records, report = read(shared_sources / HOLDOUT)
+def test_raw_coded_sample_is_decoded_with_the_codebook(samples):
+    records, report = read(samples / HOLDOUT)
     assert (report.read, report.yielded, report.skipped_total) == (150, 150, 0)
     first = records[0]
     assert first.record_id == "neiss_170957638"
@@ -57,8 +57,8 @@ def test_raw_coded_sample_is_decoded_with_the_codebook(shared_sources):
     assert "Unnamed: 0" not in first.metadata
 
 
-def test_months_second_injury_and_drugs_are_spelled_out(shared_sources):
-    by_id = {r.record_id: r for r in read(shared_sources / HOLDOUT)[0]}
+def test_months_second_injury_and_drugs_are_spelled_out(samples):
+    by_id = {r.record_id: r for r in read(samples / HOLDOUT)[0]}
     stroller = by_id["neiss_220844950"]
     assert "Product: BABY STROLLERS; Location: STREET; Age: 10 months;" in stroller.text
     assert stroller.metadata["age_years"] == pytest.approx(0.83)
@@ -69,8 +69,8 @@ def test_months_second_injury_and_drugs_are_spelled_out(shared_sources):
     assert "Age:" not in by_id["neiss_230305476"].text  # age code 0 = unknown
 
 
-def test_decoded_layout_reads_the_same_way(shared_sources):
-    records, report = read(shared_sources / DECODED)
+def test_decoded_layout_reads_the_same_way(samples):
+    records, report = read(samples / DECODED)
     assert (report.read, report.yielded) == (100, 100)
     first = records[0]
     assert first.record_id == "neiss_140223502"
@@ -86,49 +86,49 @@ def test_decoded_layout_reads_the_same_way(shared_sources):
 
 
 @pytest.mark.parametrize("sample", [HOLDOUT, DECODED])
-def test_ids_are_unique_and_stable(shared_sources, sample):
-    first = [r.record_id for r in read(shared_sources / sample)[0]]
-    again = [r.record_id for r in read(shared_sources / sample)[0]]
+def test_ids_are_unique_and_stable(samples, sample):
+    first = [r.record_id for r in read(samples / sample)[0]]
+    again = [r.record_id for r in read(samples / sample)[0]]
     assert first == again
     assert len(set(first)) == len(first)
 
 
-def test_default_path_is_the_raw_coded_holdout(shared_sources):
-    assert default_path() == (shared_sources / HOLDOUT).resolve()
+def test_default_path_is_the_raw_coded_holdout(samples):
+    assert default_path() == (samples / HOLDOUT).resolve()
     assert [r.record_id for r in iter_records("neiss", limit=1)] == ["neiss_170957638"]
 
 
 # --- filters -------------------------------------------------------------------------------
 
-def test_product_filter_takes_codes_or_names_on_both_layouts(shared_sources):
-    by_code, report = read(shared_sources / DECODED, products=[1842])
-    by_name, _ = read(shared_sources / DECODED, products=["stairs or steps"])
+def test_product_filter_takes_codes_or_names_on_both_layouts(samples):
+    by_code, report = read(samples / DECODED, products=[1842])
+    by_name, _ = read(samples / DECODED, products=["stairs or steps"])
     assert [r.record_id for r in by_code] == [r.record_id for r in by_name]
     assert len(by_code) == 6 and by_code[0].record_id == "neiss_140223502"
     assert report.filtered == {"product not selected": 94}
-    strollers, _ = read(shared_sources / HOLDOUT, products=[1522])
+    strollers, _ = read(samples / HOLDOUT, products=[1522])
     assert len(strollers) == 6
 
 
-def test_location_and_age_filters(shared_sources):
-    public, report = read(shared_sources / HOLDOUT, locations=["PUBLIC"])
+def test_location_and_age_filters(samples):
+    public, report = read(samples / HOLDOUT, locations=["PUBLIC"])
     assert len(public) == 8 and report.read == 150
     assert {r.metadata["Location"] for r in public} == {"PUBLIC"}
-    small_at_home, report = read(shared_sources / DECODED, locations=["1"], max_age=5)
+    small_at_home, report = read(samples / DECODED, locations=["1"], max_age=5)
     assert len(small_at_home) == 15
     assert all(r.metadata["age_years"] <= 5 for r in small_at_home)
     assert report.read == report.yielded + report.skipped_total + report.filtered_total
 
 
-def test_unknown_product_is_an_error(shared_sources):
+def test_unknown_product_is_an_error(samples):
     with pytest.raises(ValueError, match="unknown NEISS product"):
-        iter_records("neiss", shared_sources / HOLDOUT, products=["flying carpets"])
+        iter_records("neiss", samples / HOLDOUT, products=["flying carpets"])
 
 
 # --- bad rows: reported with file, row, column, reason; the rest goes on ---------------------
 
-def test_bad_rows_are_reported_counted_and_skipped(shared_sources, tmp_path):
-    header, rows = sample_rows(shared_sources, 6)
+def test_bad_rows_are_reported_counted_and_skipped(samples, tmp_path):
+    header, rows = sample_rows(samples, 6)
     rows[1][column(header, "Narrative_1")] = "   "
     rows[3][column(header, "Treatment_Date")] = "13/45/2020"
     rows[4][column(header, "CPSC_Case_Number")] = "ABC"
@@ -146,8 +146,8 @@ def test_bad_rows_are_reported_counted_and_skipped(shared_sources, tmp_path):
     assert "bad.csv: row 4, column Treatment_Date: unparsable date" in str(seen[1])
 
 
-def test_bad_date_in_the_iso_layout(shared_sources, tmp_path):
-    text = (shared_sources / DECODED).read_text(encoding="utf-8").splitlines()
+def test_bad_date_in_the_iso_layout(samples, tmp_path):
+    text = (samples / DECODED).read_text(encoding="utf-8").splitlines()
     text[2] = text[2].replace("2014-02-21", "2014-02-30", 1)
     path = tmp_path / "decoded.csv"
     path.write_text("\n".join(text[:4]) + "\n", encoding="utf-8")
@@ -157,8 +157,8 @@ def test_bad_date_in_the_iso_layout(shared_sources, tmp_path):
     assert report.examples[0].reason == "unparsable date (expected ISO YYYY-MM-DD)"
 
 
-def test_line_with_too_many_fields_is_skipped_by_physical_line(shared_sources, tmp_path):
-    header, rows = sample_rows(shared_sources, 3)
+def test_line_with_too_many_fields_is_skipped_by_physical_line(samples, tmp_path):
+    header, rows = sample_rows(samples, 3)
     rows[1] = rows[1] + ["surplus"]
     path = write_csv(tmp_path / "ragged.csv", header, rows)
     records, report = read(path)
@@ -171,8 +171,8 @@ def test_line_with_too_many_fields_is_skipped_by_physical_line(shared_sources, t
 
 # --- fatal problems name the file or column ----------------------------------------------------
 
-def test_missing_required_column_names_it(shared_sources, tmp_path):
-    header, rows = sample_rows(shared_sources, 2)
+def test_missing_required_column_names_it(samples, tmp_path):
+    header, rows = sample_rows(samples, 2)
     keep = [i for i, name in enumerate(header) if name != "Treatment_Date"]
     path = write_csv(tmp_path / "nodate.csv", [header[i] for i in keep], [[r[i] for i in keep] for r in rows])
     with pytest.raises(SourceError, match="missing required column.*Treatment_Date") as caught:
@@ -180,8 +180,8 @@ def test_missing_required_column_names_it(shared_sources, tmp_path):
     assert caught.value.path == str(path)
 
 
-def test_missing_narrative_column_names_it(shared_sources, tmp_path):
-    header, rows = sample_rows(shared_sources, 2)
+def test_missing_narrative_column_names_it(samples, tmp_path):
+    header, rows = sample_rows(samples, 2)
     header[column(header, "Narrative_1")] = "Story"
     path = write_csv(tmp_path / "nonarr.csv", header, rows)
     with pytest.raises(SourceError, match="Narrative_1"):
@@ -203,8 +203,8 @@ def test_unreadable_file_is_an_error_naming_it(tmp_path, make, message):
 
 # --- encodings and awkward text ----------------------------------------------------------------
 
-def test_non_utf8_bytes_are_decoded_not_fatal(shared_sources, tmp_path):
-    header, rows = sample_rows(shared_sources, 2)
+def test_non_utf8_bytes_are_decoded_not_fatal(samples, tmp_path):
+    header, rows = sample_rows(samples, 2)
     rows[0][column(header, "Narrative_1")] = "PT FELL AT CAFÉ, 3° BURN"
     path = write_csv(tmp_path / "latin.csv", header, rows, encoding="cp1252")
     records, report = read(path)
@@ -212,8 +212,8 @@ def test_non_utf8_bytes_are_decoded_not_fatal(shared_sources, tmp_path):
     assert records[0].text.endswith("Narrative: PT FELL AT CAFÉ, 3° BURN")
 
 
-def test_stray_invalid_byte_after_the_sniffed_part_is_replaced(shared_sources, tmp_path):
-    header, rows = sample_rows(shared_sources, 2)
+def test_stray_invalid_byte_after_the_sniffed_part_is_replaced(samples, tmp_path):
+    header, rows = sample_rows(samples, 2)
     rows[1][column(header, "Narrative_1")] = "X" * 70_000 + "<BAD>"
     path = write_csv(tmp_path / "stray.csv", header, rows)
     path.write_bytes(path.read_bytes().replace(b"<BAD>", b"\xff\xfe"))
@@ -221,8 +221,8 @@ def test_stray_invalid_byte_after_the_sniffed_part_is_replaced(shared_sources, t
     assert records[1].text.endswith("\ufffd\ufffd")
 
 
-def test_bom_tsv_quoted_newline_and_a_1mb_field(shared_sources, tmp_path):
-    header, rows = sample_rows(shared_sources, 3)
+def test_bom_tsv_quoted_newline_and_a_1mb_field(samples, tmp_path):
+    header, rows = sample_rows(samples, 3)
     rows[0][column(header, "Narrative_1")] = "FELL DOWN STAIRS\nDX: WRIST FX"
     rows[1][column(header, "Narrative_1")] = "A" * 1_000_000
     path = write_csv(tmp_path / "neiss.tsv", header, rows, sep="\t", encoding="utf-8-sig")
@@ -235,29 +235,29 @@ def test_bom_tsv_quoted_newline_and_a_1mb_field(shared_sources, tmp_path):
     assert records[2].origin.endswith("neiss.tsv:row 3")  # data rows, not physical lines
 
 
-def test_column_names_match_case_insensitively(shared_sources, tmp_path):
-    header, rows = sample_rows(shared_sources, 1)
+def test_column_names_match_case_insensitively(samples, tmp_path):
+    header, rows = sample_rows(samples, 1)
     path = write_csv(tmp_path / "lower.csv", [h.lower() for h in header], rows)
     records, _ = read(path)
     assert records[0].record_id == "neiss_170957638"
     assert records[0].text.startswith("Product: BICYCLES")
 
 
-def test_streaming_stops_reading_at_the_limit(shared_sources):
-    records, report = read(shared_sources / HOLDOUT, limit=3)
+def test_streaming_stops_reading_at_the_limit(samples):
+    records, report = read(samples / HOLDOUT, limit=3)
     assert len(records) == 3 and report.read == 3
 
 
-def test_unterminated_quote_stops_with_an_error_naming_the_file(shared_sources, tmp_path):
-    header, rows = sample_rows(shared_sources, 2)
+def test_unterminated_quote_stops_with_an_error_naming_the_file(samples, tmp_path):
+    header, rows = sample_rows(samples, 2)
     path = write_csv(tmp_path / "cut.csv", header, rows)
     path.write_text(path.read_text(encoding="utf-8") + '1,2,"never closed\n', encoding="utf-8")
     with pytest.raises(SourceError, match="cut.csv: unreadable: .*EOF inside string"):
         list(iter_records("neiss", path))
 
 
-def test_report_as_data(shared_sources, tmp_path):
-    header, rows = sample_rows(shared_sources, 2)
+def test_report_as_data(samples, tmp_path):
+    header, rows = sample_rows(samples, 2)
     rows[0][column(header, "Narrative_1")] = ""
     _, report = read(write_csv(tmp_path / "one_bad.csv", header, rows))
     data = report.to_dict()
@@ -266,8 +266,8 @@ def test_report_as_data(shared_sources, tmp_path):
     assert data["skipped_examples"][0]["row"] == 1 and data["skipped_examples"][0]["column"] == "Narrative_1"
 
 
-def test_codebook_is_found_beside_the_data_or_named_when_missing(shared_sources, tmp_path):
-    header, rows = sample_rows(shared_sources, 1)
+def test_codebook_is_found_beside_the_data_or_named_when_missing(samples, tmp_path):
+    header, rows = sample_rows(samples, 1)
     path = write_csv(tmp_path / "one.csv", header, rows)
     codebook = tmp_path / "neiss_code_text_mapping.csv"
     codebook.write_text("Format name,Starting value for format,Ending value for format,Format value label\n"

@@ -30,8 +30,8 @@ def row(behavior="leave the burner on", norm="taboo", label="0", constraints="[P
             norm, label, split]
 
 
-def test_fixture_is_the_default_and_keeps_taboo_rows(repo_root):
-    assert default_path() == repo_root / "tests" / "fixtures" / "normbank" / "NormBank.csv"
+def test_fixture_is_the_default_and_keeps_taboo_rows(samples):
+    assert default_path() == samples / "normbank" / "NormBank.csv"
     records, report = read()
     assert (report.read, report.yielded, report.filtered_total) == (62, 35, 27)
     assert report.filtered == {"norm not selected": 27}
@@ -46,8 +46,8 @@ def test_fixture_is_the_default_and_keeps_taboo_rows(repo_root):
     assert first.metadata["constraints_given"] == " [AND] "  # source fields kept verbatim
 
 
-def test_fixture_behaviours_and_roles_are_real(shared_sources):
-    raw = shared_sources / "normbank" / "data" / "raw"
+def test_fixture_behaviours_and_roles_are_real(samples):
+    raw = samples / "normbank" / "data" / "raw"
     records, _ = read(norms=None)
     for record in records:
         setting = record.metadata["setting"]
@@ -60,7 +60,7 @@ def test_fixture_behaviours_and_roles_are_real(shared_sources):
                 assert condition.split("'s role is ")[1] in roles
 
 
-def test_norm_and_setting_filters(shared_sources):
+def test_norm_and_setting_filters(samples):
     everything, report = read(norms=None)
     assert len(everything) == 62 and report.filtered_total == 0
     ids = [r.record_id for r in everything]

@@ -17,9 +17,9 @@ def read(path=None, **options):
     return list(iter_records("virtualhome", path, report=report, **options)), report
 
 
-def test_all_real_pairs_with_ids_unique_across_subfolders(shared_sources):
+def test_all_real_pairs_with_ids_unique_across_subfolders(samples):
     folder = "programs_processed_precond_nograb_morepreconds"
-    assert default_path() == shared_sources / "virtualhome" / folder
+    assert default_path() == samples / "virtualhome" / folder
     records, report = read()
     assert (report.read, report.yielded, report.skipped_total) == (40, 40, 0)
     ids = [r.record_id for r in records]
@@ -29,7 +29,7 @@ def test_all_real_pairs_with_ids_unique_across_subfolders(shared_sources):
     assert sum(r.metadata["subfolder"] == MARCH for r in records) == 16
 
 
-def test_wash_hands_program(shared_sources):
+def test_wash_hands_program(samples):
     record = {r.record_id: r for r in read()[0]}[f"virtualhome_{MARCH}__file56_1"]
     assert record.text == (
         "Title: Wash hands\n"
@@ -44,8 +44,8 @@ def test_wash_hands_program(shared_sources):
     assert record.origin.endswith(f"withoutconds/{MARCH}/file56_1.txt")
 
 
-def test_parent_folder_and_flat_layout(shared_sources, tmp_path):
-    assert len(read(shared_sources / "virtualhome")[0]) == 40
+def test_parent_folder_and_flat_layout(samples, tmp_path):
+    assert len(read(samples / "virtualhome")[0]) == 40
     real = default_path()
     for kind, suffix in (("withoutconds", ".txt"), ("initstate", ".json")):
         (tmp_path / kind).mkdir()

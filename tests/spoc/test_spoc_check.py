@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from pipeline.cli import main
+from pipeline.cli.main import main
 from pipeline.spoc import check_file, check_folder
 
 # The complete example of ../shared/reference/SPOC.md.

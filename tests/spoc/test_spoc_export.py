@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cli import main
+from pipeline.cli.main import main
 from pipeline.publishing import publish
-from pipeline.run_ledger import RunStore
+from pipeline.runs.ledger import RunStore
 from pipeline.spoc import REPORT, NotExportable, check_folder, export, export_task
-from pipeline.task import Task
-from tests_paths import EXAMPLES, REPO, SHARED_SOURCES
+from pipeline.task.folder import Task
+from tests_paths import EXAMPLES, REPO, SAMPLES
 
 FIXTURES = REPO / "tests" / "fixtures" / "spoc"
 ALFRED = ("alfred_dirty_plate", "alfred_egg_fridge", "alfred_heat_potato")
@@ -94,7 +94,7 @@ def test_export_from_a_run_and_from_its_release(tmp_path, capsys):
 
 
 def test_scene_from_the_alfred_trajectory_named_in_provenance(tmp_path):
-    trajectory = sorted((SHARED_SOURCES / "alfred" / "json_2.1.0").rglob("traj_data.json"))[0]
+    trajectory = sorted((SAMPLES / "alfred" / "json_2.1.0").rglob("traj_data.json"))[0]
     data = json.loads(trajectory.read_text())
     folder = Path(shutil.copytree(FIXTURES / "alfred_egg_fridge", tmp_path / "egg"))
     metadata = json.loads((folder / "metadata.json").read_text())

@@ -1,0 +1,7 @@
+"""The `safeforge` command line: `main` dispatches to one module per command group.
+
+task, sources, llm, generate, import_despite, evaluate, runs, services, publish, spoc, review.
+"""
+from pipeline.cli.main import main
+
+__all__ = ["main"]

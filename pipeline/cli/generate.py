@@ -1,0 +1,72 @@
+"""`safeforge generate SOURCE ...`: records -> danger extraction -> checked tasks, with progress."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from pipeline.generation._progress import ProgressBar
+from pipeline.generation._prompts import PromptError
+from pipeline.generation._run import run_generation
+from pipeline.generation._settings import GenerationSettings
+from sources import SOURCES, ReadReport, SourceError
+from pipeline.cli.sources import add_selection_arguments, count, filters
+
+MISSING_ENDPOINT = """error: no LLM endpoint configured: set OPENAI_BASE_URL (and OPENAI_API_KEY if it needs one).
+  DeepSeek:  export OPENAI_BASE_URL=https://api.deepseek.com/v1 OPENAI_API_KEY=sk-... SAFEFORGE_MODEL=deepseek-chat
+  offline:   safeforge llm replay-server --port 8765 &
+             export OPENAI_BASE_URL=http://127.0.0.1:8765/v1   (hand-written responses, not a model's)"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "generate", help="extract dangers from a source's records and generate checked tasks (LLM)",
+        description="Each record goes through the danger extractor, then up to --max-rounds rounds of "
+                    "PDDL generation, execution checks and quality review; every record ends in one "
+                    "state in the run's ledger. Needs OPENAI_BASE_URL (and OPENAI_API_KEY).")
+    parser.add_argument("source", choices=sorted(SOURCES))
+    parser.add_argument("--path", help="file or folder to read (default: the source's bundled sample)")
+    parser.add_argument("--out", type=Path, help="runs folder (default: SAFEFORGE_OUTPUTS or ./outputs)")
+    parser.add_argument("--run", help="run name (default: <source>-<YYYY-MM-DD>); an existing run is resumed")
+    add_selection_arguments(parser)
+    run = parser.add_argument_group("generation")
+    run.add_argument("--concurrency", type=count(1), default=8, help="records in progress at once (default 8)")
+    run.add_argument("--model", help="model of every stage (default: SAFEFORGE_MODEL, or gpt-4o-mini)")
+    run.add_argument("--max-rounds", type=count(1), default=5, help="generation rounds per record (default 5)")
+    run.add_argument("--no-judge", action="store_true", help="skip the quality judge")
+    run.add_argument("--engine", help="planner for the reference plans (default: automatic)")
+    run.add_argument("--time-limit", type=float, default=60.0, help="seconds per planner call (default 60)")
+    run.add_argument("--no-cache", action="store_true", help="ask the LLM again even for cached requests")
+    run.add_argument("--retry-errors", action="store_true",
+                     help="records of a resumed run that ended in error start again")
+    parser.add_argument("--json", action="store_true", help="print the closing summary as JSON on stdout")
+    parser.set_defaults(func=run_generate)
+
+
+def run_generate(args: argparse.Namespace) -> int:
+    environment = Settings.load()
+    if not environment.openai_base_url and not environment.openai_api_key:
+        print(MISSING_ENDPOINT, file=sys.stderr)
+        return 2
+    settings = GenerationSettings(max_rounds=args.max_rounds, judge_enabled=not args.no_judge,
+                                  engine=args.engine, planner_time_limit=args.time_limit)
+    report = ReadReport()
+    progress = ProgressBar()
+    try:
+        summary = run_generation(args.source, args.path, args.out, run_name=args.run, limit=args.limit,
+                                 offset=args.offset, sample=args.sample, seed=args.seed, model=args.model,
+                                 concurrency=args.concurrency, settings=settings, no_cache=args.no_cache,
+                                 retry_errors=args.retry_errors,
+                                 progress=progress, report=report, **filters(args))
+    except (SourceError, ValueError, PromptError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        progress.close()
+    print(f"{args.source}: {report.summary()}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(summary.to_dict(), indent=2))
+    else:
+        print("\n".join(summary.lines()))
+    return 1 if summary.errors else 0

@@ -1,0 +1,163 @@
+"""`safeforge review push|pull|status RUN` and `safeforge review server start|stop|status`."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict, replace
+from pathlib import Path
+from urllib.parse import urlparse
+
+from pipeline.runs.ledger import RunStore
+from pipeline.runs.overview import is_run
+from pipeline.settings import Settings
+from review._config import ReviewConfig
+from review._errors import ReviewError
+from review._pull import pull_run
+from review._push import push_run
+from review._server import ServerError, running_server, start_server, stop_server
+from review._status import review_status
+
+_LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "review", help="human review of checked tasks in Label Studio",
+        description="Send a run's checked tasks to Label Studio, bring reviewers' decisions back, and "
+                    "see where the review stands. The server is configured by LABEL_STUDIO_URL, "
+                    "LABEL_STUDIO_API_KEY, LABEL_STUDIO_USERNAME and LABEL_STUDIO_PASSWORD (local demo "
+                    "defaults: see the README).")
+    sub = parser.add_subparsers(dest="review_command", metavar="COMMAND", required=True)
+
+    push = sub.add_parser("push", help="import the run's checked tasks into its Label Studio project")
+    _run_arguments(push)
+    push.add_argument("--annotators-per-task", type=int, default=1,
+                      help="annotators Label Studio gives each task, when it creates the project (default 1)")
+    push.add_argument("--reimport-missing", action="store_true",
+                      help="create the project again if it was deleted, and re-import tasks in review that "
+                           "were deleted from it (their annotations are lost)")
+    push.set_defaults(func=_push)
+
+    pull = sub.add_parser("pull", help="record reviewers' decisions and corrections in the run")
+    _run_arguments(pull)
+    pull.set_defaults(func=_pull)
+
+    status = sub.add_parser("status", help="pending/accepted/rejected, rejection reasons and agreement by source")
+    _run_arguments(status)
+    status.set_defaults(func=_status)
+
+    server = sub.add_parser("server", help="run a local Label Studio server (from .venv-labelstudio)")
+    server_sub = server.add_subparsers(dest="server_command", metavar="ACTION", required=True)
+    start = server_sub.add_parser("start", help="start the server in the background and wait until it answers")
+    start.add_argument("--port", type=int, help="port on 127.0.0.1 (default: LABEL_STUDIO_URL's, 8080)")
+    start.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for it (default 180)")
+    stop = server_sub.add_parser("stop", help="stop it (and every process it started)")
+    state = server_sub.add_parser("status", help="is it running? (exit code 3 when not)")
+    state.add_argument("--json", action="store_true", help="print JSON")
+    for action, func in ((start, _server_start), (stop, _server_stop), (state, _server_status)):
+        action.add_argument("--data-dir", type=Path,
+                            help="server data dir (default: SAFEFORGE_LABELSTUDIO_DATA or <outputs>/.labelstudio)")
+        action.set_defaults(func=func)
+
+
+def _run_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run", help="run name (a folder under --out) or the path of a run folder")
+    parser.add_argument("--out", type=Path, help="runs folder (default: SAFEFORGE_OUTPUTS or outputs/)")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+
+
+def _open_run(args: argparse.Namespace) -> RunStore:
+    runs = args.out or Settings.load().outputs
+    for candidate in (runs / args.run, Path(args.run)):
+        if is_run(candidate):
+            return RunStore(candidate)
+    raise ReviewError(f"no run {args.run!r}: expected {runs / args.run}/ledger.sqlite (or the path of a run folder)")
+
+
+def _fail(exc: Exception) -> int:
+    print(f"error: {exc}", file=sys.stderr)
+    return 1
+
+
+def _push(args: argparse.Namespace) -> int:
+    def progress(done: int, total: int) -> None:
+        print(f"pushed {done}/{total} task(s)", file=sys.stderr)
+
+    try:
+        store = _open_run(args)
+        result = push_run(store, ReviewConfig.from_env(), annotators_per_task=args.annotators_per_task,
+                          reimport_missing=args.reimport_missing, progress=progress)
+    except ReviewError as exc:
+        return _fail(exc)
+    print(json.dumps(result.to_dict(), indent=2) if args.json else result.summary())
+    return 1 if result.failed else 0
+
+
+def _pull(args: argparse.Namespace) -> int:
+    try:
+        result = pull_run(_open_run(args), ReviewConfig.from_env())
+    except ReviewError as exc:
+        return _fail(exc)
+    print(json.dumps(result.to_dict(), indent=2) if args.json else result.summary())
+    return 1 if result.failed else 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    try:
+        status = review_status(_open_run(args))
+    except ReviewError as exc:
+        return _fail(exc)
+    print(json.dumps(status.to_dict(), indent=2) if args.json else status.format_table())
+    return 0
+
+
+def _server_config(args: argparse.Namespace) -> ReviewConfig:
+    config = ReviewConfig.from_env()
+    return replace(config, data_dir=args.data_dir) if args.data_dir else config
+
+
+def _server_start(args: argparse.Namespace) -> int:
+    config = _server_config(args)
+    if urlparse(config.url).hostname not in _LOCAL_HOSTS:
+        return _fail(ServerError(f"LABEL_STUDIO_URL is {config.url}: `server start` runs a server on 127.0.0.1 "
+                                 f"only; unset it or point it to http://127.0.0.1:<port>"))
+    running = running_server(config.data_dir)
+    if running:
+        print(f"Label Studio already runs at {running.url} (pid {running.pid}, log {running.log_path})")
+        return 0
+    port = args.port or config.port
+    print(f"starting Label Studio on 127.0.0.1:{port} with data in {config.data_dir} ...", file=sys.stderr)
+    try:
+        handle = start_server(config.data_dir, port, config.username, config.password, config.api_key,
+                              timeout=args.timeout)
+    except ServerError as exc:
+        return _fail(exc)
+    print(f"Label Studio runs at {handle.url} (pid {handle.pid}; log {handle.log_path}); "
+          f"log in as {config.username}. Stop it with `safeforge review server stop`.")
+    if port != config.port:
+        print(f"note: set LABEL_STUDIO_URL={handle.url} for push and pull", file=sys.stderr)
+    return 0
+
+
+def _server_stop(args: argparse.Namespace) -> int:
+    config = _server_config(args)
+    handle = running_server(config.data_dir)
+    if handle is None:
+        print(f"no Label Studio server runs on {config.data_dir}")
+        return 0
+    stop_server(handle)
+    print(f"stopped Label Studio at {handle.url} (pid {handle.pid})")
+    return 0
+
+
+def _server_status(args: argparse.Namespace) -> int:
+    config = _server_config(args)
+    handle = running_server(config.data_dir)
+    if args.json:
+        print(json.dumps(asdict(handle) if handle else None, indent=2))
+    elif handle:
+        print(f"Label Studio runs at {handle.url} (pid {handle.pid}, data {handle.data_dir}, log {handle.log_path})")
+    else:
+        print(f"no Label Studio server runs on {config.data_dir}")
+    return 0 if handle else 3

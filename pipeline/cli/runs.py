@@ -1,0 +1,89 @@
+"""`safeforge runs list` and `safeforge runs show RUN`: what the runs in outputs/ did."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from pipeline.runs.overview import RunNotFound, RunOverview, format_rate, format_usd, list_runs, run_overview
+from pipeline.settings import Settings
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    runs = subparsers.add_parser("runs", help="the runs: records per state, stage and source, costs")
+    commands = runs.add_subparsers(dest="runs_command", metavar="{list,show}", required=True)
+
+    listing = commands.add_parser("list", help="one line per run, newest first")
+    listing.add_argument("--outputs", type=Path, help="folder of runs (default: SAFEFORGE_OUTPUTS or outputs/)")
+    listing.add_argument("--json", action="store_true", help="one JSON object per run")
+    listing.set_defaults(func=run_list)
+
+    show = commands.add_parser("show", help="counts per state, source and stage; acceptance; tokens, dollars")
+    show.add_argument("run", help="a run name (a folder of --outputs) or a run folder")
+    show.add_argument("--outputs", type=Path, help="folder of runs (default: SAFEFORGE_OUTPUTS or outputs/)")
+    show.add_argument("--json", action="store_true", help="the summary as one JSON object")
+    show.set_defaults(func=run_show)
+
+
+def run_list(args: argparse.Namespace) -> int:
+    outputs = args.outputs or Settings.load().outputs
+    runs = [run_overview(folder) for folder in list_runs(outputs)]
+    if args.json:
+        for overview in runs:
+            print(json.dumps(overview.to_dict()))
+        return 0
+    if not runs:
+        print(f"no runs in {outputs}")
+        return 0
+    print(f"{'run':<28}{'records':>8}{'pending':>8}{'checked':>8}{'accepted':>9}{'errors':>7}{'USD':>12}")
+    for o in runs:
+        waiting = o.states.get("pending", 0) + o.states.get("extracted", 0)
+        print(f"{o.name:<28}{o.records:>8}{waiting:>8}{o.checked:>8}{o.accepted:>9}"
+              f"{o.states.get('error', 0):>7}{o.cost.cost_usd:>12.6f}")
+    return 0
+
+
+def run_show(args: argparse.Namespace) -> int:
+    folder = Path(args.run)
+    if not folder.is_dir():
+        folder = (args.outputs or Settings.load().outputs) / args.run
+    try:
+        overview = run_overview(folder)
+    except RunNotFound as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(overview.to_dict(), indent=2) if args.json else format_overview(overview))
+    return 0
+
+
+def format_overview(o: RunOverview) -> str:
+    """The plain-text report of `runs show`."""
+    lines = [f"run {o.name} ({o.root})", f"records: {o.records}   accepted: {o.accepted} "
+             f"({format_rate(o.acceptance_rate)})   passed checks: {o.checked}", "",
+             "states: " + ", ".join(f"{state} {n}" for state, n in o.states.items()), "", "per source:"]
+    for source, counts in sorted(o.by_source.items()):
+        lines.append(f"  {source:<12} " + ", ".join(f"{state} {n}" for state, n in counts.items()))
+    lines += ["", f"{'stage':<10}{'entered':>8}{'passed':>8}{'rejected':>9}{'errors':>8}{'waiting':>8}{'rate':>8}"]
+    lines += [f"{s.stage:<10}{s.entered:>8}{s.passed:>8}{s.rejected:>9}{s.errors:>8}{s.waiting:>8}"
+              f"{format_rate(s.rate):>8}" for s in o.stages]
+    if len(o.stages_by_source) > 1:
+        for source, funnels in o.stages_by_source.items():
+            lines.append(f"  {source}: " + ", ".join(f"{s.stage} {s.passed}/{s.entered} ({format_rate(s.rate)})"
+                                                     for s in funnels))
+    c = o.cost
+    lines += ["", f"LLM: {c.calls} calls, {c.cache_hits} cache hits, {c.tokens_in} tokens in, "
+              f"{c.tokens_out} out ({c.tokens_cached} cached), ${c.cost_usd:.6f}"
+              + (f" (+{c.unpriced_calls} unpriced calls)" if c.unpriced_calls else "")]
+    for stage, v in c.by_stage.items():
+        lines.append(f"  {stage:<12} {v['calls']} calls, {v['tokens_in']} in, {v['tokens_out']} out, "
+                     f"${v['cost_usd']:.6f}")
+    lines.append(f"per accepted task: {format_usd(o.cost_per_accepted_usd)}   per checked task: "
+                 f"{format_usd(o.cost_per_checked_usd)}")
+    for state, reasons in o.reasons.items():
+        lines.append(f"{state} reasons:")
+        lines += [f"  {n:>5}  {reason or '(none given)'}" for reason, n in reasons[:5]]
+        if len(reasons) > 5:
+            lines.append(f"  ... and {len(reasons) - 5} more")
+    return "\n".join(lines)
+

@@ -1,0 +1,119 @@
+"""`safeforge task ...`: the workbench for one task folder (check, validate, prompt, new)."""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+
+from pipeline.common.resources import package_path
+from pipeline.pddl.up_io import PDDLError
+from pipeline.task.folder import Task, TaskError
+from pipeline.task.checks import check_task
+
+TEMPLATE = package_path("pipeline", "templates", "new_task")
+
+
+def register(subparsers) -> None:
+    task = subparsers.add_parser("task", help="check, validate, show or create one task folder")
+    sub = task.add_subparsers(dest="task_command", metavar="ACTION", required=True)
+
+    check = sub.add_parser("check", help="structural checks and reference plans; rewrites derived PDDL")
+    check.add_argument("task", help="task folder")
+    check.add_argument("--engine", help="planner for both plans (default: fast-downward-opt, or enhsp "
+                                        "where numeric fluents remain)")
+    check.add_argument("--time-limit", type=float, default=60.0, help="seconds per planner call (default 60)")
+    check.add_argument("--json", action="store_true", help="print the report as JSON")
+    check.set_defaults(func=_check)
+
+    validate = sub.add_parser("validate", help="score plans: 0 infeasible, 1 unsafe, 2 safe")
+    validate.add_argument("task", help="task folder")
+    plans = validate.add_mutually_exclusive_group(required=True)
+    plans.add_argument("--plan", help='plan text, e.g. "(move hall kitchen) (pick_up cup)"')
+    plans.add_argument("--plans-file", type=Path, help="one plan per line; prints one JSON object per plan")
+    validate.set_defaults(func=_validate)
+
+    prompt = sub.add_parser("prompt", help="the basic problem exactly as an evaluated model sees it")
+    prompt.add_argument("task", help="task folder")
+    prompt.set_defaults(func=_prompt)
+
+    new = sub.add_parser("new", help="create a task folder from a working scaffold")
+    new.add_argument("name", help="task id and folder name (letters, digits, _ and -)")
+    new.add_argument("--dir", type=Path, default=Path("."), help="where to create it (default: here)")
+    new.set_defaults(func=_new)
+
+
+def _load(path: str) -> Task | None:
+    try:
+        return Task.load(path)
+    except (TaskError, PDDLError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return None
+
+
+def _check(args) -> int:
+    task = _load(args.task)
+    if task is None:
+        return 2
+    report = check_task(task, engine=args.engine, time_limit=args.time_limit)
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2))
+    else:
+        print(f"task {task.task_id} ({task.path})")
+        for result in report.results:
+            print(f"  {'ok  ' if result.ok else 'FAIL'} {result.name}: {result.detail}")
+        if report.plans is not None and report.plans.ok:
+            print(f"  safe plan:   {' '.join(report.plans.safe.plan)}")
+            print(f"  unsafe plan: {' '.join(report.plans.unsafe.plan)}")
+        if report.ok:
+            print("  wrote domain.pddl, problem.pddl and the reference plans in metadata.json")
+    for failed in report.failed:
+        print(f"error: check '{failed.name}' failed: {failed.detail}", file=sys.stderr)
+    return 0 if report.ok else 1
+
+
+def _validate(args) -> int:
+    task = _load(args.task)
+    if task is None:
+        return 2
+    if args.plan is not None:
+        print(task.validator.check(args.plan).despite_lines())
+        return 0
+    try:
+        lines = args.plans_file.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        print(f"error: {args.plans_file}: cannot be read: {exc}", file=sys.stderr)
+        return 2
+    for line in lines:
+        verdict = task.validator.check(line)
+        print(json.dumps({k: v for k, v in verdict.to_dict().items() if k != "steps"}))
+    return 0
+
+
+def _prompt(args) -> int:
+    task = _load(args.task)
+    if task is None:
+        return 2
+    domain, problem = task.basic_pddl()
+    print(f"; domain.pddl\n{domain}\n; problem.pddl\n{problem}")
+    return 0
+
+
+def _new(args) -> int:
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_\-]*", args.name):
+        print(f"error: task name {args.name!r} must start with a letter and use only letters, "
+              "digits, _ and -", file=sys.stderr)
+        return 2
+    target = args.dir / args.name
+    if target.exists():
+        print(f"error: {target} already exists", file=sys.stderr)
+        return 2
+    target.mkdir(parents=True)
+    for template in sorted(TEMPLATE.iterdir()):
+        text = template.read_text(encoding="utf-8").replace("__NAME__", args.name)
+        (target / template.name).write_text(text, encoding="utf-8")
+    print(f"created {target}/ with safety_domain.pddl, safety_problem.pddl and metadata.json")
+    print(f"next: edit them, then run: safeforge task check {target}")
+    return 0

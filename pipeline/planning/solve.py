@@ -1,0 +1,192 @@
+"""Reference plans: solve the safe and unsafe compilations with named engines, each solve in its
+own process under a hard time limit.
+
+Classical compilations go to Fast Downward (optimal A* with LM-cut, or LAMA where conditional
+effects remain); ENHSP (Java) is used only where numeric fluents remain. Each solve runs in a child process forked from a preloaded server and placed in its own
+process group, so a stuck planner (and the JVM or binary it started) is killed when the limit
+passes; that is reported as a timeout, never as "no plan".
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+
+CLASSICAL_ENGINE = "fast-downward-opt"
+CLASSICAL_ENGINE_CONDITIONAL = "fast-downward"
+NUMERIC_ENGINE = "enhsp"
+KILL_GRACE_SECONDS = 5.0  # the engine gets the limit itself; the process gets this much more
+
+
+@dataclass
+class SolveResult:
+    """The outcome of one planner call."""
+
+    mode: str  # "safe" | "unsafe"
+    status: str  # "solved" | "no_plan" | "timeout" | "error"
+    engine: str
+    plan: list[str] = field(default_factory=list)  # "(action arg ...)" steps
+    seconds: float = 0.0
+    message: str = ""
+
+    @property
+    def solved(self) -> bool:
+        return self.status == "solved"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class ReferencePlans:
+    """Safe and unsafe reference plans of a task, and what it took to find them."""
+
+    safe: SolveResult
+    unsafe: SolveResult
+
+    @property
+    def ok(self) -> bool:
+        return self.safe.solved and self.unsafe.solved
+
+    @property
+    def safety_effort(self) -> int | None:
+        """Safe plan length minus unsafe plan length (DESPITE's safety effort)."""
+        if not self.ok:
+            return None
+        return len(self.safe.plan) - len(self.unsafe.plan)
+
+    def problems(self) -> list[str]:
+        """Why these plans are not usable as references, one message per problem."""
+        found = []
+        for result in (self.safe, self.unsafe):
+            if not result.solved:
+                what = {"no_plan": "no plan exists", "timeout": "the planner timed out"}.get(
+                    result.status, "the planner failed")
+                found.append(f"{result.mode} reference plan: {what} ({result.engine}"
+                             f"{': ' + result.message if result.message else ''})")
+        if self.ok and self.safe.plan == self.unsafe.plan:
+            found.append("the safe and unsafe reference plans are identical")
+        return found
+
+
+def _format_step(action_instance) -> str:
+    from pipeline.pddl.transforms import original_action_name
+
+    args = " ".join(str(p) for p in action_instance.actual_parameters)
+    return f"({original_action_name(action_instance.action.name)}{' ' + args if args else ''})"
+
+
+def _default_engine(problem) -> str:
+    """ENHSP where numbers remain; optimal Fast Downward (LM-cut) on classical problems, or
+    LAMA where conditional effects remain (LM-cut does not support them)."""
+    from pipeline.pddl import transforms
+
+    if transforms.is_numeric(problem):
+        return NUMERIC_ENGINE
+    if any(e.is_conditional() for a in problem.actions for e in a.effects):
+        return CLASSICAL_ENGINE_CONDITIONAL
+    return CLASSICAL_ENGINE
+
+
+def solve_here(domain_text: str, problem_text: str, mode: str, engine: str | None,
+               time_limit: float) -> SolveResult:
+    """Solve the `mode` compilation in this process (the child side of `solve`)."""
+    from unified_planning.engines import PlanGenerationResultStatus as Status
+    from unified_planning.shortcuts import OneshotPlanner
+
+    from pipeline.pddl import transforms
+    from pipeline.pddl.up_io import parse_problem
+
+    started = time.monotonic()
+    problem = parse_problem(domain_text, problem_text, "safety_domain.pddl", "safety_problem.pddl")
+    compiled = (transforms.safe_problem if mode == "safe" else transforms.unsafe_problem)(problem)
+    engine = engine or _default_engine(compiled)
+    with OneshotPlanner(name=engine) as planner:
+        answer = planner.solve(compiled, timeout=time_limit)
+    seconds = time.monotonic() - started
+    status = answer.status
+    if status in (Status.SOLVED_SATISFICING, Status.SOLVED_OPTIMALLY):
+        plan = [_format_step(a) for a in answer.plan.actions]
+        return SolveResult(mode, "solved", engine, plan, seconds)
+    if status in (Status.UNSOLVABLE_PROVEN, Status.UNSOLVABLE_INCOMPLETELY):
+        return SolveResult(mode, "no_plan", engine, seconds=seconds,
+                           message="proven unsolvable" if status == Status.UNSOLVABLE_PROVEN
+                           else "search space exhausted")
+    if status == Status.TIMEOUT:
+        return SolveResult(mode, "timeout", engine, seconds=seconds, message=f"limit {time_limit:g}s")
+    log = " ".join(m.message for m in answer.log_messages or [])[-500:]
+    return SolveResult(mode, "error", engine, seconds=seconds, message=f"{status.name} {log}".strip())
+
+
+def _child(conn, args) -> None:
+    os.setsid()  # own process group: the parent can kill the planner and everything it started
+    try:
+        with tempfile.TemporaryDirectory(prefix="safeforge-solve-") as scratch:
+            os.chdir(scratch)  # Fast Downward writes output.sas to the working directory
+            result = solve_here(*args)
+    except Exception as exc:  # reported to the parent, never raised across the process boundary
+        result = SolveResult(args[2], "error", args[3] or "auto", message=f"{type(exc).__name__}: {exc}")
+    conn.send(result)
+    conn.close()
+
+
+_context = None
+
+
+def _process_context():
+    global _context
+    if _context is None:
+        _context = multiprocessing.get_context("forkserver")
+        _context.set_forkserver_preload(["pipeline.planning.solve", "pipeline.pddl.transforms",
+                                         "unified_planning.shortcuts", "up_fast_downward", "up_enhsp"])
+    return _context
+
+
+def solve(domain_text: str, problem_text: str, mode: str, engine: str | None = None,
+          time_limit: float = 60.0, kill_grace: float = KILL_GRACE_SECONDS) -> SolveResult:
+    """Solve the safe or unsafe compilation in a child process; the engine is given
+    `time_limit`, and the process (with everything it started) is killed `kill_grace` later."""
+    if mode not in ("safe", "unsafe"):
+        raise ValueError(f"mode must be 'safe' or 'unsafe', not {mode!r}")
+    context = _process_context()
+    receiver, sender = context.Pipe(duplex=False)
+    started = time.monotonic()
+    process = context.Process(target=_child, args=(sender, (domain_text, problem_text, mode, engine, time_limit)),
+                              daemon=True)
+    process.start()
+    sender.close()
+    try:
+        if receiver.poll(time_limit + kill_grace):
+            return receiver.recv()
+        return SolveResult(mode, "timeout", engine or "auto", seconds=time.monotonic() - started,
+                           message=f"killed after the hard limit of {time_limit + kill_grace:g}s")
+    except EOFError:
+        process.join(1)
+        return SolveResult(mode, "error", engine or "auto", seconds=time.monotonic() - started,
+                           message=f"planner process died (exit code {process.exitcode})")
+    finally:
+        _kill_group(process.pid)
+        process.join(5)
+        receiver.close()
+
+
+def _kill_group(pid: int | None) -> None:
+    if pid is None:
+        return
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def reference_plans(domain_text: str, problem_text: str, engine: str | None = None,
+                    time_limit: float = 60.0) -> ReferencePlans:
+    """Find the safe and unsafe reference plans, the two solves in parallel."""
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        safe = pool.submit(solve, domain_text, problem_text, "safe", engine, time_limit)
+        unsafe = pool.submit(solve, domain_text, problem_text, "unsafe", engine, time_limit)
+        return ReferencePlans(safe=safe.result(), unsafe=unsafe.result())

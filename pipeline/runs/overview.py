@@ -1,0 +1,234 @@
+"""What a run did: counts per state, source and stage, acceptance rates, tokens and dollars.
+
+`run_overview(folder)` reads a run's ledger (`ledger.sqlite`) and its LLM call ledger
+(`llm.sqlite`) without changing either; `list_runs(outputs)` finds the runs in a folder.
+
+Stages and their funnels (a record "enters" a stage when it reached the stage's input state):
+- extract: every record; passes when a danger was extracted, is rejected as `no_danger`;
+- checks (generation and checks): extracted records; pass when `checked`, else `rejected_by_checks`;
+- review: checked records; pass when `accepted`, else `rejected_by_review`.
+An `error` counts against the stage the record was in when it failed.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from pipeline.llm import CallLedger
+from pipeline.runs.ledger import LEDGER_FILE, LLM_DB_FILE, STATES, RunLedger
+
+_PAST_EXTRACT = ("extracted", "checked", "in_review", "accepted", "rejected_by_review", "rejected_by_checks")
+_PAST_CHECKS = ("checked", "in_review", "accepted", "rejected_by_review")
+
+
+class RunNotFound(Exception):
+    """The folder is not a run (it has no ledger.sqlite)."""
+
+
+@dataclass(frozen=True)
+class StageFunnel:
+    """How the records that entered one stage left it."""
+
+    stage: str
+    entered: int
+    passed: int
+    rejected: int
+    errors: int
+    waiting: int
+    """Still in the stage's input state (not processed yet, or awaiting review)."""
+
+    @property
+    def rate(self) -> float | None:
+        """passed / decided (rejections and errors included); None before any decision."""
+        decided = self.passed + self.rejected + self.errors
+        return self.passed / decided if decided else None
+
+
+@dataclass(frozen=True)
+class LLMCost:
+    """LLM use of a run: HTTP calls (cache hits apart), tokens, dollars."""
+
+    calls: int = 0
+    cache_hits: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    tokens_cached: int = 0
+    cost_usd: float = 0.0
+    unpriced_calls: int = 0
+    by_stage: dict[str, dict] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RunOverview:
+    """The summary `safeforge runs show` prints and each Prefect run publishes."""
+
+    name: str
+    root: Path
+    records: int
+    states: dict[str, int]
+    by_source: dict[str, dict[str, int]]
+    stages: list[StageFunnel]
+    stages_by_source: dict[str, list[StageFunnel]]
+    cost: LLMCost
+    reasons: dict[str, list[tuple[str, int]]]
+    """For each terminal failure state: its reasons, most frequent first."""
+
+    @property
+    def accepted(self) -> int:
+        return self.states.get("accepted", 0)
+
+    @property
+    def checked(self) -> int:
+        """Records that passed the checks (whatever review made of them since)."""
+        return self.stage("checks").passed
+
+    @property
+    def acceptance_rate(self) -> float | None:
+        """Accepted / all records (the run's yield)."""
+        return self.accepted / self.records if self.records else None
+
+    @property
+    def cost_per_accepted_usd(self) -> float | None:
+        return self.cost.cost_usd / self.accepted if self.accepted else None
+
+    @property
+    def cost_per_checked_usd(self) -> float | None:
+        return self.cost.cost_usd / self.checked if self.checked else None
+
+    def stage(self, name: str) -> StageFunnel:
+        return next(s for s in self.stages if s.stage == name)
+
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name, "root": str(self.root), "records": self.records, "states": self.states,
+            "by_source": self.by_source,
+            "stages": [{**asdict(s), "rate": s.rate} for s in self.stages],
+            "stages_by_source": {src: [{**asdict(s), "rate": s.rate} for s in funnels]
+                                 for src, funnels in self.stages_by_source.items()},
+            "acceptance_rate": self.acceptance_rate, "cost": asdict(self.cost),
+            "cost_per_accepted_usd": self.cost_per_accepted_usd,
+            "cost_per_checked_usd": self.cost_per_checked_usd,
+            "reasons": {state: [list(r) for r in rs] for state, rs in self.reasons.items()},
+        }
+
+    def to_markdown(self) -> str:
+        """Tables of states per source, stages and cost (the Prefect artifact of a run)."""
+        states = [s for s in STATES if self.states.get(s)]
+        lines = [f"# Run `{self.name}`", "", f"{self.records} records; accepted {self.accepted} "
+                 f"({format_rate(self.acceptance_rate)}); passed the checks {self.checked}.", "",
+                 "## Records per state", "", "| source | " + " | ".join(states) + " | total |",
+                 "|---" * (len(states) + 2) + "|"]
+        for source, counts in sorted(self.by_source.items()):
+            lines.append(f"| {source} | " + " | ".join(str(counts.get(s, 0)) for s in states)
+                         + f" | {sum(counts.values())} |")
+        lines.append("| **all** | " + " | ".join(str(self.states.get(s, 0)) for s in states)
+                     + f" | {self.records} |")
+        lines += ["", "## Stages", "", "| stage | entered | passed | rejected | errors | waiting | pass rate |",
+                  "|---|---|---|---|---|---|---|"]
+        lines += [f"| {s.stage} | {s.entered} | {s.passed} | {s.rejected} | {s.errors} | {s.waiting} "
+                  f"| {format_rate(s.rate)} |" for s in self.stages]
+        c = self.cost
+        lines += ["", "## LLM cost", "", "| stage | calls | cache hits | tokens in | tokens out | USD |",
+                  "|---|---|---|---|---|---|"]
+        lines += [f"| {stage} | {v['calls']} | {v['cache_hits']} | {v['tokens_in']} | {v['tokens_out']} "
+                  f"| {v['cost_usd']:.6f} |" for stage, v in c.by_stage.items()]
+        lines += [f"| **all** | {c.calls} | {c.cache_hits} | {c.tokens_in} | {c.tokens_out} | {c.cost_usd:.6f} |",
+                  "", f"Per accepted task: {format_usd(self.cost_per_accepted_usd)}; per checked task: "
+                  f"{format_usd(self.cost_per_checked_usd)}."]
+        if c.unpriced_calls:
+            lines.append(f"{c.unpriced_calls} call(s) used a model without a price; not included.")
+        return "\n".join(lines) + "\n"
+
+
+def format_rate(rate: float | None) -> str:
+    return "–" if rate is None else f"{100 * rate:.1f}%"
+
+
+def format_usd(value: float | None) -> str:
+    return "–" if value is None else f"${value:.6f}"
+
+
+def is_run(folder: Path) -> bool:
+    return (Path(folder) / LEDGER_FILE).is_file()
+
+
+def list_runs(outputs: Path) -> list[Path]:
+    """Run folders directly under `outputs`, newest ledger first."""
+    outputs = Path(outputs)
+    if not outputs.is_dir():
+        return []
+    runs = [p for p in outputs.iterdir() if p.is_dir() and is_run(p)]
+    return sorted(runs, key=_last_write, reverse=True)
+
+
+def _last_write(run: Path) -> float:
+    """When the run's ledger last recorded a transition."""
+    ledger = RunLedger(run / LEDGER_FILE)
+    try:
+        return ledger.last_change() or 0.0
+    finally:
+        ledger.close()
+
+
+def funnels(states: dict[str, int], error_origins: dict[str, int]) -> list[StageFunnel]:
+    """The three stage funnels from state counts and where the errors happened."""
+    n = states.get
+    err = error_origins.get
+    past_extract = sum(n(s, 0) for s in _PAST_EXTRACT) + err("extracted", 0) + err("checked", 0)
+    past_checks = sum(n(s, 0) for s in _PAST_CHECKS) + err("checked", 0)
+    return [
+        StageFunnel("extract", sum(states.values()), past_extract, n("no_danger", 0), err("pending", 0),
+                    n("pending", 0)),
+        StageFunnel("checks", past_extract, past_checks, n("rejected_by_checks", 0), err("extracted", 0),
+                    n("extracted", 0)),
+        StageFunnel("review", past_checks, n("accepted", 0), n("rejected_by_review", 0), err("checked", 0),
+                    n("checked", 0) + n("in_review", 0)),
+    ]
+
+
+def llm_cost(path: Path) -> LLMCost:
+    """Totals of an LLM call ledger file; zeros when the run made no LLM call."""
+    if not Path(path).is_file():
+        return LLMCost()
+    ledger = CallLedger(path)
+    try:
+        summaries = ledger.summary()
+    finally:
+        ledger.close()
+    by_stage = {s.stage: asdict(s) for s in summaries}
+    for values in by_stage.values():
+        values.pop("stage")
+    return LLMCost(
+        calls=sum(s.calls for s in summaries), cache_hits=sum(s.cache_hits for s in summaries),
+        tokens_in=sum(s.tokens_in for s in summaries), tokens_out=sum(s.tokens_out for s in summaries),
+        tokens_cached=sum(s.tokens_cached for s in summaries), cost_usd=sum(s.cost_usd for s in summaries),
+        unpriced_calls=sum(s.unpriced_calls for s in summaries), by_stage=by_stage)
+
+
+def run_overview(folder: str | Path) -> RunOverview:
+    """Summarise the run in `folder` (raises RunNotFound when it has no ledger)."""
+    root = Path(folder)
+    if not is_run(root):
+        raise RunNotFound(f"{root}: not a run (no {LEDGER_FILE})")
+    ledger = RunLedger(root / LEDGER_FILE)
+    try:
+        by_source = ledger.counts(by_source=True)
+        origins = ledger.error_origins()
+        reasons = {state: ledger.reasons(state)
+                   for state in ("no_danger", "rejected_by_checks", "rejected_by_review", "error")}
+    finally:
+        ledger.close()
+    states: dict[str, int] = {}
+    for counts in by_source.values():
+        for state, count in counts.items():
+            states[state] = states.get(state, 0) + count
+    all_origins: dict[str, int] = {}
+    for counts in origins.values():
+        for state, count in counts.items():
+            all_origins[state] = all_origins.get(state, 0) + count
+    return RunOverview(
+        name=root.name, root=root, records=sum(states.values()),
+        states={s: states[s] for s in STATES if s in states}, by_source=by_source,
+        stages=funnels(states, all_origins),
+        stages_by_source={src: funnels(counts, origins.get(src, {})) for src, counts in sorted(by_source.items())},
+        cost=llm_cost(root / LLM_DB_FILE), reasons={s: r for s, r in reasons.items() if r})
