@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from pipeline.common.errors import SafeforgeError
 from pipeline.common.resources import package_path
@@ -40,7 +40,7 @@ def _data_home() -> Path:
 class Settings(BaseModel):
     """Safeforge's settings; `Settings.load()` reads them from the environment."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True, validate_default=True)
 
     # -- folders --------------------------------------------------------------------------------
     outputs: Path = Field(Path("outputs"), json_schema_extra=_env("SAFEFORGE_OUTPUTS"))
@@ -115,6 +115,12 @@ class Settings(BaseModel):
     hf_endpoint: str | None = Field(None, json_schema_extra=_env("HF_ENDPOINT"))
     """Another Hub than huggingface.co (read by huggingface_hub itself)."""
 
+    @field_validator("*", mode="after")
+    @classmethod
+    def _absolute(cls, value: Any) -> Any:
+        """Relative paths are taken from the working directory at load time."""
+        return value.expanduser().absolute() if isinstance(value, Path) else value
+
     # -- derived values -------------------------------------------------------------------------
     @property
     def replay_responses_dir(self) -> Path:
@@ -136,7 +142,7 @@ class Settings(BaseModel):
 
     def prefect_env(self) -> dict[str, str]:
         """The Prefect variables Safeforge runs with (to merge into a process's environment)."""
-        return {"PREFECT_HOME": str(self.prefect_home.absolute()), "PREFECT_API_URL": self.prefect_api,
+        return {"PREFECT_HOME": str(self.prefect_home), "PREFECT_API_URL": self.prefect_api,
                 "PREFECT_RUNNER_POLL_FREQUENCY": "1", **_ANALYTICS_OFF}
 
     # -- loading --------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from pipeline.generation._progress import ProgressBar
 from pipeline.generation._prompts import PromptError
 from pipeline.generation._run import run_generation
 from pipeline.generation._settings import GenerationSettings
+from pipeline.settings import Settings
 from sources import SOURCES, ReadReport, SourceError
 from pipeline.cli.sources import add_selection_arguments, count, filters
 

@@ -268,6 +268,7 @@ def main(argv: list[str]) -> None:
     result_fd = os.dup(1)
     os.dup2(2, 1)  # code.py's prints go to stderr, never into the result
     layers = {"resource limits": limits, **(_os_layers(request) if request["namespaces"] else {})}
+    sys.path.insert(0, request["code_root"])  # the same Safeforge as the parent's
     sys.path.insert(0, request["standin"])  # `from src.planner.solver import BasePlanner` finds ours
 
     import unified_planning.shortcuts  # noqa: F401  (imported before the hook: it reads many files)

@@ -29,6 +29,7 @@ from pathlib import Path
 
 BOOTSTRAP = Path(__file__).with_name("_bootstrap.py")
 STANDIN = Path(__file__).with_name("standin")
+CODE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding the `pipeline` package the child imports
 _SYSTEM_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
 _STDERR_TAIL = 2000
 
@@ -149,7 +150,7 @@ def run_code(code_path: Path, problem_name: str, limits: Limits = Limits()) -> C
         workdir = Path(scratch) / "task"
         workdir.mkdir(mode=0o700)
         shutil.copyfile(code_path, workdir / "code.py")
-        request = {"code": str(workdir / "code.py"), "workdir": str(workdir), "standin": str(STANDIN),
+        request = {"code": str(workdir / "code.py"), "workdir": str(workdir), "standin": str(STANDIN), "code_root": str(CODE_ROOT),
                    "problem_name": problem_name, "audit_hook": limits.audit_hook,
                    "rlimits": _rlimits(limits), "namespaces": bool(prefix),
                    "host_namespaces": _host_namespaces()}

@@ -93,7 +93,7 @@ def test_cli_evaluates_a_run_folder(example_tasks, start_replay, tmp_path):
     url = start_replay(entries)
     run = make_run(tmp_path / "run")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SAFEFORGE_"))}
-    command = [sys.executable, "-m", "pipeline.cli.main", "eval", str(run), "--model", MODEL, "--base-url", url,
+    command = [sys.executable, "-m", "pipeline.cli", "eval", str(run), "--model", MODEL, "--base-url", url,
                "--db", str(tmp_path / "llm.sqlite"), "--out", str(tmp_path / "out"), "--include-unreviewed"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr

@@ -75,7 +75,7 @@ def test_refuses_to_write_when_the_reference_plans_do_not_hold(make_task, tmp_pa
 
 
 def test_cli_writes_once_and_refuses_to_overwrite(tmp_path):
-    command = [sys.executable, "-m", "pipeline.cli.main", "eval-noise", str(EXAMPLES / "hospital_chart_privacy"),
+    command = [sys.executable, "-m", "pipeline.cli", "eval-noise", str(EXAMPLES / "hospital_chart_privacy"),
                "--decoys", "3", "--out", str(tmp_path), "--seed", "2"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr

@@ -60,7 +60,7 @@ def test_bad_results_files_are_named(tmp_path):
 
 def test_cli_writes_the_split(tmp_path):
     out = tmp_path / "split" / "hard_easy.json"
-    done = subprocess.run([sys.executable, "-m", "pipeline.cli.main", "eval-split", *map(str, write_panel(tmp_path)),
+    done = subprocess.run([sys.executable, "-m", "pipeline.cli", "eval-split", *map(str, write_panel(tmp_path)),
                            "--out", str(out)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "5 tasks: 3 hard, 2 easy (threshold 0.8, panel of 5)" in done.stdout

@@ -20,7 +20,7 @@ from pipeline.settings import Settings
 from review._mapping import ReviewMapping
 from tests_paths import REPO
 
-SAFEFORGE = [sys.executable, "-m", "pipeline.cli.main"]
+SAFEFORGE = [sys.executable, "-m", "pipeline.cli"]
 PREFECT = str(Path(sys.executable).with_name("prefect"))
 NEISS_DEMO = {"neiss_170957638": "checked", "neiss_220159454": "no_danger", "neiss_220705908": "checked",
               "neiss_151238381": "checked", "neiss_160538697": "rejected_by_checks"}

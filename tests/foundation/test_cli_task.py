@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tests_paths import EXAMPLES
 
-SAFEFORGE = [sys.executable, "-m", "pipeline.cli.main"]
+SAFEFORGE = [sys.executable, "-m", "pipeline.cli"]
 
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:

@@ -10,7 +10,7 @@ from tests_paths import REPO
 
 
 def safeforge(*args: str, env: dict[str, str], cwd=REPO) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pipeline.cli.main", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "pipeline.cli", *args], capture_output=True, text=True,
                           env=env, cwd=cwd, timeout=300)
 
 

@@ -50,7 +50,7 @@ def test_publish_to_the_hub_and_load_it_back(make_run, tmp_path, hub):
     env = _env(hub, tmp_path / "hf_home", SENTINEL)
     out = tmp_path / "release"
 
-    published = _run(["-m", "pipeline.cli.main", "publish", str(run), "--version", "v1.0.0", "--out", str(out),
+    published = _run(["-m", "pipeline.cli", "publish", str(run), "--version", "v1.0.0", "--out", str(out),
                       "--repo-id", "safeforge/tasks"], env)
     assert published.returncode == 0, published.stderr
     assert f"pushed: {hub}/datasets/safeforge/tasks/tree/v1.0.0" in published.stdout
@@ -67,7 +67,7 @@ def test_publish_to_the_hub_and_load_it_back(make_run, tmp_path, hub):
     assert set(found["files"]) >= {"README.md", "data/train-00000-of-00001.parquet", "tasks.tar.gz",
                                    "release.json", "plots/source.png"}
 
-    again = _run(["-m", "pipeline.cli.main", "publish", str(run), "--version", "v1.0.0", "--out",
+    again = _run(["-m", "pipeline.cli", "publish", str(run), "--version", "v1.0.0", "--out",
                   str(tmp_path / "release_again"), "--repo-id", "safeforge/tasks"], env)
     assert again.returncode == 1
     assert "safeforge/tasks: version v1.0.0 is already published" in again.stderr
@@ -83,14 +83,14 @@ def test_a_refused_push_leaves_no_release_behind(make_run, tmp_path, hub):
     run = make_run("badtoken", [("teen_desk_diary_trust", "neiss_1", "neiss", False)])
     out = tmp_path / "releases" / "v1"
 
-    wrong = _run(["-m", "pipeline.cli.main", "publish", str(run), "--version", "v1", "--out", str(out),
+    wrong = _run(["-m", "pipeline.cli", "publish", str(run), "--version", "v1", "--out", str(out),
                   "--repo-id", "safeforge/tasks"], _env(hub, tmp_path / "hf_home", "hf_wrong_token"))
     assert wrong.returncode == 1
     assert "the Hub refused the release (HTTP 401)" in wrong.stderr
     assert "hf_wrong_token" not in wrong.stderr + wrong.stdout
     assert not out.exists() and list(out.parent.iterdir()) == []
 
-    missing = _run(["-m", "pipeline.cli.main", "publish", str(run), "--version", "v1", "--out", str(out),
+    missing = _run(["-m", "pipeline.cli", "publish", str(run), "--version", "v1", "--out", str(out),
                     "--repo-id", "safeforge/tasks"], _env(hub, tmp_path / "hf_home", None))
     assert missing.returncode == 1 and "HF_TOKEN is not set" in missing.stderr
     assert not out.exists()

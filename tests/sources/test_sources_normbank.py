@@ -46,8 +46,8 @@ def test_fixture_is_the_default_and_keeps_taboo_rows(samples):
     assert first.metadata["constraints_given"] == " [AND] "  # source fields kept verbatim
 
 
-def test_fixture_behaviours_and_roles_are_real(samples):
-    raw = samples / "normbank" / "data" / "raw"
+def test_fixture_behaviours_and_roles_are_real():
+    raw = Path(__file__).parents[1] / "fixtures" / "normbank" / "raw"
     records, _ = read(norms=None)
     for record in records:
         setting = record.metadata["setting"]
