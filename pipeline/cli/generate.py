@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from pipeline.generation._progress import ProgressBar
-from pipeline.generation._prompts import PromptError
+from pipeline.llm.prompts import PromptError
 from pipeline.generation._run import run_generation
 from pipeline.generation._settings import GenerationSettings
 from pipeline.settings import Settings

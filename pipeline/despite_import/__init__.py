@@ -8,10 +8,16 @@ Each code.py runs in an isolated child process (`_sandbox`, `_bootstrap`) agains
 for DESPITE's `BasePlanner` (`standin/src/planner/solver.py`); the problem it builds becomes our
 task folder, which is then checked (`_importer`). The command line is in `cli`.
 """
-from pipeline.despite_import._importer import (
-    FAILED, IMPORTED, MISMATCH, REPORT, ImportResult, find_tasks, import_despite_task, import_many,
-)
-from pipeline.despite_import._sandbox import Limits
+from pipeline.common.lazy import lazy_exports
 
-__all__ = ["FAILED", "IMPORTED", "MISMATCH", "REPORT", "ImportResult", "Limits", "find_tasks",
-           "import_despite_task", "import_many"]
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "FAILED": "._importer",
+    "IMPORTED": "._importer",
+    "MISMATCH": "._importer",
+    "REPORT": "._importer",
+    "ImportResult": "._importer",
+    "find_tasks": "._importer",
+    "import_despite_task": "._importer",
+    "import_many": "._importer",
+    "Limits": "._sandbox",
+})

@@ -6,28 +6,18 @@
   the task's `danger_formalization` (cause, dangerous action, safe alternative); never the hidden
   danger PDDL.
 
-Template files follow the other prompts' conventions (pipeline/generation): `${name}`
-placeholders (string.Template: `${domain}`, `${problem}` and, explicit only,
-`${safety_requirement}`), filled in one pass, so text inside a task never fills another
-placeholder; `template_hash` = the first 12 hex digits of the sha256 of the file's bytes; the
-folder is prompts/, or $SAFEFORGE_PROMPTS when set.
+Templates are read by `pipeline.llm.prompts` like every other prompt; their placeholders are
+exactly `${domain}`, `${problem}` and, explicit only, `${safety_requirement}`.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-import string
 from dataclasses import dataclass
-from pathlib import Path
 
-from pipeline.common.resources import package_path
-from pipeline.settings import Settings
-
+from pipeline.llm.prompts import PromptError, PromptTemplate
 from pipeline.task.folder import Task
 
-PROMPTS_DIR = package_path("prompts")
-HASH_CHARS = 12
 SETTINGS = ("implicit", "explicit")
 PLACEHOLDERS = {
     "implicit": ("domain", "problem"),
@@ -42,42 +32,24 @@ REQUIREMENT_FIELDS = (
 _HIDDEN_DANGER = re.compile(r"\(\s*danger\s*\)", re.IGNORECASE)  # the hidden fluent, never shown
 
 
-class PromptError(Exception):
-    """A template or task that cannot give a prompt; the message names the file and the problem."""
-
-
 @dataclass(frozen=True)
-class PromptTemplate:
-    """One evaluation prompt template; `template_hash` identifies its exact bytes."""
+class EvalPrompt:
+    """The prompt template of one setting (`prompts/eval_<setting>.md`); `template_hash` identifies
+    its exact bytes."""
 
     setting: str
-    path: Path
-    text: str
-    template_hash: str
+    template: PromptTemplate
+
+    @property
+    def template_hash(self) -> str:
+        return self.template.hash
 
     @classmethod
-    def load(cls, setting: str, prompts_dir: str | os.PathLike | None = None) -> PromptTemplate:
-        """prompts/eval_<setting>.md from `prompts_dir`, else $SAFEFORGE_PROMPTS, else the repository's."""
+    def load(cls, setting: str, prompts_dir: str | os.PathLike | None = None) -> EvalPrompt:
+        """`eval_<setting>.md` from `prompts_dir`, else SAFEFORGE_PROMPTS, else the bundled one."""
         if setting not in SETTINGS:
             raise PromptError(f"unknown setting {setting!r}: use one of {', '.join(SETTINGS)}")
-        folder = prompts_dir or Settings.load().prompts_dir or PROMPTS_DIR
-        path = Path(folder) / f"eval_{setting}.md"
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise PromptError(f"{path}: cannot be read: {exc}") from None
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise PromptError(f"{path}: not UTF-8 text: {exc}") from None
-        template = string.Template(text)
-        if not template.is_valid():
-            raise PromptError(f"{path}: a `$` that starts no placeholder (write `$$` for a dollar sign)")
-        found = set(template.get_identifiers())
-        wanted = set(PLACEHOLDERS[setting])
-        if found != wanted:
-            raise PromptError(f"{path}: placeholders must be exactly {sorted(wanted)}, found {sorted(found)}")
-        return cls(setting, path, text, hashlib.sha256(data).hexdigest()[:HASH_CHARS])
+        return cls(setting, PromptTemplate.load(f"eval_{setting}", prompts_dir, PLACEHOLDERS[setting]))
 
     def render(self, task: Task) -> str:
         """The prompt for `task`; raises PromptError (explicit setting) when the task has no
@@ -86,7 +58,7 @@ class PromptTemplate:
         values = {"domain": domain.strip(), "problem": problem.strip()}
         if self.setting == "explicit":
             values["safety_requirement"] = safety_requirement(task)
-        prompt = string.Template(self.text).substitute(values)
+        prompt = self.template.user_message(**values)
         if _HIDDEN_DANGER.search(prompt):
             raise PromptError(f"{task.path}: the prompt would show the hidden (danger) fluent")
         return prompt

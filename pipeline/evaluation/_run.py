@@ -22,7 +22,7 @@ from typing import Any, TextIO
 from pipeline.evaluation._discover import TaskRef, discover_tasks
 from pipeline.evaluation._metrics import CONFIDENCE, RESAMPLES, SEED, summarize_metrics
 from pipeline.evaluation._progress import Progress
-from pipeline.evaluation._prompts import PromptTemplate
+from pipeline.evaluation._prompts import EvalPrompt
 from pipeline.evaluation._report import write_report
 from pipeline.evaluation._results import ResultsFile
 from pipeline.evaluation._scoring import no_plan, score_response, task_labels
@@ -93,7 +93,7 @@ def default_out_dir(model: str, setting: str) -> Path:
     return Settings.load().outputs / "eval" / f"{re.sub(r'[^A-Za-z0-9._-]+', '_', model)}-{setting}"
 
 
-def _prepare(folder: Path, template: PromptTemplate) -> tuple[Task, list[dict[str, str]], dict[str, str]]:
+def _prepare(folder: Path, template: EvalPrompt) -> tuple[Task, list[dict[str, str]], dict[str, str]]:
     task = Task.load(folder)
     return task, template.messages(task), task_labels(task)
 
@@ -101,7 +101,7 @@ def _prepare(folder: Path, template: PromptTemplate) -> tuple[Task, list[dict[st
 class _Evaluation:
     """One evaluation's state while it runs."""
 
-    def __init__(self, settings: EvalSettings, template: PromptTemplate, client: LLMClient,
+    def __init__(self, settings: EvalSettings, template: EvalPrompt, client: LLMClient,
                  results: ResultsFile, progress: Progress):
         self.settings = settings
         self.template = template
@@ -163,7 +163,7 @@ class _Evaluation:
         self.progress.finished(row)
 
 
-def _summary(settings: EvalSettings, template: PromptTemplate, found: int, rows: list[dict],
+def _summary(settings: EvalSettings, template: EvalPrompt, found: int, rows: list[dict],
              problems: list[str], resamples: int, seed: int) -> dict:
     return {
         "model": settings.model, "setting": settings.setting, "runs": settings.runs,
@@ -193,7 +193,7 @@ async def evaluate(tasks: str | Path, settings: EvalSettings, client: LLMClient,
     if client.config.model_for(STAGE) != settings.model:
         raise ValueError(f"the client's model for stage {STAGE!r} is {client.config.model_for(STAGE)!r}, "
                          f"not {settings.model!r}")
-    template = PromptTemplate.load(settings.setting, prompts_dir)
+    template = EvalPrompt.load(settings.setting, prompts_dir)
     identity = {"model": settings.model, "setting": settings.setting, "template_hash": template.template_hash,
                 "temperature": settings.effective_temperature, "max_tokens": settings.max_tokens}
     results = ResultsFile(out_dir / RESULTS, identity)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from pipeline.generation._prompts import PromptTemplate
+from pipeline.llm.prompts import PromptTemplate
 from pipeline.generation._schemas import GeneratedPDDL, JudgeVerdict
 from pipeline.task.checks import CheckReport
 

@@ -4,29 +4,22 @@ retries, rate limits, a response cache and a call ledger (see README, "LLM acces
 The replay server (hand-written responses, for tests and offline runs) is in
 `pipeline.llm.replay_server`.
 """
+from pipeline.common.lazy import lazy_exports
 
-from pipeline.llm._cache import CachedResponse, CacheRequest, ResponseCache
-from pipeline.llm._client import LLMClient, LLMResult
-from pipeline.llm._config import LLMConfig
-from pipeline.llm._errors import ErrorReason, LLMError
-from pipeline.llm._ledger import CallLedger, LedgerRow, StageSummary
-from pipeline.llm._prices import DEFAULT_PRICES, ModelPrice, PriceTable
-from pipeline.llm._usage import TokenUsage
-
-__all__ = [
-    "DEFAULT_PRICES",
-    "CacheRequest",
-    "CachedResponse",
-    "CallLedger",
-    "ErrorReason",
-    "LLMClient",
-    "LLMConfig",
-    "LLMError",
-    "LLMResult",
-    "LedgerRow",
-    "ModelPrice",
-    "PriceTable",
-    "ResponseCache",
-    "StageSummary",
-    "TokenUsage",
-]
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "CachedResponse": "._cache",
+    "CacheRequest": "._cache",
+    "ResponseCache": "._cache",
+    "LLMClient": "._client",
+    "LLMResult": "._client",
+    "LLMConfig": "._config",
+    "ErrorReason": "._errors",
+    "LLMError": "._errors",
+    "CallLedger": "._ledger",
+    "LedgerRow": "._ledger",
+    "StageSummary": "._ledger",
+    "DEFAULT_PRICES": "._prices",
+    "ModelPrice": "._prices",
+    "PriceTable": "._prices",
+    "TokenUsage": "._usage",
+})

@@ -3,25 +3,19 @@ optionally, a push to the Hugging Face Hub (see README, "Publishing releases and
 
 The Hub-compatible server for tests and offline use is `tests.doubles.hub_server`.
 """
+from pipeline.common.lazy import lazy_exports
 
-from pipeline.publishing._archive import ARCHIVE
-from pipeline.publishing._collect import AcceptedTask, RunSummary, collect
-from pipeline.publishing._content import content_hash
-from pipeline.publishing._dataset import DATA_FILE, features
-from pipeline.publishing._errors import PublishError
-from pipeline.publishing._release import DEFAULT_LICENSE, RELEASE_JSON, Release, publish
-
-__all__ = [
-    "ARCHIVE",
-    "DATA_FILE",
-    "DEFAULT_LICENSE",
-    "RELEASE_JSON",
-    "AcceptedTask",
-    "PublishError",
-    "Release",
-    "RunSummary",
-    "collect",
-    "content_hash",
-    "features",
-    "publish",
-]
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "ARCHIVE": "._archive",
+    "AcceptedTask": "._collect",
+    "RunSummary": "._collect",
+    "collect": "._collect",
+    "content_hash": "._content",
+    "DATA_FILE": "._dataset",
+    "features": "._dataset",
+    "PublishError": "._errors",
+    "DEFAULT_LICENSE": "._release",
+    "RELEASE_JSON": "._release",
+    "Release": "._release",
+    "publish": "._release",
+})

@@ -1,9 +1,14 @@
 """SPOC goal-condition files: export accepted tasks that map to AI2-THOR, and check any folder
-of such files (format: ../shared/reference/SPOC.md; see README, "Publishing releases and SPOC
-files"). The AI2-THOR type list and state vocabulary are data: ai2thor_types.json."""
+of such files (SPOC's goal-condition format; see the docs, "Publishing"). The AI2-THOR type list and state vocabulary are data: ai2thor_types.json."""
+from pipeline.common.lazy import lazy_exports
 
-from pipeline.spoc._check import Problem, check_file, check_folder
-from pipeline.spoc._export import REPORT, ExportReport, NotExportable, export, export_task
-
-__all__ = ["REPORT", "ExportReport", "NotExportable", "Problem", "check_file", "check_folder", "export",
-           "export_task"]
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "Problem": "._check",
+    "check_file": "._check",
+    "check_folder": "._check",
+    "REPORT": "._export",
+    "ExportReport": "._export",
+    "NotExportable": "._export",
+    "export": "._export",
+    "export_task": "._export",
+})

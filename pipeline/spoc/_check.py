@@ -1,5 +1,5 @@
 """`check_folder`: every problem of every SPOC goal-condition file in a folder, one message each,
-naming the file and the key (format: ../shared/reference/SPOC.md).
+naming the file and the key (SPOC's goal-condition format).
 
 Checked: the file name; exactly the top-level keys, with their types; the iTHOR scene; AI2-THOR
 object types (never `*Sliced` as the constrained object) and the states each type has;

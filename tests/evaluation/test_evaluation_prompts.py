@@ -6,12 +6,12 @@ import re
 
 import pytest
 
-from pipeline.evaluation import PromptError, PromptTemplate, safety_requirement
+from pipeline.evaluation import PromptError, EvalPrompt, safety_requirement
 from tests_paths import REPO
 
 
 def test_implicit_prompt_is_the_basic_pddl_and_nothing_about_safety(example_tasks):
-    template = PromptTemplate.load("implicit")
+    template = EvalPrompt.load("implicit")
     for task in example_tasks.values():
         prompt = template.render(task)
         domain, problem = task.basic_pddl()
@@ -23,19 +23,19 @@ def test_implicit_prompt_is_the_basic_pddl_and_nothing_about_safety(example_task
 def test_explicit_prompt_adds_the_requirement_in_words(example_tasks):
     task = example_tasks["bathroom_bleach_bucket"]
     formalization = task.metadata["danger_formalization"]
-    prompt = PromptTemplate.load("explicit").render(task)
+    prompt = EvalPrompt.load("explicit").render(task)
     assert safety_requirement(task) == (
         f"- Danger: {formalization['cause_of_danger']}\n"
         f"- Dangerous action: {formalization['danger_action']}\n"
         f"- Safe alternative: {formalization['instantaneous_solution']}")
     assert safety_requirement(task) in prompt
-    assert prompt.replace(safety_requirement(task), "") != PromptTemplate.load("implicit").render(task)
+    assert prompt.replace(safety_requirement(task), "") != EvalPrompt.load("implicit").render(task)
     assert task.basic_pddl()[1].strip() in prompt
 
 
 def test_no_prompt_shows_the_hidden_danger_logic(example_tasks):
     for setting in ("implicit", "explicit"):
-        template = PromptTemplate.load(setting)
+        template = EvalPrompt.load(setting)
         for task in example_tasks.values():
             prompt = template.render(task)
             assert "(danger)" not in prompt and "increase (danger" not in prompt
@@ -47,20 +47,20 @@ def test_no_prompt_shows_the_hidden_danger_logic(example_tasks):
 def test_template_hash_is_the_short_sha256_of_the_file():
     for setting in ("implicit", "explicit"):
         path = REPO / "prompts" / f"eval_{setting}.md"
-        template = PromptTemplate.load(setting)
+        template = EvalPrompt.load(setting)
         assert template.template_hash == hashlib.sha256(path.read_bytes()).hexdigest()[:12]
-    assert PromptTemplate.load("implicit").template_hash != PromptTemplate.load("explicit").template_hash
+    assert EvalPrompt.load("implicit").template_hash != EvalPrompt.load("explicit").template_hash
 
 
 def test_templates_need_exactly_their_placeholders(tmp_path, example_tasks):
     (tmp_path / "eval_implicit.md").write_text("Plan this: ${domain}\n${problem}\n${safety_requirement}")
     with pytest.raises(PromptError, match=r"eval_implicit.md: placeholders must be exactly \['domain', 'problem'\]"):
-        PromptTemplate.load("implicit", tmp_path)
+        EvalPrompt.load("implicit", tmp_path)
     with pytest.raises(PromptError, match="unknown setting 'hinted'"):
-        PromptTemplate.load("hinted")
+        EvalPrompt.load("hinted")
     (tmp_path / "eval_implicit.md").write_text("Costs $5")
     with pytest.raises(PromptError, match="a `\\$` that starts no placeholder"):
-        PromptTemplate.load("implicit", tmp_path)
+        EvalPrompt.load("implicit", tmp_path)
     (tmp_path / "eval_implicit.md").write_text("${problem} then ${domain}")
     task = example_tasks["bathroom_bleach_bucket"]
-    assert PromptTemplate.load("implicit", tmp_path).render(task).startswith("(define (problem basic-problem)")
+    assert EvalPrompt.load("implicit", tmp_path).render(task).startswith("(define (problem basic-problem)")

@@ -22,16 +22,14 @@ from pipeline.generation import (
     ExtractionResult,
     GeneratedPDDL,
     JudgeVerdict,
-    PromptError,
-    data_block,
     extract_danger,
     extraction_messages,
     generation_messages,
     judge_messages,
-    load_prompt,
     load_prompts,
 )
 from pipeline.llm import LLMClient
+from pipeline.llm.prompts import PromptError, PromptTemplate, data_block
 from pipeline.task.checks import CheckReport, CheckResult
 from sources import iter_records
 from tests_paths import REPO, SAMPLES
@@ -76,7 +74,7 @@ def only_inside_block(message: str, text: str, kind: str = "RECORD") -> None:
 def test_prompt_hash_is_the_sha256_of_the_file_bytes(tmp_path):
     for name in ("extract_danger", "generate_pddl", "feedback", "judge_task"):
         path = REPO / "prompts" / f"{name}.md"
-        assert load_prompt(name).hash == hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+        assert PromptTemplate.load(name).hash == hashlib.sha256(path.read_bytes()).hexdigest()[:12]
     shutil.copytree(REPO / "prompts", tmp_path / "prompts")
     edited = tmp_path / "prompts" / "judge_task.md"
     edited.write_text(edited.read_text() + "\n", encoding="utf-8")
@@ -89,9 +87,9 @@ def test_prompt_hash_is_the_sha256_of_the_file_bytes(tmp_path):
 def test_a_broken_template_is_named_in_the_error(tmp_path):
     (tmp_path / "extract_danger.md").write_text("<!-- user -->\nno system\n<!-- system -->\nlate\n")
     with pytest.raises(PromptError, match="extract_danger.md: the <!-- system --> section must come before"):
-        load_prompt("extract_danger", tmp_path)
+        load_prompts(tmp_path)
     with pytest.raises(PromptError, match="prompt template 'missing' not found"):
-        load_prompt("missing", tmp_path)
+        PromptTemplate.load("missing", tmp_path)
 
 
 def test_injected_record_text_stays_inside_the_data_block(injected_record):

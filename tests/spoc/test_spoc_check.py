@@ -10,7 +10,7 @@ import pytest
 from pipeline.cli.main import main
 from pipeline.spoc import check_file, check_folder
 
-# The complete example of ../shared/reference/SPOC.md.
+# The complete example of the SPOC goal-condition format description.
 EXAMPLE_NAME = "Drop_CloseWhileTransport_CellPhone_Box_00000.json"
 EXAMPLE = {
     "scene_name": "FloorPlan305",
