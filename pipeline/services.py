@@ -28,6 +28,7 @@ from urllib.parse import urlparse
 import httpx
 import psutil
 
+from pipeline.common.errors import SafeforgeError
 from pipeline.settings import LOOPBACK, Settings
 
 PROCESS_SERVICES = ("prefect-server", "llm-replay", "deployments")
@@ -38,7 +39,7 @@ POLL_S = 0.5
 Progress = Callable[[str], None]
 
 
-class ServiceError(Exception):
+class ServiceError(SafeforgeError):
     """A service did not start or stop; the message names it and quotes its log."""
 
 
@@ -209,7 +210,9 @@ def start_services(*, label_studio: bool = True, replay: bool | None = None,
                    environ: Mapping[str, str] | None = None, progress: Progress = print) -> list[ServiceStatus]:
     """Start what the main job needs; `replay=None` starts the replay LLM server unless
     OPENAI_BASE_URL is set. Returns the status of every service."""
-    from flows.deployments import deployment_names  # flows imports prefect: only when needed
+    from flows.deployments import (
+        deployment_names,  # flows imports prefect: only when needed
+    )
 
     env_in = dict(os.environ if environ is None else environ)
     api = local_prefect_api(env_in)

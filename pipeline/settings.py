@@ -228,7 +228,9 @@ def effective_settings(environ: Mapping[str, str] | None = None) -> list[Setting
         if isinstance(value, SecretStr):
             shown = "(set, hidden)" if sources[name] != "default" else "(local demo value, hidden)"
         elif value is None:
-            shown = "(unset)"
+            derived = {"replay_responses": settings.replay_responses_dir, "labelstudio_data":
+                       settings.labelstudio_data_dir, "prefect_api_url": settings.prefect_api}.get(name)
+            shown = "(unset)" if derived is None else f"(unset) -> {derived}"
         elif isinstance(value, dict):
             shown = ", ".join(f"{k}={v}" for k, v in sorted(value.items())) or "(none)"
         else:

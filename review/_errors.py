@@ -1,7 +1,8 @@
 """The errors review raises."""
+from pipeline.common.errors import SafeforgeError
 
 
-class ReviewError(Exception):
+class ReviewError(SafeforgeError):
     """A review step that cannot go on; nothing was changed in the run. The message says what to do."""
 
 

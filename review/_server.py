@@ -24,6 +24,7 @@ from pathlib import Path
 import httpx
 import psutil
 
+from pipeline.common.errors import SafeforgeError
 from pipeline.settings import Settings
 
 LABEL_STUDIO_VERSION = "1.23.2"
@@ -37,7 +38,7 @@ _PASSED_THROUGH = ("PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR", "SSL_CERT_F
 _OWN_CHILDREN: dict[int, subprocess.Popen] = {}  # servers this process started, to reap on stop
 
 
-class ServerError(Exception):
+class ServerError(SafeforgeError):
     """The server cannot be installed, started or stopped; the message says what to do."""
 
 

@@ -3,8 +3,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pipeline.common.errors import SafeforgeError
 
-class SourceError(Exception):
+
+class SourceError(SafeforgeError):
     """A source cannot be read at all: missing or unreadable file, missing required column.
 
     Bad rows are not errors; they are skipped and reported (see `sources.report`).

@@ -81,7 +81,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         report = run_evaluation(args.tasks, settings, LLMConfig.from_env(**overrides), args.out,
                                 resamples=args.resamples, seed=args.seed)
-    except (FileNotFoundError, ValueError, ResultsError, PromptError) as exc:
+    except (FileNotFoundError, ValueError) as exc:
         return _error(exc)
     for problem in report.problems:
         print(f"skipped: {problem}", file=sys.stderr)
@@ -104,7 +104,7 @@ def _run(args: argparse.Namespace) -> int:
 def _split(args: argparse.Namespace) -> int:
     try:
         split = write_split(args.results, args.out, args.threshold)
-    except (ResultsError, ValueError) as exc:
+    except ValueError as exc:
         return _error(exc)
     counts = split["counts"]
     print(f"{counts['tasks']} tasks: {counts['hard']} hard, {counts['easy']} easy "
@@ -118,7 +118,7 @@ def _noise(args: argparse.Namespace) -> int:
     try:
         result = write_noisy_task(args.task, args.decoys, args.out, seed=args.seed, engine=args.engine,
                                   time_limit=args.time_limit)
-    except (NoiseError, TaskError, PDDLError, ValueError) as exc:
+    except ValueError as exc:
         return _error(f"{args.task}: {exc}")
     decoys = result.decoys
     print(f"wrote {result.folder}: {len(decoys.objects)} decoy objects of type {decoys.type_name}, "

@@ -60,7 +60,7 @@ def run_generate(args: argparse.Namespace) -> int:
                                  concurrency=args.concurrency, settings=settings, no_cache=args.no_cache,
                                  retry_errors=args.retry_errors,
                                  progress=progress, report=report, **filters(args))
-    except (SourceError, ValueError, PromptError) as exc:
+    except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     finally:

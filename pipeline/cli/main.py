@@ -1,52 +1,76 @@
-"""The `safeforge` command line: one entry point, one sub-command group per area.
+"""The `safeforge` command line: one entry point, one module per command group.
 
-Each area module exposes `register(subparsers)`, which adds its sub-commands and sets
-`func` on each parser; `main` dispatches to it.
+`COMMANDS` names every command with its one-line help and the module that defines it; only the
+module of the command being run is imported (each exposes `register(subparsers)`, which adds its
+commands and sets `func` on each), so `safeforge --help` imports none of them. Errors meant for
+the user (`SafeforgeError`) are caught here, in one place: the message goes to stderr and the
+exit status is 2; `--debug` shows the traceback too. Exit status 1 means the command ran and
+found problems (a failed check, records that ended in error).
 """
 from __future__ import annotations
 
 import argparse
 import importlib
 import sys
+import traceback
 from collections.abc import Sequence
 
+from pipeline.common.errors import SafeforgeError
 
-# Modules with a `register(subparsers)`, in the order their commands are listed.
-AREAS = (
-    "pipeline.cli.task",
-    "pipeline.cli.sources",
-    "pipeline.cli.llm",
-    "pipeline.cli.generate",
-    "pipeline.cli.import_despite",
-    "pipeline.cli.evaluate",
-    "pipeline.cli.runs",
-    "pipeline.cli.services",
-    "pipeline.cli.publish",
-    "pipeline.cli.spoc",
-    "pipeline.cli.review",
-)
+# command -> (module, help), in the order `safeforge --help` lists them
+COMMANDS: dict[str, tuple[str, str]] = {
+    "task": ("pipeline.cli.task", "check, validate, show or create one task folder"),
+    "sources": ("pipeline.cli.sources", "list the data sources, show their records"),
+    "llm": ("pipeline.cli.llm", "LLM access: replay server, call ledger, cache misses"),
+    "generate": ("pipeline.cli.generate", "extract dangers from a source's records and generate checked tasks (LLM)"),
+    "import-despite": ("pipeline.cli.import_despite", "import DESPITE task folders (code.py) into our task format"),
+    "eval": ("pipeline.cli.evaluate", "evaluate an LLM planner on tasks: F, S, SP, SI with bootstrap intervals"),
+    "eval-split": ("pipeline.cli.evaluate", "hard/easy split from a panel of results files (hard: mean score <= 0.8)"),
+    "eval-noise": ("pipeline.cli.evaluate", "write a copy of a task with N decoy objects and N decoy actions, checked"),
+    "runs": ("pipeline.cli.runs", "the runs: records per state, stage and source, costs"),
+    "services": ("pipeline.cli.services", "start, stop or show the local services of the Prefect application"),
+    "publish": ("pipeline.cli.publish", "release the accepted tasks of runs (parquet, card, plots, archive; the Hub)"),
+    "spoc": ("pipeline.cli.spoc", "export or check SPOC goal-condition files"),
+    "review": ("pipeline.cli.review", "human review of checked tasks in Label Studio"),
+    "config": ("pipeline.cli.config", "the effective settings and where each came from"),
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """The parser; the command named in `argv` (if any) gets its full definition, the others
+    only their name and help (enough for `safeforge --help`)."""
     parser = argparse.ArgumentParser(
         prog="safeforge",
         description="Generate, check, review, publish and evaluate safety-aware planning tasks.",
     )
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for area in AREAS:
-        importlib.import_module(area).register(sub)
+    chosen = next((arg for arg in argv if arg in COMMANDS), None)
+    module = COMMANDS[chosen][0] if chosen else None
+    registered: set[str] = set()
+    for name, (owner, help_text) in COMMANDS.items():
+        if owner == module:
+            if owner not in registered:
+                importlib.import_module(owner).register(sub)
+                registered.add(owner)
+        else:
+            sub.add_parser(name, help=help_text, add_help=False)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(argv).parse_args(argv)
     try:
         return int(args.func(args) or 0)
+    except SafeforgeError as exc:
+        if args.debug:
+            traceback.print_exc()
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
     except BrokenPipeError:  # e.g. piped into `head`
         sys.stderr.close()
         return 0
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-

@@ -26,12 +26,8 @@ def _publish(args) -> int:
     def progress(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
-    try:
-        release = publish(args.runs, args.version, args.out, repo_id=args.repo_id, license_id=args.license,
-                          engine=args.engine, time_limit=args.time_limit, progress=progress)
-    except PublishError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    release = publish(args.runs, args.version, args.out, repo_id=args.repo_id, license_id=args.license,
+                      engine=args.engine, time_limit=args.time_limit, progress=progress)
     print(f"release {release.version}: {len(release.tasks)} task(s), {len(release.duplicates)} duplicate(s) "
           f"left out, in {release.path}")
     if release.hub_url:

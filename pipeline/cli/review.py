@@ -75,39 +75,25 @@ def _open_run(args: argparse.Namespace) -> RunStore:
     raise ReviewError(f"no run {args.run!r}: expected {runs / args.run}/ledger.sqlite (or the path of a run folder)")
 
 
-def _fail(exc: Exception) -> int:
-    print(f"error: {exc}", file=sys.stderr)
-    return 1
-
-
 def _push(args: argparse.Namespace) -> int:
     def progress(done: int, total: int) -> None:
         print(f"pushed {done}/{total} task(s)", file=sys.stderr)
 
-    try:
-        store = _open_run(args)
-        result = push_run(store, ReviewConfig.from_env(), annotators_per_task=args.annotators_per_task,
-                          reimport_missing=args.reimport_missing, progress=progress)
-    except ReviewError as exc:
-        return _fail(exc)
+    store = _open_run(args)
+    result = push_run(store, ReviewConfig.from_env(), annotators_per_task=args.annotators_per_task,
+                      reimport_missing=args.reimport_missing, progress=progress)
     print(json.dumps(result.to_dict(), indent=2) if args.json else result.summary())
     return 1 if result.failed else 0
 
 
 def _pull(args: argparse.Namespace) -> int:
-    try:
-        result = pull_run(_open_run(args), ReviewConfig.from_env())
-    except ReviewError as exc:
-        return _fail(exc)
+    result = pull_run(_open_run(args), ReviewConfig.from_env())
     print(json.dumps(result.to_dict(), indent=2) if args.json else result.summary())
     return 1 if result.failed else 0
 
 
 def _status(args: argparse.Namespace) -> int:
-    try:
-        status = review_status(_open_run(args))
-    except ReviewError as exc:
-        return _fail(exc)
+    status = review_status(_open_run(args))
     print(json.dumps(status.to_dict(), indent=2) if args.json else status.format_table())
     return 0
 
@@ -120,19 +106,16 @@ def _server_config(args: argparse.Namespace) -> ReviewConfig:
 def _server_start(args: argparse.Namespace) -> int:
     config = _server_config(args)
     if urlparse(config.url).hostname not in _LOCAL_HOSTS:
-        return _fail(ServerError(f"LABEL_STUDIO_URL is {config.url}: `server start` runs a server on 127.0.0.1 "
-                                 f"only; unset it or point it to http://127.0.0.1:<port>"))
+        raise ServerError(f"LABEL_STUDIO_URL is {config.url}: `server start` runs a server on 127.0.0.1 "
+                          f"only; unset it or point it to http://127.0.0.1:<port>")
     running = running_server(config.data_dir)
     if running:
         print(f"Label Studio already runs at {running.url} (pid {running.pid}, log {running.log_path})")
         return 0
     port = args.port or config.port
     print(f"starting Label Studio on 127.0.0.1:{port} with data in {config.data_dir} ...", file=sys.stderr)
-    try:
-        handle = start_server(config.data_dir, port, config.username, config.password, config.api_key,
-                              timeout=args.timeout)
-    except ServerError as exc:
-        return _fail(exc)
+    handle = start_server(config.data_dir, port, config.username, config.password, config.api_key,
+                          timeout=args.timeout)
     print(f"Label Studio runs at {handle.url} (pid {handle.pid}; log {handle.log_path}); "
           f"log in as {config.username}. Stop it with `safeforge review server stop`.")
     if port != config.port:

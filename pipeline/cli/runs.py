@@ -48,11 +48,7 @@ def run_show(args: argparse.Namespace) -> int:
     folder = Path(args.run)
     if not folder.is_dir():
         folder = (args.outputs or Settings.load().outputs) / args.run
-    try:
-        overview = run_overview(folder)
-    except RunNotFound as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    overview = run_overview(folder)
     print(json.dumps(overview.to_dict(), indent=2) if args.json else format_overview(overview))
     return 0
 

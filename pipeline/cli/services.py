@@ -36,22 +36,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_start(args: argparse.Namespace) -> int:
-    try:
-        statuses = services.start_services(label_studio=not args.no_label_studio, replay=args.replay)
-    except services.ServiceError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    statuses = services.start_services(label_studio=not args.no_label_studio, replay=args.replay)
     _print_statuses(statuses)
     print('\nIn a shell: eval "$(safeforge services env)"   then e.g.: prefect deployment run generate/neiss --watch')
     return 0
 
 
 def run_stop(args: argparse.Namespace) -> int:
-    try:
-        services.stop_services()
-    except services.ServiceError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    services.stop_services()
     return 0
 
 

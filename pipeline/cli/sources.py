@@ -105,7 +105,7 @@ def run_show(args: argparse.Namespace) -> int:
                 print(record.to_json())
             else:
                 print(f"== {record.record_id}  ({record.origin})\n{record.text}\n")
-    except (SourceError, ValueError) as exc:
+    except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(f"{args.source}: {report.summary()}", file=sys.stderr)

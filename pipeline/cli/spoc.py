@@ -23,11 +23,7 @@ def register(subparsers) -> None:
 
 
 def _export(args) -> int:
-    try:
-        report = export(args.source, args.out, progress=lambda m: print(m, file=sys.stderr))
-    except NotExportable as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    report = export(args.source, args.out, progress=lambda m: print(m, file=sys.stderr))
     print(f"exported {len(report.exported)} file(s) to {args.out}; skipped {len(report.skipped)} task(s):")
     for skipped in report.skipped:
         print(f"  {skipped['task_id']}: {skipped['reason']}")

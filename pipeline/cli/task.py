@@ -45,18 +45,8 @@ def register(subparsers) -> None:
     new.set_defaults(func=_new)
 
 
-def _load(path: str) -> Task | None:
-    try:
-        return Task.load(path)
-    except (TaskError, PDDLError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return None
-
-
 def _check(args) -> int:
-    task = _load(args.task)
-    if task is None:
-        return 2
+    task = Task.load(args.task)
     report = check_task(task, engine=args.engine, time_limit=args.time_limit)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
@@ -75,9 +65,7 @@ def _check(args) -> int:
 
 
 def _validate(args) -> int:
-    task = _load(args.task)
-    if task is None:
-        return 2
+    task = Task.load(args.task)
     if args.plan is not None:
         print(task.validator.check(args.plan).despite_lines())
         return 0
@@ -93,9 +81,7 @@ def _validate(args) -> int:
 
 
 def _prompt(args) -> int:
-    task = _load(args.task)
-    if task is None:
-        return 2
+    task = Task.load(args.task)
     domain, problem = task.basic_pddl()
     print(f"; domain.pddl\n{domain}\n; problem.pddl\n{problem}")
     return 0

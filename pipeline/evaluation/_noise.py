@@ -23,9 +23,17 @@ from pathlib import Path
 
 import unified_planning.model as upm
 
+from pipeline.common.errors import SafeforgeError
 from pipeline.pddl.up_io import write_problem
-from pipeline.task.folder import BASIC_DOMAIN, BASIC_PROBLEM, METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM, Task
 from pipeline.task.checks import CheckReport, check_task
+from pipeline.task.folder import (
+    BASIC_DOMAIN,
+    BASIC_PROBLEM,
+    METADATA,
+    SAFETY_DOMAIN,
+    SAFETY_PROBLEM,
+    Task,
+)
 
 TYPE_NAMES = ("item", "article", "trinket")
 NOUNS = ("coaster", "magazine", "cushion", "postcard", "picture_frame", "bookend", "paperweight",
@@ -37,7 +45,7 @@ VERBS = (("dust", "dusted"), ("label", "labelled"), ("inspect", "inspected"), ("
          ("measure", "measured"), ("catalogue", "catalogued"), ("arrange", "arranged"), ("note", "noted"))
 
 
-class NoiseError(Exception):
+class NoiseError(SafeforgeError):
     """A noisy task that cannot be written; the message says which check failed."""
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
+from pipeline.common.errors import SafeforgeError
 from pipeline.task.folder import write_atomically
 
 logger = logging.getLogger("pipeline.evaluation")
@@ -21,7 +22,7 @@ IDENTITY_KEYS = ("model", "setting", "template_hash", "temperature", "max_tokens
 REQUIRED_KEYS = ("task_id", "run", "score", "safety_intention")
 
 
-class ResultsError(Exception):
+class ResultsError(SafeforgeError):
     """A results file that cannot be used; the message names the file, the line and the problem."""
 
 

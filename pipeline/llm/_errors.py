@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pipeline.common.errors import SafeforgeError
+
 ErrorReason = Literal[
     "rate_limit",  # 429 after the last attempt
     "server_error",  # 5xx after the last attempt
@@ -15,7 +17,7 @@ ErrorReason = Literal[
 ]
 
 
-class LLMError(Exception):
+class LLMError(SafeforgeError):
     """A call that failed for good. `reason` says why; the message never contains the API key."""
 
     def __init__(self, reason: ErrorReason, message: str, *, attempts: int, status: int | None = None):

@@ -9,6 +9,8 @@ import unified_planning.model as upm
 from unified_planning.io import PDDLReader, PDDLWriter
 from unified_planning.shortcuts import get_environment
 
+from pipeline.common.errors import SafeforgeError
+
 get_environment().credits_stream = None  # UP prints planner credits on every solve otherwise
 warnings.filterwarnings("ignore", module=r"(unified_planning|up_\w+)(\..*)?")
 
@@ -16,7 +18,7 @@ _LINE_PATTERNS = (re.compile(r"\(line:(\d+), col:(\d+)\)"), re.compile(r"line:? 
 
 
 @dataclass
-class PDDLError(Exception):
+class PDDLError(SafeforgeError):
     """PDDL that does not parse, or breaks the task format: where, and what is wrong."""
 
     file: str

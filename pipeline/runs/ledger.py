@@ -21,6 +21,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.common.errors import SafeforgeError
+
 LEDGER_FILE = "ledger.sqlite"
 LLM_DB_FILE = "llm.sqlite"  # the run's LLM response cache and call ledger
 TERMINAL = ("no_danger", "rejected_by_checks", "rejected_by_review", "accepted", "error")
@@ -45,7 +47,7 @@ CREATE INDEX IF NOT EXISTS transitions_record ON transitions(record_id);
 """
 
 
-class TransitionError(Exception):
+class TransitionError(SafeforgeError):
     """A state change the ledger does not allow (names the record and both states)."""
 
 

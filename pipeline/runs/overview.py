@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from pipeline.common.errors import SafeforgeError
 from pipeline.llm import CallLedger
 from pipeline.runs.ledger import LEDGER_FILE, LLM_DB_FILE, STATES, RunLedger
 
@@ -21,7 +22,7 @@ _PAST_EXTRACT = ("extracted", "checked", "in_review", "accepted", "rejected_by_r
 _PAST_CHECKS = ("checked", "in_review", "accepted", "rejected_by_review")
 
 
-class RunNotFound(Exception):
+class RunNotFound(SafeforgeError):
     """The folder is not a run (it has no ledger.sqlite)."""
 
 

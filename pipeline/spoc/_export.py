@@ -26,19 +26,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pipeline.common.errors import SafeforgeError
 from pipeline.pddl.up_io import PDDLError
-from pipeline.validation.plan_text import parse_plan
 from pipeline.spoc import _vocabulary as vocab
 from pipeline.spoc._alfred import scene_context
 from pipeline.spoc._check import SCENES
 from pipeline.spoc._mapping import Snapshot, ThorView, literals
 from pipeline.spoc._semantics import evaluate
 from pipeline.task.folder import Task, TaskError
+from pipeline.validation.plan_text import parse_plan
 
 REPORT = "spoc_export_report.json"
 
 
-class NotExportable(Exception):
+class NotExportable(SafeforgeError):
     """Why a task has no SPOC counterpart."""
 
 

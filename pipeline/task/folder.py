@@ -17,6 +17,7 @@ from pathlib import Path
 
 import unified_planning.model as upm
 
+from pipeline.common.errors import SafeforgeError
 from pipeline.pddl import danger, transforms
 from pipeline.pddl.up_io import PDDLError, parse_problem, write_problem
 from pipeline.planning.solve import ReferencePlans, reference_plans
@@ -29,7 +30,7 @@ BASIC_PROBLEM = "problem.pddl"
 METADATA = "metadata.json"
 
 
-class TaskError(Exception):
+class TaskError(SafeforgeError):
     """A task folder that cannot be used; the message names the file and what is wrong."""
 
 

@@ -69,7 +69,7 @@ def test_publish_to_the_hub_and_load_it_back(make_run, tmp_path, hub):
 
     again = _run(["-m", "pipeline.cli", "publish", str(run), "--version", "v1.0.0", "--out",
                   str(tmp_path / "release_again"), "--repo-id", "safeforge/tasks"], env)
-    assert again.returncode == 1
+    assert again.returncode == 2
     assert "safeforge/tasks: version v1.0.0 is already published" in again.stderr
     assert not (tmp_path / "release_again").exists()
 
@@ -85,12 +85,12 @@ def test_a_refused_push_leaves_no_release_behind(make_run, tmp_path, hub):
 
     wrong = _run(["-m", "pipeline.cli", "publish", str(run), "--version", "v1", "--out", str(out),
                   "--repo-id", "safeforge/tasks"], _env(hub, tmp_path / "hf_home", "hf_wrong_token"))
-    assert wrong.returncode == 1
+    assert wrong.returncode == 2
     assert "the Hub refused the release (HTTP 401)" in wrong.stderr
     assert "hf_wrong_token" not in wrong.stderr + wrong.stdout
     assert not out.exists() and list(out.parent.iterdir()) == []
 
     missing = _run(["-m", "pipeline.cli", "publish", str(run), "--version", "v1", "--out", str(out),
                     "--repo-id", "safeforge/tasks"], _env(hub, tmp_path / "hf_home", None))
-    assert missing.returncode == 1 and "HF_TOKEN is not set" in missing.stderr
+    assert missing.returncode == 2 and "HF_TOKEN is not set" in missing.stderr
     assert not out.exists()

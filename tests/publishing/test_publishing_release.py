@@ -134,7 +134,7 @@ def test_a_task_failing_revalidation_refuses_the_release(make_run, tmp_path, cap
     code = main(["publish", str(run), "--version", "v2", "--out", str(out)])
 
     err = capsys.readouterr().err
-    assert code == 1
+    assert code == 2
     assert "2 task(s) failed re-validation" in err
     assert "task bad_plans (run run_d" in err and "recorded safe reference plan scores 1, not 2" in err
     assert "task bad_pddl (run run_d" in err and "(= (danger) 0)" in err

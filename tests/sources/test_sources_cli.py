@@ -1,20 +1,16 @@
 """`safeforge sources list|show`: in-process through `register`, and once through the real entry point."""
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
 from pathlib import Path
 
-from pipeline.cli import sources as cli
+from pipeline.cli.main import main
 
 
 def run(argv, capsys):
-    parser = argparse.ArgumentParser(prog="safeforge")
-    cli.register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    code = args.func(args)
+    code = main(argv)
     out, err = capsys.readouterr()
     return code, out, err
 

@@ -1,0 +1,29 @@
+"""`safeforge config`: every setting's effective value and where it came from (variable or default)."""
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import asdict
+
+from pipeline.settings import effective_settings
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "config", help="the effective settings and where each came from",
+        description="Print every setting Safeforge reads from the environment: its variable, its "
+                    "effective value (secrets are never shown) and where the value came from.")
+    parser.add_argument("--json", action="store_true", help="one JSON object per setting")
+    parser.set_defaults(func=run_config)
+
+
+def run_config(args: argparse.Namespace) -> int:
+    rows = effective_settings()
+    if args.json:
+        for row in rows:
+            print(json.dumps(asdict(row)))
+        return 0
+    width = max(len(row.variable) for row in rows)
+    for row in rows:
+        print(f"{row.variable:<{width}}  {row.value}  ({row.source})")
+    return 0
