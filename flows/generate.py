@@ -1,12 +1,12 @@
-"""Flow `generate`: one source's records → checked task folders, one Prefect task run per record.
+"""Flow `generate`: one source's records -> checked task folders, one Prefect task run per record.
 
-The flow reads and registers the records (`outputs/<run>/ledger.sqlite`), then runs the
-library's `process_record` on each unfinished one as a task run named after the record id
-(retried twice on an unexpected failure, then recorded as `error`), `concurrency` at a time,
-with the check stage on Dask when SAFEFORGE_CHECK_EXECUTOR=dask. It publishes the run's summary
-(records per state, pass rate per stage, LLM cost) as a markdown artifact. Running it again
-with the same run name resumes the run: finished records are skipped, and the run's LLM cache
-answers every call already made.
+The flow is the library's run driver (`pipeline.generation.generate`) with a Prefect executor:
+each unfinished record is processed as a task run named after the record id (retried twice on an
+unexpected failure, then recorded as `error`), the check stage runs on Dask when
+SAFEFORGE_CHECK_EXECUTOR=dask, progress is a progress artifact, and the run's summary (records per
+state, pass rate per stage, LLM cost) a markdown artifact. Its parameters are exactly
+`GenerateOptions` (same names, same defaults) — the options of `safeforge generate`. Running it
+again with the same run name resumes the run.
 """
 from __future__ import annotations
 
@@ -14,31 +14,28 @@ import asyncio
 import functools
 import re
 import time
+from pathlib import Path
+from typing import Any
 
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import acreate_markdown_artifact, acreate_progress_artifact, aupdate_progress_artifact
 from prefect.cache_policies import NO_CACHE
 
 from flows.dask_checks import check_stage
-from pipeline.generation import (GenerationSettings, check_candidate, default_run_name, llm_config_for,
-                                 process_record)
-from pipeline.llm import LLMClient
-from pipeline.runs.ledger import TERMINAL, RunStore, TransitionError
+import pipeline.generation as generation
+from pipeline.generation import GenerateOptions, GenerationSettings, RunProgress, check_candidate
 from pipeline.runs.overview import run_overview
-from pipeline.settings import Settings
-from sources import ReadReport, Record, iter_records
+from sources import ReadReport
 
-FINISHED = frozenset((*TERMINAL, "checked", "in_review"))
-"""States in which generation has nothing left to do for a record."""
 PROGRESS_EVERY_S = 2.0
+_DEFAULTS = GenerateOptions()
 
 
 @task(name="process-record", task_run_name="{record.record_id}", retries=2, retry_delay_seconds=2,
       cache_policy=NO_CACHE)
-async def process_record_task(record: Record, store: RunStore, client: LLMClient, settings: GenerationSettings,
-                              checker) -> str:
+async def process_record_task(record, store, client, settings: GenerationSettings, checker) -> str:
     """Extract, generate and check one record (the library's `process_record`; idempotent)."""
-    return await process_record(record, store, client, settings, checker)
+    return await generation.process_record(record, store, client, settings, checker)
 
 
 def artifact_key(run: str) -> str:
@@ -47,72 +44,46 @@ def artifact_key(run: str) -> str:
 
 
 @flow(name="generate", log_prints=True)
-async def generate(source: str = "neiss", path: str | None = None, limit: int | None = None, offset: int = 0,
-                   sample: int | None = None, seed: int = 0, model: str | None = None, concurrency: int = 4,
-                   run_name: str | None = None, max_rounds: int | None = None) -> dict:
-    """Generate safety-augmented tasks from `source` (default path: its bundled sample).
-
-    Selection: `sample` records by seeded hash, then `offset`, then `limit`. `model` overrides
-    SAFEFORGE_MODEL; `max_rounds` the generator's rounds per record. The run is written to
-    `<outputs>/<run_name>` (default `<source>-<date>`); an existing run is resumed.
-    """
+async def generate(source: str = _DEFAULTS.source, path: str | None = _DEFAULTS.path,
+                        out: Path | None = _DEFAULTS.out, run_name: str | None = _DEFAULTS.run_name,
+                        limit: int | None = _DEFAULTS.limit, offset: int = _DEFAULTS.offset,
+                        sample: int | None = _DEFAULTS.sample, seed: int = _DEFAULTS.seed,
+                        filters: dict[str, Any] | None = None, model: str | None = _DEFAULTS.model,
+                        concurrency: int = _DEFAULTS.concurrency, max_rounds: int = _DEFAULTS.max_rounds,
+                        judge: bool = _DEFAULTS.judge, engine: str | None = _DEFAULTS.engine,
+                        time_limit: float = _DEFAULTS.time_limit, no_cache: bool = _DEFAULTS.no_cache,
+                        retry_errors: bool = _DEFAULTS.retry_errors) -> dict:
+    """Generate safety-augmented tasks from `source` (the options of `safeforge generate`, see
+    `pipeline.generation.GenerateOptions`; `filters` are the source's own options, e.g.
+    {"products": [1842]} for neiss)."""
     logger = get_run_logger()
-    if concurrency < 1:
-        raise ValueError(f"concurrency must be at least 1, not {concurrency}")
+    options = GenerateOptions(source=source, path=path, out=out, run_name=run_name, limit=limit, offset=offset,
+                              sample=sample, seed=seed, filters=filters or {}, model=model,
+                              concurrency=concurrency, max_rounds=max_rounds, judge=judge, engine=engine,
+                              time_limit=time_limit, no_cache=no_cache, retry_errors=retry_errors)
     report = ReadReport()
-    records = list(iter_records(source, path, report=report, limit=limit, offset=offset, sample=sample, seed=seed))
+    progress_id = await acreate_progress_artifact(progress=0.0, description=f"{source}: records processed")
+    updates: list[asyncio.Task] = []
+    shown_at = 0.0
+
+    def progress(update: RunProgress) -> None:
+        nonlocal shown_at
+        logger.info("%s -> %s", update.record_id, update.state)
+        if time.monotonic() - shown_at >= PROGRESS_EVERY_S or update.done == update.total:
+            shown_at = time.monotonic()
+            updates.append(asyncio.create_task(
+                aupdate_progress_artifact(progress_id, 100.0 * update.done / max(update.total, 1))))
+
+    local_check = functools.partial(check_candidate, engine=engine, time_limit=time_limit)
+    with check_stage(local_check) as checker:
+        summary = await generation.generate(options, process=process_record_task, checker=checker,
+                                            progress=progress, report=report)
+    await asyncio.gather(*updates)
     logger.info("read %s: %s", source, report.summary())
-    store = RunStore(Settings.load().outputs / (run_name or default_run_name(source)))
-    settings = GenerationSettings(**({"max_rounds": max_rounds} if max_rounds else {}))
-    unique = list({r.record_id: r for r in records}.values())
-    store.ledger.register((r.record_id, r.source, r.origin) for r in unique)
-    todo = [r for r in unique if store.ledger.get(r.record_id).state not in FINISHED]
-    logger.info("run %s at %s: %d record(s), %d to process", store.name, store.root, len(unique), len(todo))
-
-    if todo:
-        local_check = functools.partial(check_candidate, engine=settings.engine,
-                                        time_limit=settings.planner_time_limit)
-        async with LLMClient(llm_config_for(store, model, concurrency)) as client:
-            with check_stage(local_check) as checker:
-                await _process_all(todo, store, client, settings, checker, concurrency)
-
-    overview = run_overview(store.root)
-    await acreate_markdown_artifact(key=artifact_key(store.name), markdown=overview.to_markdown(),
-                                    description=f"Safeforge run {store.name}: records per state, stages, cost")
-    store.ledger.close()
-    logger.info("run %s: %s; tasks in %s", store.name,
-                ", ".join(f"{state} {n}" for state, n in overview.states.items()), store.tasks_dir)
+    overview = run_overview(summary.root)
+    await acreate_markdown_artifact(key=artifact_key(summary.run), markdown=overview.to_markdown(),
+                                    description=f"Safeforge run {summary.run}: records per state, stages, cost")
+    logger.info("run %s: %s; tasks in %s", summary.run,
+                ", ".join(f"{state} {n}" for state, n in overview.states.items()), summary.root / "tasks")
     return overview.to_dict()
-
-
-async def _process_all(records: list[Record], store: RunStore, client: LLMClient, settings: GenerationSettings,
-                       checker, concurrency: int) -> None:
-    """Each record through `process_record_task`, `concurrency` at a time, with a progress artifact."""
-    logger = get_run_logger()
-    pending = iter(records)
-    progress_id = await acreate_progress_artifact(progress=0.0, description=f"{store.name}: records processed")
-    done, shown_at = 0, time.monotonic()
-
-    async def worker() -> None:
-        nonlocal done, shown_at
-        for record in pending:  # one shared iterator: each record goes to exactly one worker
-            try:
-                state = await process_record_task(record, store, client, settings, checker)
-            except Exception as exc:  # retries exhausted: the record ends in error, the run goes on
-                state = _record_error(store, record.record_id, exc)
-            logger.info("%s -> %s", record.record_id, state)
-            done += 1
-            if time.monotonic() - shown_at >= PROGRESS_EVERY_S or done == len(records):
-                shown_at = time.monotonic()
-                await aupdate_progress_artifact(progress_id, 100.0 * done / len(records))
-
-    await asyncio.gather(*(worker() for _ in range(min(concurrency, len(records)))))
-
-
-def _record_error(store: RunStore, record_id: str, exc: Exception) -> str:
-    try:
-        store.ledger.transition(record_id, "error", f"unexpected failure: {type(exc).__name__}: {exc}")
-    except TransitionError:
-        pass  # already in a state that cannot become error
-    return store.ledger.get(record_id).state
 

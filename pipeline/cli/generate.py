@@ -7,11 +7,10 @@ import sys
 from pathlib import Path
 
 from pipeline.generation._progress import ProgressBar
-from pipeline.llm.prompts import PromptError
 from pipeline.generation._run import run_generation
-from pipeline.generation._settings import GenerationSettings
+from pipeline.generation._options import GenerateOptions
 from pipeline.settings import Settings
-from sources import SOURCES, ReadReport, SourceError
+from sources import SOURCES, ReadReport
 from pipeline.cli.sources import add_selection_arguments, count, filters
 
 MISSING_ENDPOINT = """error: no LLM endpoint configured: set OPENAI_BASE_URL (and OPENAI_API_KEY if it needs one).
@@ -25,19 +24,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "generate", help="extract dangers from a source's records and generate checked tasks (LLM)",
         description="Each record goes through the danger extractor, then up to --max-rounds rounds of "
                     "PDDL generation, execution checks and quality review; every record ends in one "
-                    "state in the run's ledger. Needs OPENAI_BASE_URL (and OPENAI_API_KEY).")
+                    "state in the run's ledger. Needs OPENAI_BASE_URL (and OPENAI_API_KEY). The options "
+                    "are those of the Prefect flow `generate` (pipeline.generation.GenerateOptions).")
+    defaults = GenerateOptions()
     parser.add_argument("source", choices=sorted(SOURCES))
-    parser.add_argument("--path", help="file or folder to read (default: the source's bundled sample)")
+    parser.add_argument("--path", help="file or folder to read (default: the source's full data, else its sample)")
     parser.add_argument("--out", type=Path, help="runs folder (default: SAFEFORGE_OUTPUTS or ./outputs)")
-    parser.add_argument("--run", help="run name (default: <source>-<YYYY-MM-DD>); an existing run is resumed")
+    parser.add_argument("--run", dest="run_name", help="run name (default: <source>-<YYYY-MM-DD>); "
+                                                       "an existing run is resumed")
     add_selection_arguments(parser)
     run = parser.add_argument_group("generation")
-    run.add_argument("--concurrency", type=count(1), default=8, help="records in progress at once (default 8)")
+    run.add_argument("--concurrency", type=count(1), default=defaults.concurrency,
+                     help=f"records in progress at once (default {defaults.concurrency})")
     run.add_argument("--model", help="model of every stage (default: SAFEFORGE_MODEL, or gpt-4o-mini)")
-    run.add_argument("--max-rounds", type=count(1), default=5, help="generation rounds per record (default 5)")
-    run.add_argument("--no-judge", action="store_true", help="skip the quality judge")
+    run.add_argument("--max-rounds", type=count(1), default=defaults.max_rounds,
+                     help=f"generation rounds per record (default {defaults.max_rounds})")
+    run.add_argument("--no-judge", dest="judge", action="store_false", help="skip the quality judge")
     run.add_argument("--engine", help="planner for the reference plans (default: automatic)")
-    run.add_argument("--time-limit", type=float, default=60.0, help="seconds per planner call (default 60)")
+    run.add_argument("--time-limit", type=float, default=defaults.time_limit,
+                     help=f"seconds per planner call (default {defaults.time_limit:g})")
     run.add_argument("--no-cache", action="store_true", help="ask the LLM again even for cached requests")
     run.add_argument("--retry-errors", action="store_true",
                      help="records of a resumed run that ended in error start again")
@@ -45,21 +50,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run_generate)
 
 
+def options_from(args: argparse.Namespace) -> GenerateOptions:
+    """The GenerateOptions the command line asks for."""
+    values = {name: getattr(args, name) for name in GenerateOptions.model_fields if name != "filters"}
+    return GenerateOptions(**values, filters=filters(args))
+
+
 def run_generate(args: argparse.Namespace) -> int:
     environment = Settings.load()
     if not environment.openai_base_url and not environment.openai_api_key:
         print(MISSING_ENDPOINT, file=sys.stderr)
         return 2
-    settings = GenerationSettings(max_rounds=args.max_rounds, judge_enabled=not args.no_judge,
-                                  engine=args.engine, planner_time_limit=args.time_limit)
     report = ReadReport()
     progress = ProgressBar()
     try:
-        summary = run_generation(args.source, args.path, args.out, run_name=args.run, limit=args.limit,
-                                 offset=args.offset, sample=args.sample, seed=args.seed, model=args.model,
-                                 concurrency=args.concurrency, settings=settings, no_cache=args.no_cache,
-                                 retry_errors=args.retry_errors,
-                                 progress=progress, report=report, **filters(args))
+        summary = run_generation(options_from(args), progress=progress, report=report)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

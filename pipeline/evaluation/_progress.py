@@ -4,24 +4,22 @@ from __future__ import annotations
 import time
 from typing import TextIO
 
-REFRESH_S = 1.0  # at most one line per second, plus the last one
+from pipeline.common.progress import StatusLine
 
 
 class Progress:
-    """Counts finished (task, run) samples and prints a status line now and then."""
+    """Counts finished (task, run) samples and shows a status line now and then."""
 
     def __init__(self, total: int, already_done: int, stream: TextIO | None):
         self.total = total
         self.done = already_done
-        self.resumed = already_done
         self.cached = self.errors = self.skipped = 0
         self.cost = 0.0
         self.unpriced = False
-        self.stream = stream
         self.started = time.monotonic()
-        self._last = 0.0
-        self._shown: tuple | None = None
-        self._line(f"eval: {total} samples, {already_done} already in results.jsonl")
+        self.line = StatusLine(stream)
+        self._final_state: tuple | None = None
+        self.line.note(f"eval: {total} samples, {already_done} already in results.jsonl")
 
     def finished(self, row: dict) -> None:
         self.done += 1
@@ -39,20 +37,18 @@ class Progress:
 
     def close(self) -> None:
         self._show(final=True)
+        self.line.close()
 
     def _show(self, final: bool = False) -> None:
-        now = time.monotonic()
-        if not final and now - self._last < REFRESH_S and self.done + self.skipped < self.total:
-            return
         state = (self.done, self.skipped, self.cached, self.errors)
-        if state == self._shown:
+        if final and state == self._final_state:
             return
-        self._last, self._shown = now, state
+        final = final or self.done + self.skipped >= self.total
+        if final:
+            self._final_state = state
         cost = f"${self.cost:.4f}" + (" + unpriced calls" if self.unpriced else "")
         skipped = f", {self.skipped} skipped" if self.skipped else ""
-        self._line(f"eval: {self.done}/{self.total} done ({self.cached} cached, {self.errors} llm errors"
-                   f"{skipped}), {cost}, {now - self.started:.1f}s")
-
-    def _line(self, text: str) -> None:
-        if self.stream is not None:
-            print(text, file=self.stream, flush=True)
+        self.line.update(f"eval: {self.done}/{self.total} done ({self.cached} cached, {self.errors} llm errors"
+                         f"{skipped}), {cost}, {time.monotonic() - self.started:.1f}s",
+                         fraction=(self.done + self.skipped) / max(self.total, 1),
+                         final=final)

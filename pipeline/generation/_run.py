@@ -1,24 +1,26 @@
-"""`generate_run`: many records through `process_record` with bounded concurrency, and
-`run_generation`, the synchronous do-everything helper behind `safeforge generate`."""
+"""The one run driver of generation: `generate(options)` reads the records, opens the run and the
+LLM client, and takes every record through `process_record`, `concurrency` at a time. The CLI
+(`run_generation`, synchronous) and the Prefect flow call it; they differ only in the executor they
+pass (`process`: the flow wraps each record in a task run) and in how progress is shown."""
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import logging
-import os
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipeline.common.concurrency import for_each
 from pipeline.generation._check import Checker
+from pipeline.generation._options import GenerateOptions
 from pipeline.generation._prompts import load_prompts
 from pipeline.generation._record import process_record
 from pipeline.generation._settings import GenerationSettings
 from pipeline.llm import CallLedger, LLMClient, LLMConfig
-from pipeline.runs.ledger import RunStore, TransitionError
+from pipeline.runs.ledger import TERMINAL, RunStore, TransitionError
 from pipeline.settings import Settings
 from sources import ReadReport, Record, iter_records
 
@@ -26,6 +28,11 @@ logger = logging.getLogger("pipeline.generation")
 
 LLM_DB_NAME = "llm.sqlite"
 SPEND_REFRESH_S = 1.0  # how often the progress callback's dollar figure is re-read from the ledger
+FINISHED = frozenset((*TERMINAL, "checked", "in_review"))
+"""States in which generation has nothing left to do for a record."""
+
+ProcessRecord = Callable[[Record, RunStore, LLMClient, GenerationSettings, "Checker | None"], Awaitable[str]]
+"""How one record is processed: `process_record` itself, or a wrapper (a Prefect task) around it."""
 
 
 @dataclass(frozen=True)
@@ -118,10 +125,11 @@ class _Spend:
 
 async def generate_run(store: RunStore, records: Iterable[Record], client: LLMClient, settings: GenerationSettings,
                        concurrency: int = 8, progress: Callable[[RunProgress], None] | None = None,
-                       checker: Checker | None = None, retry_errors: bool = False) -> RunSummary:
-    """Register every record in the ledger, then process them, `concurrency` at a time. A record
-    whose processing raises ends in state "error" with the reason; the run goes on. With
-    `retry_errors`, records of this call that are in state "error" start again from "pending"."""
+                       checker: Checker | None = None, retry_errors: bool = False,
+                       process: ProcessRecord = process_record) -> RunSummary:
+    """Register every record in the ledger, then process the unfinished ones, `concurrency` at a
+    time, each through `process`. A record whose processing raises ends in state "error" with the
+    reason; the run goes on. With `retry_errors`, records in state "error" start again."""
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, not {concurrency}")
     load_prompts(settings.prompts_dir)  # a missing or broken template stops the run before any record
@@ -135,19 +143,19 @@ async def generate_run(store: RunStore, records: Iterable[Record], client: LLMCl
             if store.ledger.get(record_id).state == "error":
                 store.ledger.transition(record_id, "pending", "retry requested")
     spend = _Spend(client.ledger)
-    states: dict[str, str] = {}
-    pending = iter(unique.values())
+    states = {rid: row.state for rid in unique if (row := store.ledger.get(rid)).state in FINISHED}
+    todo = [record for rid, record in unique.items() if rid not in states]
+    logger.info("run %s at %s: %d record(s), %d to process", store.name, store.root, len(unique), len(todo))
 
-    async def worker() -> None:
-        for record in pending:  # one shared iterator: each record goes to exactly one worker
-            states[record.record_id] = await _process_safely(record, store, client, settings, checker)
-            if progress is not None:
-                passed = sum(1 for s in states.values() if s == "checked")
-                done = len(states)
-                progress(RunProgress(record.record_id, states[record.record_id], done, len(unique),
-                                     passed, spend.cost(fresh=done == len(unique)), time.monotonic() - started))
+    async def work(record: Record) -> None:
+        states[record.record_id] = await _process_safely(process, record, store, client, settings, checker)
+        if progress is not None:
+            passed = sum(1 for s in states.values() if s == "checked")
+            done = len(states)
+            progress(RunProgress(record.record_id, states[record.record_id], done, len(unique),
+                                 passed, spend.cost(fresh=done == len(unique)), time.monotonic() - started))
 
-    await asyncio.gather(*(worker() for _ in range(min(concurrency, len(unique)))))
+    await for_each(todo, work, concurrency)
     spent = spend.delta()
     errors = {rid: store.ledger.get(rid).reason for rid, state in states.items() if state == "error"}
     return RunSummary(
@@ -159,10 +167,10 @@ async def generate_run(store: RunStore, records: Iterable[Record], client: LLMCl
         seconds=round(time.monotonic() - started, 3), errors=errors)
 
 
-async def _process_safely(record: Record, store: RunStore, client: LLMClient, settings: GenerationSettings,
-                          checker: Checker | None) -> str:
+async def _process_safely(process: ProcessRecord, record: Record, store: RunStore, client: LLMClient,
+                          settings: GenerationSettings, checker: Checker | None) -> str:
     try:
-        return await process_record(record, store, client, settings, checker)
+        return await process(record, store, client, settings, checker)
     except Exception as exc:  # one record's failure never stops the run
         logger.exception("record %s failed", record.record_id)
         reason = f"unexpected failure: {type(exc).__name__}: {exc}"
@@ -174,14 +182,9 @@ async def _process_safely(record: Record, store: RunStore, client: LLMClient, se
         return row.state if row else "error"
 
 
-def default_run_name(source: str, today: dt.date | None = None) -> str:
-    """`<source>-<YYYY-MM-DD>`: running the same source again the same day resumes the run."""
-    return f"{source}-{(today or dt.date.today()).isoformat()}"
-
-
 def llm_config_for(store: RunStore, model: str | None = None, concurrency: int = 8,
                    no_cache: bool = False) -> LLMConfig:
-    """LLMConfig from the environment; the cache and call ledger go to <run>/llm.sqlite unless
+    """LLMConfig from the settings; the cache and call ledger go to <run>/llm.sqlite unless
     SAFEFORGE_LLM_DB says otherwise, and up to `concurrency` requests may be in flight unless
     SAFEFORGE_LLM_MAX_CONCURRENCY says otherwise."""
     settings = Settings.load()
@@ -195,33 +198,35 @@ def llm_config_for(store: RunStore, model: str | None = None, concurrency: int =
     return LLMConfig.from_settings(settings, **overrides)
 
 
-def run_generation(source: str, path: str | os.PathLike | None = None, out_dir: str | os.PathLike | None = None, *,
-                   run_name: str | None = None, limit: int | None = None, offset: int = 0,
-                   sample: int | None = None, seed: int = 0, model: str | None = None, concurrency: int = 8,
-                   settings: GenerationSettings | None = None, llm_config: LLMConfig | None = None,
-                   no_cache: bool = False, retry_errors: bool = False,
-                   progress: Callable[[RunProgress], None] | None = None, report: ReadReport | None = None,
-                   checker: Checker | None = None, **filters: Any) -> RunSummary:
-    """Read records of `source` (default: its bundled sample), then extract and generate into
-    `out_dir/<run_name>/` (default run name: `default_run_name`; an existing run is resumed).
-    Without `llm_config` the endpoint comes from the environment (`llm_config_for`). `filters`
-    are the source's own options (e.g. products=[1842] for neiss). Raises SourceError /
-    ValueError for unreadable input, before any LLM call."""
-    records = list(iter_records(source, path, report=report, limit=limit, offset=offset, sample=sample,
-                                seed=seed, **filters))
-    store = RunStore(Path(out_dir or Settings.load().outputs) / (run_name or default_run_name(source)))
+def read_records(options: GenerateOptions, report: ReadReport | None = None) -> list[Record]:
+    """The records the options select. Raises SourceError / ValueError for unreadable input."""
+    return list(iter_records(options.source, options.path, report=report, limit=options.limit,
+                             offset=options.offset, sample=options.sample, seed=options.seed, **options.filters))
+
+
+async def generate(options: GenerateOptions, *, settings: GenerationSettings | None = None,
+                   llm_config: LLMConfig | None = None, process: ProcessRecord = process_record,
+                   checker: Checker | None = None, progress: Callable[[RunProgress], None] | None = None,
+                   report: ReadReport | None = None) -> RunSummary:
+    """Read the records `options` select, then extract and generate into the run folder (an
+    existing run is resumed). Without `llm_config` the endpoint comes from the settings
+    (`llm_config_for`). Raises SourceError / ValueError for unreadable input, before any LLM call."""
+    records = read_records(options, report)
+    store = RunStore(options.run_folder(Settings.load().outputs))
     if llm_config is None:
-        config = llm_config_for(store, model, concurrency, no_cache)
+        config = llm_config_for(store, options.model, options.concurrency, options.no_cache)
     else:
-        updates = {**({"model": model} if model else {}), **({"no_cache": True} if no_cache else {})}
+        updates = {**({"model": options.model} if options.model else {}),
+                   **({"no_cache": True} if options.no_cache else {})}
         config = llm_config.model_copy(update=updates) if updates else llm_config
-
-    async def run() -> RunSummary:
-        async with LLMClient(config) as client:
-            return await generate_run(store, records, client, settings or GenerationSettings(), concurrency,
-                                      progress, checker, retry_errors)
-
     try:
-        return asyncio.run(run())
+        async with LLMClient(config) as client:
+            return await generate_run(store, records, client, options.generation_settings(settings),
+                                      options.concurrency, progress, checker, options.retry_errors, process)
     finally:
         store.ledger.close()
+
+
+def run_generation(options: GenerateOptions, **kwargs: Any) -> RunSummary:
+    """`generate` from synchronous code (the CLI, scripts)."""
+    return asyncio.run(generate(options, **kwargs))

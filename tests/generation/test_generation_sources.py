@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from generation_helpers import FAST_SETTINGS, fast_config, requests_served
 
-from pipeline.generation import run_generation
+from pipeline.generation import GenerateOptions, run_generation
 from pipeline.task.folder import Task
 from pipeline.task.checks import check_task
 
@@ -23,7 +23,7 @@ EXPECTED = {
 @pytest.mark.parametrize("source", sorted(EXPECTED))
 def test_scripted_records_of_each_source(source, tmp_path, replay_server):
     url = replay_server()
-    summary = run_generation(source, None, tmp_path, run_name="demo", limit=2, concurrency=2,
+    summary = run_generation(GenerateOptions(source=source, out=tmp_path, run_name="demo", limit=2, concurrency=2),
                              settings=FAST_SETTINGS, llm_config=fast_config(url, tmp_path / "llm.sqlite"))
     expected = EXPECTED[source]
     checked = sorted(rid for rid, state in expected.items() if state == "checked")
@@ -45,9 +45,8 @@ def test_scripted_records_of_each_source(source, tmp_path, replay_server):
 
 def test_judge_can_be_disabled(tmp_path, replay_server):
     url = replay_server()
-    settings = FAST_SETTINGS.model_copy(update={"judge_enabled": False})
-    summary = run_generation("neiss", None, tmp_path, run_name="nj", limit=1, offset=2, settings=settings,
-                             llm_config=fast_config(url, tmp_path / "llm.sqlite"))
+    options = GenerateOptions(out=tmp_path, run_name="nj", limit=1, offset=2, judge=False)
+    summary = run_generation(options, settings=FAST_SETTINGS, llm_config=fast_config(url, tmp_path / "llm.sqlite"))
     assert summary.states == {"checked": 1} and summary.calls == 2  # extract and generate, no judge
     metadata = Task.load(tmp_path / "nj" / "tasks" / "neiss_220705908").metadata
     assert metadata["quality_judge"] is None

@@ -1,0 +1,71 @@
+"""`GenerateOptions`: everything a generation run is asked to do, in one place.
+
+`safeforge generate` and the Prefect flow `generate` take exactly these options with these
+defaults (the CLI's flags and the flow's parameters are checked against this model by a test), and
+both hand them to the one run driver (`pipeline.generation.run`).
+"""
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pipeline.generation._settings import GenerationSettings
+
+
+class GenerateOptions(BaseModel):
+    """One generation run: which records, where to, and how."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    source: str = "neiss"
+    """The source to read (a name from `safeforge sources list`)."""
+    path: str | None = None
+    """File or folder to read (default: the source's full data if fetched, else its bundled sample)."""
+    out: Path | None = None
+    """The runs folder (default: SAFEFORGE_OUTPUTS, else ./outputs)."""
+    run_name: str | None = None
+    """The run's name (default `<source>-<YYYY-MM-DD>`); an existing run is resumed."""
+    limit: int | None = Field(None, ge=0)
+    """At most this many records (after sample and offset)."""
+    offset: int = Field(0, ge=0)
+    """Skip this many records (after sample)."""
+    sample: int | None = Field(None, ge=1)
+    """A deterministic sample of this many records (by a keyed hash of seed and record id)."""
+    seed: int = 0
+    """The seed of `sample`."""
+    filters: dict[str, Any] = Field(default_factory=dict)
+    """The source's own options, e.g. {"products": [1842], "min_age": 65} for neiss."""
+    model: str | None = None
+    """The model of every stage (default: SAFEFORGE_MODEL)."""
+    concurrency: int = Field(8, ge=1)
+    """Records in progress at once (and LLM requests in flight, unless SAFEFORGE_LLM_MAX_CONCURRENCY)."""
+    max_rounds: int = Field(5, ge=1)
+    """Generation rounds per record, the first included."""
+    judge: bool = True
+    """Ask the quality judge about every task that passes the checks."""
+    engine: str | None = None
+    """The planner of both reference plans (default: chosen per task)."""
+    time_limit: float = Field(60.0, gt=0)
+    """Seconds per planner call (a hard, process-level limit)."""
+    no_cache: bool = False
+    """Ask the LLM again even for cached requests (fresh answers replace cached ones)."""
+    retry_errors: bool = False
+    """Records of a resumed run that ended in error start again."""
+
+    def run_folder(self, outputs: Path) -> Path:
+        """`<out or outputs>/<run name>`."""
+        return (self.out or outputs) / (self.run_name or default_run_name(self.source))
+
+    def generation_settings(self, base: GenerationSettings | None = None) -> GenerationSettings:
+        """The stage settings these options ask for (other fields from `base`)."""
+        return (base or GenerationSettings()).model_copy(update={
+            "max_rounds": self.max_rounds, "judge_enabled": self.judge, "engine": self.engine,
+            "planner_time_limit": self.time_limit})
+
+
+def default_run_name(source: str, today: dt.date | None = None) -> str:
+    """`<source>-<YYYY-MM-DD>`: running the same source again the same day resumes the run."""
+    return f"{source}-{(today or dt.date.today()).isoformat()}"
