@@ -12,47 +12,30 @@ its whole process tree, and checks that no process of theirs is left.
 """
 from __future__ import annotations
 
-import json
 import os
 import shlex
-import signal
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from urllib.parse import urlparse
 
 import httpx
-import psutil
 
 from pipeline.common.errors import SafeforgeError
+from pipeline.common.processes import ProcessRecord, spawn, stop, wait_ready
 from pipeline.settings import LOOPBACK, Settings
 
 PROCESS_SERVICES = ("prefect-server", "llm-replay", "deployments")
 READY_TIMEOUT_S = {"prefect-server": 180.0, "llm-replay": 30.0, "deployments": 180.0}
-STOP_GRACE_S = 10.0
-POLL_S = 0.5
 
 Progress = Callable[[str], None]
 
 
 class ServiceError(SafeforgeError):
     """A service did not start or stop; the message names it and quotes its log."""
-
-
-@dataclass(frozen=True)
-class ServiceRecord:
-    """What `start` wrote about one process it started (its state file)."""
-
-    name: str
-    pid: int
-    create_time: float
-    url: str
-    log: str
-    command: list[str]
 
 
 @dataclass(frozen=True)
@@ -98,28 +81,9 @@ def _record_path(name: str, environ=None) -> Path:
     return services_dir(environ) / f"{name}.json"
 
 
-def _read_record(name: str, environ=None) -> ServiceRecord | None:
-    path = _record_path(name, environ)
-    try:
-        return ServiceRecord(**json.loads(path.read_text()))
-    except (OSError, ValueError, TypeError):
-        return None
-
-
-def _process(record: ServiceRecord) -> psutil.Process | None:
-    """The recorded process if it is still the same one and alive (not a reused pid, not a zombie)."""
-    try:
-        process = psutil.Process(record.pid)
-        if abs(process.create_time() - record.create_time) > 0.5 or process.status() == psutil.STATUS_ZOMBIE:
-            return None
-        return process
-    except psutil.Error:
-        return None
-
-
-def _running(name: str, environ=None) -> ServiceRecord | None:
-    record = _read_record(name, environ)
-    return record if record is not None and _process(record) is not None else None
+def _running(name: str, environ=None) -> ProcessRecord | None:
+    record = ProcessRecord.load(_record_path(name, environ))
+    return record if record is not None and record.is_running() else None
 
 
 def _replay_url_if_running(environ=None) -> str | None:
@@ -128,42 +92,6 @@ def _replay_url_if_running(environ=None) -> str | None:
 
 
 # -- starting --------------------------------------------------------------------------------
-
-
-def _spawn(name: str, command: list[str], env: Mapping[str, str], url: str, environ=None) -> ServiceRecord:
-    folder = services_dir(environ)
-    folder.mkdir(parents=True, exist_ok=True)
-    log = folder / f"{name}.log"
-    with open(log, "ab") as out:
-        out.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} starting: {' '.join(command)}\n".encode())
-        out.flush()
-        process = subprocess.Popen(command, env=dict(env), stdin=subprocess.DEVNULL,
-                                   stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    record = ServiceRecord(name, process.pid, psutil.Process(process.pid).create_time(), url, str(log), command)
-    _record_path(name, environ).write_text(json.dumps(asdict(record), indent=2))
-    return record
-
-
-def _log_tail(path: str | Path, lines: int = 25) -> str:
-    try:
-        return "\n".join(Path(path).read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log)"
-
-
-def _wait_ready(record: ServiceRecord, ready: Callable[[], bool], timeout: float, environ=None) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if _process(record) is None:
-            _forget(record.name, environ)
-            raise ServiceError(f"{record.name} exited while starting; the end of {record.log}:\n"
-                               f"{_log_tail(record.log)}")
-        if ready():
-            return
-        time.sleep(POLL_S)
-    _stop_record(record, environ)
-    raise ServiceError(f"{record.name} did not answer at {record.url} within {timeout:.0f}s (stopped it); "
-                       f"the end of {record.log}:\n{_log_tail(record.log)}")
 
 
 def _get_ok(url: str, expect: Callable[[httpx.Response], bool] = lambda r: r.status_code == 200) -> bool:
@@ -192,7 +120,7 @@ def deployments_polled(api_url: str, names: list[str], since: float) -> bool:
 
 
 def _start_process(name: str, command: list[str], env: Mapping[str, str], url: str,
-                   ready: Callable[[], bool], progress: Progress, environ=None) -> ServiceRecord:
+                   ready: Callable[[], bool], progress: Progress, environ=None) -> ProcessRecord:
     running = _running(name, environ)
     if running is not None:
         progress(f"{name}: already running (pid {running.pid}) at {running.url}")
@@ -200,8 +128,13 @@ def _start_process(name: str, command: list[str], env: Mapping[str, str], url: s
     _forget(name, environ)
     progress(f"{name}: starting ({' '.join(Path(c).name if i == 0 else c for i, c in enumerate(command))})")
     started = time.monotonic()
-    record = _spawn(name, command, env, url, environ)
-    _wait_ready(record, ready, READY_TIMEOUT_S[name], environ)
+    record = spawn(name, command, env=env, log=services_dir(environ) / f"{name}.log", url=url)
+    record.save(_record_path(name, environ))
+    try:
+        wait_ready(record, ready, READY_TIMEOUT_S[name], ServiceError)
+    except ServiceError:
+        _forget(name, environ)
+        raise
     progress(f"{name}: ready at {url} (pid {record.pid}, {time.monotonic() - started:.0f}s)")
     return record
 
@@ -285,10 +218,10 @@ def _start_label_studio(environ: Mapping[str, str], progress: Progress) -> None:
 def service_status(environ: Mapping[str, str] | None = None) -> list[ServiceStatus]:
     statuses = []
     for name in PROCESS_SERVICES:
-        record = _read_record(name, environ)
+        record = ProcessRecord.load(_record_path(name, environ))
         if record is None:
             statuses.append(ServiceStatus(name, False, note="not started"))
-        elif _process(record) is None:
+        elif not record.is_running():
             statuses.append(ServiceStatus(name, False, record.url, record.pid, record.log, "exited"))
         else:
             statuses.append(ServiceStatus(name, True, record.url, record.pid, record.log))
@@ -310,54 +243,6 @@ def _forget(name: str, environ=None) -> None:
     _record_path(name, environ).unlink(missing_ok=True)
 
 
-def _tree(process: psutil.Process) -> list[psutil.Process]:
-    """The process, its descendants, and whatever else lives in its session."""
-    found = {process.pid: process}
-    try:
-        found.update({child.pid: child for child in process.children(recursive=True)})
-    except psutil.Error:
-        pass
-    for other in psutil.process_iter():
-        try:
-            if other.pid not in found and os.getsid(other.pid) == process.pid:
-                found[other.pid] = other
-        except (psutil.Error, OSError):
-            continue
-    return list(found.values())
-
-
-def _stop_record(record: ServiceRecord, environ=None) -> list[int]:
-    """End the recorded process tree (TERM, then KILL); returns pids still alive (none expected)."""
-    process = _process(record)
-    if process is None:
-        _forget(record.name, environ)
-        return []
-    tree = _tree(process)
-    for member in tree:
-        try:
-            member.send_signal(signal.SIGTERM)
-        except psutil.Error:
-            pass
-    _, alive = psutil.wait_procs(tree, timeout=STOP_GRACE_S)
-    for member in alive:
-        try:
-            member.kill()
-        except psutil.Error:
-            pass
-    _, alive = psutil.wait_procs(alive, timeout=STOP_GRACE_S)
-    left = [p.pid for p in alive if _is_live(p)]
-    if not left:
-        _forget(record.name, environ)
-    return left
-
-
-def _is_live(process: psutil.Process) -> bool:
-    try:
-        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
-
-
 def stop_services(environ: Mapping[str, str] | None = None, progress: Progress = print) -> None:
     """Stop every service (reverse start order) and check that none of their processes is left."""
     from review import running_server, stop_server
@@ -371,17 +256,18 @@ def stop_services(environ: Mapping[str, str] | None = None, progress: Progress =
         else:
             progress(f"label-studio: stopped (pid {handle.pid} and its process group)")
     for name in reversed(PROCESS_SERVICES):
-        record = _read_record(name, environ)
+        record = ProcessRecord.load(_record_path(name, environ))
         if record is None:
             continue
-        if _process(record) is None:
+        if not record.is_running():
             _forget(name, environ)
             progress(f"{name}: was not running")
             continue
-        left = _stop_record(record, environ)
+        left = stop(record)
         if left:
             problems.append(f"{name}: processes {left} survived SIGKILL")
         else:
+            _forget(name, environ)
             progress(f"{name}: stopped (pid {record.pid} and its children)")
     if problems:
         raise ServiceError("; ".join(problems))

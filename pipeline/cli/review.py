@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -138,7 +138,7 @@ def _server_status(args: argparse.Namespace) -> int:
     config = _server_config(args)
     handle = running_server(config.data_dir)
     if args.json:
-        print(json.dumps(asdict(handle) if handle else None, indent=2))
+        print(json.dumps(handle.to_dict() if handle else None, indent=2))
     elif handle:
         print(f"Label Studio runs at {handle.url} (pid {handle.pid}, data {handle.data_dir}, log {handle.log_path})")
     else:

@@ -54,7 +54,7 @@ def test_server_and_review_commands_end_to_end(tmp_path, monkeypatch, capsys):
         assert status["by_source"]["normbank"]["reasons"] == {"not_a_robot_task": 1}
         assert main(["review", "status", "demo"]) == 0
         assert "Not a robot task" in capsys.readouterr().out
-        assert main(["review", "pull", "no-such-run"]) == 1
+        assert main(["review", "pull", "no-such-run"]) == 2
         assert "no run 'no-such-run'" in capsys.readouterr().err
     finally:
         assert main(["review", "server", "stop"]) == 0
