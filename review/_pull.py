@@ -23,6 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from pipeline.runs.ledger import RecordRow, RunStore
+from pipeline.runs.lock import RunLock
 from pipeline.task.folder import METADATA, write_atomically
 from review._agreement import Agreement, agreement, task_agreement
 from review._client import LabelStudioClient, RemoteTask
@@ -156,7 +157,13 @@ class PullResult:
 
 
 def pull_run(store: RunStore, client_config: ReviewConfig) -> PullResult:
-    """Record the decisions of the run's tasks in review (see the module docstring)."""
+    """Record the decisions of the run's tasks in review (see the module docstring), holding the
+    run's lock (one writer per run)."""
+    with RunLock(store.root, "review pull"):
+        return _pull(store, client_config)
+
+
+def _pull(store: RunStore, client_config: ReviewConfig) -> PullResult:
     mapping = ReviewMapping.load(store)
     if mapping.project_id is None:
         raise ReviewError(f"run {store.name} has not been pushed to Label Studio: run `safeforge review push "

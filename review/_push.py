@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pipeline.runs.ledger import RecordRow, RunStore
+from pipeline.runs.lock import RunLock
 from pipeline.task.folder import TaskError
 from review._client import LabelStudioClient, RemoteProject
 from review._config import ReviewConfig
@@ -65,9 +66,10 @@ class PushResult:
 def push_run(store: RunStore, client_config: ReviewConfig, *, annotators_per_task: int = 1,
              reimport_missing: bool = False, batch_size: int = 50,
              progress: Progress | None = None) -> PushResult:
-    """Import the run's checked tasks into its Label Studio project and move them to in_review."""
-    mapping = ReviewMapping.load(store)
-    with LabelStudioClient(client_config) as client:
+    """Import the run's checked tasks into its Label Studio project and move them to in_review
+    (holding the run's lock: one writer per run)."""
+    with RunLock(store.root, "review push"), LabelStudioClient(client_config) as client:
+        mapping = ReviewMapping.load(store)
         client.whoami()
         project, created = _project(client, store, mapping, annotators_per_task, reimport_missing)
         remote = _remote_index(client, project.id)

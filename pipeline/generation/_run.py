@@ -21,6 +21,7 @@ from pipeline.generation._record import process_record
 from pipeline.generation._settings import GenerationSettings
 from pipeline.llm import CallLedger, LLMClient, LLMConfig
 from pipeline.runs.ledger import TERMINAL, RunStore, TransitionError
+from pipeline.runs.lock import RunLock
 from pipeline.settings import Settings
 from sources import ReadReport, Record, iter_records
 
@@ -220,9 +221,10 @@ async def generate(options: GenerateOptions, *, settings: GenerationSettings | N
                    **({"no_cache": True} if options.no_cache else {})}
         config = llm_config.model_copy(update=updates) if updates else llm_config
     try:
-        async with LLMClient(config) as client:
-            return await generate_run(store, records, client, options.generation_settings(settings),
-                                      options.concurrency, progress, checker, options.retry_errors, process)
+        with RunLock(store.root, "generate"):
+            async with LLMClient(config) as client:
+                return await generate_run(store, records, client, options.generation_settings(settings),
+                                          options.concurrency, progress, checker, options.retry_errors, process)
     finally:
         store.ledger.close()
 

@@ -14,6 +14,7 @@ from prefect.testing.utilities import prefect_test_harness
 from flows.generate import artifact_key, generate
 from flows_support import tasks_of
 from pipeline.runs.ledger import RunLedger
+from pipeline.runs.lock import RunLock, RunLocked
 from pipeline.task.folder import Task
 
 # NEISS sample rows 2 and 3: a NO_DANGER record, and one checked in round 1 (pipeline/llm/replay_responses/README.md)
@@ -90,3 +91,14 @@ def test_check_stage_on_a_local_dask_cluster_gives_the_same_tasks(harness, repla
     assert "check neiss_220705908/round-1" in names  # the check ran as a Prefect task on the Dask worker
     assert json.loads((tmp_path / "dask" / "harness" / "tasks" / "neiss_220705908" / "metadata.json")
                       .read_text())["checks"][2]["ok"] is True
+
+
+def test_the_flow_takes_the_same_run_lock_as_the_command_line(harness, replay_server, tmp_path, monkeypatch):
+    base_url, stats = replay_server
+    monkeypatch.setenv("OPENAI_BASE_URL", base_url)
+    monkeypatch.setenv("SAFEFORGE_OUTPUTS", str(tmp_path))
+    before = stats()["requests"]
+    with RunLock(tmp_path / "locked", "generate"):  # what `safeforge generate --run locked` holds
+        with pytest.raises(RunLocked, match=r"run locked is in use: generate by pid \d+"):
+            asyncio.run(generate(**{**PARAMS, "run_name": "locked"}))
+    assert stats()["requests"] == before  # refused before any LLM call

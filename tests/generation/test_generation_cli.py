@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 from tests_paths import REPO
 
@@ -66,3 +67,27 @@ def test_generate_takes_the_source_filters(tmp_path, replay_server):
     assert none.returncode == 0, none.stderr
     assert json.loads(none.stdout)["states"] == {}
     assert "neiss: read 150, yielded 0, skipped 0, filtered 150" in none.stderr
+
+
+def test_a_second_process_on_the_same_run_is_refused_naming_the_holder(tmp_path, replay_server):
+    url = replay_server(latency_ms=1500)  # slow enough that the first run is still going
+    env = clean_env(OPENAI_BASE_URL=url, SAFEFORGE_MODEL="deepseek-chat")
+    command = [sys.executable, "-m", "pipeline.cli", "generate", "normbank", "--limit", "2", "--out", str(tmp_path),
+               "--run", "shared", "--concurrency", "1"]
+    first = subprocess.Popen(command, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        lock = tmp_path / "shared" / "run.lock"
+        for _ in range(200):
+            if lock.is_file() and lock.read_text():
+                break
+            time.sleep(0.1)
+        second = safeforge("generate", "normbank", "--limit", "2", "--out", str(tmp_path), "--run", "shared",
+                           env=env)
+        assert second.returncode == 2
+        assert f"run shared is in use: generate by pid {first.pid}" in second.stderr
+        assert "Traceback" not in second.stderr
+    finally:
+        out, err = first.communicate(timeout=300)
+    assert first.returncode == 0, err
+    assert "states: checked 2" in out  # the first run was not disturbed
+    assert lock.read_text() == ""  # released: the next process may take it
