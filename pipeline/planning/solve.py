@@ -2,16 +2,13 @@
 own process under a hard time limit.
 
 Classical compilations go to Fast Downward (optimal A* with LM-cut, or LAMA where conditional
-effects remain); ENHSP (Java) is used only where numeric fluents remain. Each solve runs in a child process forked from a preloaded server and placed in its own
-process group, so a stuck planner (and the JVM or binary it started) is killed when the limit
-passes; that is reported as a timeout, never as "no plan".
+effects remain); ENHSP (Java) is used only where numeric fluents remain. Each solve runs in a
+child process of a warm planner worker (`pipeline.planning.pool`), in its own process group, so a
+stuck planner (and the JVM or binary it started) is killed when the limit passes; that is reported
+as a timeout, never as "no plan".
 """
 from __future__ import annotations
 
-import multiprocessing
-import os
-import signal
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -122,65 +119,22 @@ def solve_here(domain_text: str, problem_text: str, mode: str, engine: str | Non
     return SolveResult(mode, "error", engine, seconds=seconds, message=f"{status.name} {log}".strip())
 
 
-def _child(conn, args) -> None:
-    os.setsid()  # own process group: the parent can kill the planner and everything it started
-    try:
-        with tempfile.TemporaryDirectory(prefix="safeforge-solve-") as scratch:
-            os.chdir(scratch)  # Fast Downward writes output.sas to the working directory
-            result = solve_here(*args)
-    except Exception as exc:  # reported to the parent, never raised across the process boundary
-        result = SolveResult(args[2], "error", args[3] or "auto", message=f"{type(exc).__name__}: {exc}")
-    conn.send(result)
-    conn.close()
-
-
-_context = None
-
-
-def _process_context():
-    global _context
-    if _context is None:
-        _context = multiprocessing.get_context("forkserver")
-        _context.set_forkserver_preload(["pipeline.planning.solve", "pipeline.pddl.transforms",
-                                         "unified_planning.shortcuts", "up_fast_downward", "up_enhsp"])
-    return _context
-
-
 def solve(domain_text: str, problem_text: str, mode: str, engine: str | None = None,
           time_limit: float = 60.0, kill_grace: float = KILL_GRACE_SECONDS) -> SolveResult:
-    """Solve the safe or unsafe compilation in a child process; the engine is given
-    `time_limit`, and the process (with everything it started) is killed `kill_grace` later."""
+    """Solve the safe or unsafe compilation in a planner worker's child process; the engine is
+    given `time_limit`, and the process (with everything it started) is killed `kill_grace` later."""
+    from pipeline.planning.pool import WorkerGone, shared_pool
+
     if mode not in ("safe", "unsafe"):
         raise ValueError(f"mode must be 'safe' or 'unsafe', not {mode!r}")
-    context = _process_context()
-    receiver, sender = context.Pipe(duplex=False)
     started = time.monotonic()
-    process = context.Process(target=_child, args=(sender, (domain_text, problem_text, mode, engine, time_limit)),
-                              daemon=True)
-    process.start()
-    sender.close()
+    request = {"domain": domain_text, "problem": problem_text, "mode": mode, "engine": engine,
+               "time_limit": time_limit, "kill_grace": kill_grace}
     try:
-        if receiver.poll(time_limit + kill_grace):
-            return receiver.recv()
-        return SolveResult(mode, "timeout", engine or "auto", seconds=time.monotonic() - started,
-                           message=f"killed after the hard limit of {time_limit + kill_grace:g}s")
-    except EOFError:
-        process.join(1)
+        return SolveResult(**shared_pool().solve(request))
+    except WorkerGone as exc:
         return SolveResult(mode, "error", engine or "auto", seconds=time.monotonic() - started,
-                           message=f"planner process died (exit code {process.exitcode})")
-    finally:
-        _kill_group(process.pid)
-        process.join(5)
-        receiver.close()
-
-
-def _kill_group(pid: int | None) -> None:
-    if pid is None:
-        return
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+                           message=f"planner worker failed: {exc}")
 
 
 def reference_plans(domain_text: str, problem_text: str, engine: str | None = None,

@@ -1,14 +1,20 @@
 """Reference plans: compilations, engines, and the hard process-level time limit."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import psutil
 import pytest
 
 from pipeline.planning import solve as planning
 from pipeline.task.folder import Task
-from tests_paths import EXAMPLES
+from tests_paths import EXAMPLES, REPO
 
 N = 20  # 2**20 states, the goal is relaxed-reachable but not reachable: search cannot finish fast
 _ALL = " ".join(f"(b{i})" for i in range(N))
@@ -24,11 +30,11 @@ HARD_PROBLEM = "(define (problem hard-1) (:domain hard) (:init (= (danger) 0)) (
 
 
 def _solver_processes() -> list[psutil.Process]:
-    """Live processes started by the planners' fork server (solves and what they started)."""
+    """Live processes started by the planner workers (solves and what they started)."""
     found = []
     for process in psutil.Process().children(recursive=True):
         try:
-            if "multiprocessing.forkserver" in " ".join(process.cmdline()):
+            if "pipeline.planning.worker" in " ".join(process.cmdline()):
                 found += [c for c in process.children(recursive=True) if c.status() != psutil.STATUS_ZOMBIE]
         except psutil.NoSuchProcess:
             pass
@@ -99,3 +105,47 @@ def test_parse_errors_come_back_as_errors():
 def test_mode_is_checked():
     with pytest.raises(ValueError, match="mode must be"):
         planning.solve("", "", "careful")
+
+
+CALLER = """
+import pathlib, sys
+marker = pathlib.Path(sys.argv[1])
+marker.write_text(marker.read_text() + "main ran\\n" if marker.exists() else "main ran\\n")  # top-level code
+from pipeline.planning.solve import solve
+HARD = {hard!r}
+if __name__ == "__main__":
+    if sys.argv[2] == "solve":
+        result = solve(HARD[0], HARD[1], "safe", time_limit=20)  # reaches the planner
+        print(result.status)
+    else:  # hang in a solve that ignores its limit, to be killed from outside
+        print("solving", flush=True)
+        solve(HARD[0], HARD[1], "safe", engine="tamer", time_limit=300)
+"""
+
+
+def _caller(tmp_path, mode: str) -> subprocess.Popen:
+    script = tmp_path / "caller.py"
+    script.write_text(CALLER.format(hard=(HARD_DOMAIN, HARD_PROBLEM)))
+    return subprocess.Popen([sys.executable, str(script), str(tmp_path / "marker"), mode], cwd=tmp_path,
+                            env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE, text=True)
+
+
+def test_planner_children_never_run_the_callers_main_module(tmp_path):
+    caller = _caller(tmp_path, "solve")
+    out, _ = caller.communicate(timeout=120)
+    assert caller.returncode == 0 and out.strip() in ("timeout", "solved", "no_plan")
+    assert (tmp_path / "marker").read_text() == "main ran\n"  # once: in the caller only
+
+
+def test_killing_the_caller_leaves_no_worker_planner_or_scratch_folder(tmp_path):
+    before = set(Path(tempfile.gettempdir()).glob("safeforge-solve-*"))
+    caller = _caller(tmp_path, "hang")
+    assert caller.stdout.readline().strip() == "solving"
+    time.sleep(3)  # the worker has forked the solve
+    workers = [p for p in psutil.Process(caller.pid).children(recursive=True)]
+    assert workers, "the caller started no planner worker"
+    caller.kill()
+    caller.wait(timeout=10)
+    gone, alive = psutil.wait_procs(workers, timeout=15)
+    assert [p for p in alive if p.status() != psutil.STATUS_ZOMBIE] == []
+    assert set(Path(tempfile.gettempdir()).glob("safeforge-solve-*")) <= before

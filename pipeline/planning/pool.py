@@ -1,0 +1,124 @@
+"""`PlannerPool`: warm planner workers (`python -m pipeline.planning.worker`) shared by every solve
+of this process.
+
+Workers are started on demand, up to twice the CPU count (the safe and unsafe solves of a task run
+side by side), and live until this process ends: each has Unified Planning and the engines loaded,
+so a solve costs a fork, not an interpreter start. Workers are plain children in this process's
+group (a group kill ends them) and exit when their stdin closes, i.e. when this process ends in any
+way. A worker that stops answering is killed and replaced.
+"""
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import queue
+import select
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pipeline
+
+CODE_ROOT = Path(pipeline.__file__).resolve().parents[1]  # the folder holding the `pipeline` the workers run
+ANSWER_SLACK_S = 15.0  # beyond the hard limit, before a silent worker is given up on
+
+
+class WorkerGone(Exception):
+    """A worker died or stopped answering."""
+
+
+class _Worker:
+    def __init__(self) -> None:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(CODE_ROOT), env.get("PYTHONPATH")]))
+        self.process = subprocess.Popen([sys.executable, "-m", "pipeline.planning.worker"], env=env,
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+    def ask(self, request: dict, timeout: float) -> dict:
+        try:
+            self.process.stdin.write((json.dumps(request) + "\n").encode())
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError) as exc:
+            raise WorkerGone(f"worker {self.process.pid} is gone ({exc})") from None
+        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
+        if not ready:
+            raise WorkerGone(f"worker {self.process.pid} gave no answer within {timeout:g}s")
+        line = self.process.stdout.readline()
+        if not line:
+            raise WorkerGone(f"worker {self.process.pid} exited (code {self.process.poll()})")
+        return json.loads(line)
+
+    def close(self, kill: bool = False) -> None:
+        if kill:
+            self.process.kill()
+        else:
+            try:
+                self.process.stdin.close()
+            except OSError:
+                pass
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+
+class PlannerPool:
+    """Up to `size` workers; `solve(request)` runs on an idle one (starting one when none is idle)."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._idle: queue.LifoQueue[_Worker] = queue.LifoQueue()
+        self._started = 0
+        self._lock = threading.Lock()
+        self._all: list[_Worker] = []
+
+    def _acquire(self) -> _Worker:
+        try:
+            return self._idle.get_nowait()
+        except queue.Empty:
+            pass
+        with self._lock:
+            if self._started < self.size:
+                self._started += 1
+                worker = _Worker()
+                self._all.append(worker)
+                return worker
+        return self._idle.get()
+
+    def solve(self, request: dict) -> dict:
+        """The worker's answer; WorkerGone (after replacing the worker) when it died or hung."""
+        worker = self._acquire()
+        try:
+            answer = worker.ask(request, request["time_limit"] + request["kill_grace"] + ANSWER_SLACK_S)
+        except WorkerGone:
+            worker.close(kill=True)
+            with self._lock:
+                self._started -= 1
+                self._all.remove(worker)
+            raise
+        self._idle.put(worker)
+        return answer
+
+    def close(self) -> None:
+        """End every worker (they kill any solve still running)."""
+        with self._lock:
+            workers, self._all, self._started = self._all, [], 0
+        for worker in workers:
+            worker.close()
+
+
+_pool: PlannerPool | None = None
+_pool_lock = threading.Lock()
+
+
+def shared_pool() -> PlannerPool:
+    """This process's pool (created on first use, closed at exit)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = PlannerPool(2 * (os.cpu_count() or 1))
+            atexit.register(_pool.close)
+        return _pool

@@ -1,0 +1,123 @@
+"""A planner worker: `python -m pipeline.planning.worker`, started and fed by `pipeline.planning.pool`.
+
+The worker imports Unified Planning and the engines once, then answers requests read from stdin,
+one JSON line each, with one JSON line on stdout. For every request it forks a solver child into
+its own session (so the planner, and the JVM or binary it starts, can be killed as a group), in a
+scratch folder of its own (Fast Downward writes `output.sas` to the working directory); the child
+dies with the worker (parent-death signal). The worker waits at most `time_limit + kill_grace`
+seconds, then kills the child's whole group and answers "timeout"; after every request it kills
+whatever the child left behind and removes the scratch folder. When its stdin closes (the process
+that started it ended), it kills the running solve and exits: no planner outlives its caller.
+
+Because the worker is started with `-m`, its children never run the caller's `__main__`.
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import select
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from dataclasses import asdict
+
+from pipeline.planning.solve import SolveResult, solve_here
+
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass  # not Linux: the worker's kill after the limit still applies
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _child(request: dict, scratch: str, write_fd: int) -> None:
+    """In the forked child: solve and write the result; never returns."""
+    try:
+        os.setsid()
+        _die_with_parent()
+        os.chdir(scratch)
+        result = solve_here(request["domain"], request["problem"], request["mode"], request["engine"],
+                            request["time_limit"])
+    except BaseException as exc:  # reported to the worker, never raised across the process boundary
+        result = SolveResult(request["mode"], "error", request["engine"] or "auto",
+                             message=f"{type(exc).__name__}: {exc}")
+    try:
+        os.write(write_fd, json.dumps(asdict(result)).encode())
+    finally:
+        os._exit(0)
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 65536):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def handle(request: dict) -> dict:
+    """Solve one request in a forked child under the hard limit; the answer as a dict."""
+    started = time.monotonic()
+    limit = request["time_limit"] + request["kill_grace"]
+    scratch = tempfile.mkdtemp(prefix="safeforge-solve-")
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_fd)
+        _child(request, scratch, write_fd)
+    os.close(write_fd)
+    try:
+        watched = [read_fd, sys.stdin.fileno()]
+        deadline = started + limit
+        while True:
+            ready, _, _ = select.select(watched, [], [], max(0.0, deadline - time.monotonic()))
+            if sys.stdin.fileno() in ready and not sys.stdin.buffer.peek(1):
+                _kill_group(pid)
+                raise SystemExit(0)  # the caller is gone
+            if read_fd in ready:
+                data = _read_all(read_fd)
+                os.waitpid(pid, 0)
+                if data:
+                    return json.loads(data)
+                return asdict(SolveResult(request["mode"], "error", request["engine"] or "auto",
+                                          seconds=time.monotonic() - started,
+                                          message="planner process died without a result"))
+            if time.monotonic() >= deadline:
+                return asdict(SolveResult(request["mode"], "timeout", request["engine"] or "auto",
+                                          seconds=time.monotonic() - started,
+                                          message=f"killed after the hard limit of {limit:g}s"))
+    finally:
+        _kill_group(pid)
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+        os.close(read_fd)
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def main() -> None:
+    import unified_planning.shortcuts  # noqa: F401  (loaded once here, shared by every forked solve)
+
+    import pipeline.pddl.up_io  # noqa: F401  (silences Unified Planning's credits)
+
+    for line in sys.stdin.buffer:
+        answer = handle(json.loads(line))
+        sys.stdout.write(json.dumps(answer) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
