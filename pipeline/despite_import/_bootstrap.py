@@ -1,11 +1,14 @@
 """The child side of an import: lock this process down, run one DESPITE code.py, report.
 
-Run by `_sandbox` as `python -I -B _bootstrap.py REQUEST_JSON`, with the request naming the copy
-of code.py in the child's private directory. Steps:
+Run by `_sandbox` as `python -I -B _bootstrap.py`, with the request (JSON, code.py's text included)
+on stdin. Steps:
 
 0. Set its own resource limits.
-1. Inside the namespaces `unshare` created (when it did): check them, bind the private directory
-   writable, remount everything else read-only, drop every capability.
+1. Inside the namespaces `unshare` created (when it did): check them; build a private root on a
+   tmpfs (the Python installation and Safeforge's `pipeline` package bound read-only, code.py in a
+   read-only `/task`, a writable but not executable `/work`, the null/zero/urandom devices and this
+   namespace's /proc) and chroot into it; become `nobody` where the request says so; drop every
+   capability.
 2. Import Unified Planning, our `BasePlanner` stand-in and the PDDL writer.
 3. Install the audit hook (a Python-level tripwire): sockets, processes, ctypes, signals, and
    file access outside the allowed places stop the child at once with status "blocked".
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import traceback
 
@@ -67,7 +71,7 @@ def _call(result: int, what: str) -> None:
 
 
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
-_MS_REMOUNT, _MS_BIND = 32, 4096
+_MS_REMOUNT, _MS_BIND, _MS_REC = 32, 4096, 16384
 _MS_NOATIME, _MS_NODIRATIME, _MS_RELATIME = 1024, 2048, 1 << 21
 _ST_TO_MS = ((os.ST_NOSUID, _MS_NOSUID), (os.ST_NODEV, _MS_NODEV), (os.ST_NOEXEC, _MS_NOEXEC),
              (os.ST_NOATIME, _MS_NOATIME), (os.ST_NODIRATIME, _MS_NODIRATIME),
@@ -81,45 +85,83 @@ def _mount_points() -> list[str]:
     return [f[4].encode().decode("unicode_escape") for f in fields if len(f) > 4]
 
 
-def _read_only_filesystem(libc, workdir: str) -> str:
-    """Bind the private directory onto itself (writable, noexec), then remount all else read-only."""
-    target = os.fsencode(workdir)
-    _call(libc.mount(target, target, None, _MS_BIND, None), f"bind {workdir}")
-    _call(libc.mount(None, target, None, _MS_REMOUNT | _MS_BIND | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
-                     None), f"remount {workdir} noexec")
-    failures = []
-    for point in _mount_points():
-        if point == workdir:
-            continue
-        try:
-            flags = os.statvfs(point).f_flag
-        except OSError:
-            continue  # hidden under another mount
-        if flags & os.ST_RDONLY:
-            continue
-        keep = sum(ms for st, ms in _ST_TO_MS if flags & st)
-        try:
-            _call(libc.mount(None, os.fsencode(point), None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | keep,
-                             None), point)
-        except OSError as exc:
-            failures.append(str(exc))
-    if failures:
-        return "partial: could not remount " + "; ".join(failures)
-    return "active: only the private directory is writable (and not executable)"
+def _remount_read_only(libc, point: str) -> None:
+    flags = os.statvfs(point).f_flag
+    keep = sum(ms for st, ms in _ST_TO_MS if flags & st)  # flags the kernel may have locked
+    _call(libc.mount(None, os.fsencode(point), None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | keep, None),
+          f"remount {point} read-only")
 
 
-def _drop_capabilities(libc) -> str:
-    """No capabilities now or after any exec: mounts and namespaces can no longer be undone."""
+def _bind(libc, source: str, target: str, read_only: bool = True) -> None:
+    if os.path.isdir(source):
+        os.makedirs(target, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        open(target, "ab").close()
+    _call(libc.mount(os.fsencode(source), os.fsencode(target), None, _MS_BIND | _MS_REC, None), f"bind {source}")
+    if read_only:
+        _remount_read_only(libc, target)
+
+
+def _visible_paths(request: dict) -> list[str]:
+    """What the child may see, read-only: the interpreter, its libraries, our `pipeline` package."""
+    candidates = [sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix, *sys.path,
+                  os.path.join(request["code_root"], "pipeline"), "/usr", "/lib", "/lib64", "/lib32",
+                  "/libx32", "/etc/ld.so.cache", "/etc/localtime"]
+    real = sorted({os.path.realpath(c) for c in candidates if c and os.path.exists(c)})
+    return [path for path in real if not any(path.startswith(other + os.sep) for other in real)]
+
+
+def _private_root(libc, request: dict) -> str:
+    """A new root holding only what building a problem needs, then chroot into it."""
+    _call(libc.mount(b"tmpfs", b"/tmp", b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, b"size=64m,mode=0755"),
+          "tmpfs")
+    root = "/tmp/root"
+    os.mkdir(root, 0o755)
+    for path in _visible_paths(request):
+        _bind(libc, path, root + path)
+    for name in ("bin", "sbin", "lib", "lib64", "lib32", "libx32"):
+        if os.path.islink("/" + name) and not os.path.lexists(root + "/" + name):
+            os.symlink(os.readlink("/" + name), root + "/" + name)
+    for device in ("null", "zero", "urandom"):
+        _bind(libc, f"/dev/{device}", f"{root}/dev/{device}", read_only=False)
+    _bind(libc, "/proc", root + "/proc")  # this pid namespace's own
+    work, task = root + request["workdir"], root + os.path.dirname(request["code"])
+    os.mkdir(work, 0o700)
+    os.mkdir(task, 0o755)
+    _call(libc.mount(b"tmpfs", os.fsencode(task), b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
+                     b"size=2m,mode=0755"), "task tmpfs")
+    with open(root + request["code"], "w", encoding="utf-8") as handle:
+        handle.write(request["code_text"])
+    _remount_read_only(libc, task)
+    if request["unprivileged_uid"] is not None:
+        os.chown(work, request["unprivileged_uid"], request["unprivileged_uid"])
+    os.chroot(root)
+    os.chdir(request["workdir"])
+    return ("active: only the Python installation and Safeforge's pipeline package (read-only), the task "
+            "folder (read-only) and a private directory (writable, not executable)")
+
+
+def _drop_capabilities(libc, uid: int | None) -> str:
+    """No capabilities now or after any exec: mounts and namespaces can no longer be undone. With
+    `uid`, become that unprivileged user first (so the process limit applies and no file of root's is
+    readable)."""
     import ctypes
 
-    pr_capbset_drop, pr_set_securebits, pr_set_no_new_privs = 24, 28, 38
-    secure = 0b11101111  # NOROOT, NO_SETUID_FIXUP, KEEP_CAPS, NO_CAP_AMBIENT_RAISE, all locked
-    _call(libc.prctl(pr_set_securebits, secure, 0, 0, 0), "securebits")
+    pr_set_pdeathsig, pr_capbset_drop, pr_set_securebits, pr_set_no_new_privs = 1, 24, 28, 38
     with open("/proc/sys/kernel/cap_last_cap", encoding="ascii") as handle:
         last = int(handle.read())
+    secure = 0b11101111  # NOROOT, NO_SETUID_FIXUP, KEEP_CAPS, NO_CAP_AMBIENT_RAISE, all locked
+    _call(libc.prctl(pr_set_securebits, secure, 0, 0, 0), "securebits")
     for cap in range(last + 1):
         _call(libc.prctl(pr_capbset_drop, cap, 0, 0, 0), f"drop capability {cap}")
     _call(libc.prctl(pr_set_no_new_privs, 1, 0, 0, 0), "no_new_privs")
+    if uid is not None:
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+        # a change of credentials clears the parent-death signal `unshare --kill-child` set: set it again
+        _call(libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0), "parent-death signal")
     header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
     data = (ctypes.c_uint32 * 6)()
     _call(libc.capset(header, data), "capset")
@@ -146,13 +188,19 @@ def _os_layers(request: dict) -> dict[str, str]:
     if layers["pid namespace"] == "active":
         layers["pid namespace"] = "active: host processes invisible, all killed with this one"
     libc = _libc()
-    steps = (("read-only filesystem", lambda: _read_only_filesystem(libc, request["workdir"])),
-             ("capabilities dropped", lambda: _drop_capabilities(libc)))
-    for label, step in steps:
-        try:
-            layers[label] = step()
-        except OSError as exc:
-            layers[label] = f"inactive: {exc}"
+    try:
+        layers["private root"] = _private_root(libc, request)
+        uid = request["unprivileged_uid"]
+    except OSError as exc:
+        layers["private root"] = f"inactive: {exc}"
+        uid = None  # outside a private root, another user could not read the interpreter's files
+    try:
+        layers["capabilities dropped"] = _drop_capabilities(libc, uid)
+    except OSError as exc:
+        layers["capabilities dropped"] = f"inactive: {exc}"
+    uid = os.getuid()
+    layers["unprivileged user"] = (f"active: uid {uid}" if uid == request["unprivileged_uid"]
+                                   else f"unavailable: runs as uid {uid} (the importer's own user)")
     return layers
 
 
@@ -212,21 +260,24 @@ def _install_audit_hook(workdir: str, read_roots: tuple[str, ...], result_fd: in
 
 
 def _guard_fork_exec() -> None:
-    """`_posixsubprocess.fork_exec` raises no audit event of its own; make it raise one."""
+    """`_posixsubprocess.fork_exec` raises no audit event of its own; make it raise one, also where
+    `subprocess` already holds the original (as `subprocess._fork_exec`)."""
     import _posixsubprocess
+    import subprocess
 
     def fork_exec(*args):
         sys.audit("_posixsubprocess.fork_exec")
         raise PermissionError("process creation is not allowed")
 
     _posixsubprocess.fork_exec = fork_exec
+    subprocess._fork_exec = fork_exec
 
 
 def _read_roots(request: dict) -> tuple[str, ...]:
     import pipeline
 
     candidates = [sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix, *sys.path,
-                  os.path.dirname(pipeline.__file__), request["workdir"]]
+                  os.path.dirname(pipeline.__file__), request["workdir"], os.path.dirname(request["code"])]
     return tuple(sorted({os.path.realpath(c) for c in candidates if c and os.path.exists(c)}))
 
 
@@ -262,8 +313,8 @@ def _apply_rlimits(rlimits: dict[str, int]) -> str:
     return "active: " + ", ".join(f"{name.removeprefix('RLIMIT_')}={value}" for name, value in rlimits.items())
 
 
-def main(argv: list[str]) -> None:
-    request = json.loads(argv[1])
+def main() -> None:
+    request = json.loads(sys.stdin.buffer.read())
     limits = _apply_rlimits(request["rlimits"])
     result_fd = os.dup(1)
     os.dup2(2, 1)  # code.py's prints go to stderr, never into the result
@@ -297,4 +348,4 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv)
+    main()

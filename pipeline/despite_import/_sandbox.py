@@ -1,25 +1,37 @@
 """Running one DESPITE code.py in an isolated child process (the child side is `_bootstrap`).
 
 Layers, outermost first (`ChildResult.layers` says which were really active):
-- a minimal environment built from an allow-list (nothing of ours is passed on), a fresh private
-  directory as cwd, HOME and TMPDIR, holding a copy of code.py;
+- code.py is read by the parent only when it is a regular file (not a symlink, FIFO or device) of
+  at most 1 MiB, and handed to the child on its stdin;
+- a minimal environment built from an allow-list (nothing of ours is passed on);
+- the child dies with its parent: a parent-death signal on the launcher of `unshare`, whose
+  `--kill-child` takes the child (the pid namespace's init, so everything in it) along;
 - resource limits, set by the child on itself before anything else: address space, CPU time,
-  size of any written file, open files, no core dumps;
+  size of any written file, open files, processes, no core dumps;
 - a wall-clock limit, after which the child's process group is killed;
 - Linux namespaces via util-linux `unshare` (plain as root, else in a user namespace): no network
   (only a loopback that is down), its own pid namespace (host processes invisible; everything it
-  started dies with it), its own mount namespace in which the child remounts all but its private
-  directory read-only and then drops every capability;
+  started dies with it), its own mount namespace in which the child builds a private root on a tmpfs
+  — the Python installation read-only, the task folder (code.py) read-only, a private writable,
+  non-executable directory, nothing else — chroots into it, becomes an unprivileged user where it
+  can and drops every capability. The tmpfs disappears with the namespace: nothing is left behind;
 - the child's audit hook (a Python-level tripwire for sockets, processes, ctypes and file access).
+
+The child's output is hostile data: it is read with a size cap, its result is schema-checked and
+its PDDL size-capped here, and parsed by the importer under the bounds of the task reader.
 """
 from __future__ import annotations
 
+import contextlib
+import errno
 import functools
 import json
 import math
 import os
+import select
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -32,6 +44,16 @@ STANDIN = Path(__file__).with_name("standin")
 CODE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding the `pipeline` package the child imports
 _SYSTEM_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
 _STDERR_TAIL = 2000
+MAX_CODE_BYTES = 1 << 20
+MAX_PDDL_BYTES = 1 << 20  # each of the domain and the problem a child may hand back
+PRIVATE_WORKDIR = "/safeforge-work"  # inside the child's private root
+PRIVATE_TASK = "/safeforge-task"
+UNPRIVILEGED_UID = 65534  # nobody
+# Runs `unshare` (or the child) with a parent-death signal, so it dies when the importer does.
+_LAUNCHER = ("import ctypes, os, signal, sys\n"
+             "ctypes.CDLL(None).prctl(1, signal.SIGKILL)\n"
+             "os.getppid() == int(sys.argv[1]) or os._exit(1)\n"
+             "os.execv(sys.argv[2], sys.argv[2:])\n")
 
 
 @dataclass(frozen=True)
@@ -42,6 +64,7 @@ class Limits:
     memory_mb: int = 2048  # address space
     output_mb: int = 64  # largest file the child may write, its result included
     open_files: int = 256
+    processes: int = 32  # processes and threads of the child's (unprivileged) user
     audit_hook: bool = True  # off only to test the OS layers on their own
 
 
@@ -93,10 +116,45 @@ def _host_namespaces() -> dict[str, str]:
     return {kind: os.readlink(f"/proc/self/ns/{kind}") for kind in ("net", "mnt", "pid")}
 
 
-def _rlimits(limits: Limits) -> dict[str, int]:
-    """The resource limits the child sets on itself first thing (so no preexec_fn is needed)."""
+def _rlimits(limits: Limits, unprivileged: bool) -> dict[str, int]:
+    """The resource limits the child sets on itself first thing (so no preexec_fn is needed). The
+    process limit counts every process of the child's user: `nobody` when the child can switch to it
+    (root is exempt from the limit), else our own user, whose processes are counted here."""
+    processes = limits.processes if unprivileged else _own_processes() + limits.processes
     return {"RLIMIT_AS": limits.memory_mb << 20, "RLIMIT_CPU": math.ceil(limits.seconds) + 1,
-            "RLIMIT_FSIZE": limits.output_mb << 20, "RLIMIT_NOFILE": limits.open_files, "RLIMIT_CORE": 0}
+            "RLIMIT_FSIZE": limits.output_mb << 20, "RLIMIT_NOFILE": limits.open_files,
+            "RLIMIT_NPROC": processes, "RLIMIT_CORE": 0}
+
+
+def _own_processes() -> int:
+    uid, count = os.getuid(), 0
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and entry.stat().st_uid == uid:
+                count += len(list((entry / "task").iterdir()))
+        except OSError:
+            continue
+    return count
+
+
+class CodeRefused(Exception):
+    """code.py cannot be read safely (the message never quotes its content)."""
+
+
+def read_code(path: Path) -> bytes:
+    """code.py's bytes, only from a regular file of at most MAX_CODE_BYTES (never through a link)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        reason = "is a symbolic link" if exc.errno == errno.ELOOP else f"cannot be opened ({exc.strerror})"
+        raise CodeRefused(f"{path.name} {reason}") from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise CodeRefused(f"{path.name} is not a regular file")
+        if info.st_size > MAX_CODE_BYTES:
+            raise CodeRefused(f"{path.name} is {info.st_size} bytes; the limit is {MAX_CODE_BYTES}")
+        return handle.read(MAX_CODE_BYTES + 1)
 
 
 def _kill_group(pid: int) -> None:
@@ -106,15 +164,29 @@ def _kill_group(pid: int) -> None:
         pass
 
 
-def _read_head(path: Path, limit: int) -> str:
-    with open(path, "rb") as handle:
-        return handle.read(limit).decode("utf-8", "replace")
-
-
-def _read_tail(path: Path) -> str:
-    with open(path, "rb") as handle:
-        handle.seek(max(0, path.stat().st_size - _STDERR_TAIL))
-        return handle.read().decode("utf-8", "replace")
+def _collect(process: subprocess.Popen, limits: Limits) -> tuple[bytes, str, bool]:
+    """The child's stdout (at most output_mb), the end of its stderr, and whether the wall-clock
+    limit passed; reads both pipes as they fill so that neither blocks the child."""
+    cap, deadline = limits.output_mb << 20, time.monotonic() + limits.seconds
+    out, err = bytearray(), bytearray()
+    streams = {process.stdout.fileno(): out, process.stderr.fileno(): err}
+    while streams:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return bytes(out[:cap]), err[-_STDERR_TAIL:].decode("utf-8", "replace"), True
+        ready, _, _ = select.select(list(streams), [], [], left)
+        for fd in ready:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                del streams[fd]
+                continue
+            buffer = streams[fd]
+            buffer += chunk
+            if buffer is err and len(err) > 4 * _STDERR_TAIL:
+                del err[:-_STDERR_TAIL]
+            if buffer is out and len(out) > cap:
+                del streams[fd]  # the rest is not read: more than a result needs
+    return bytes(out[:cap]), err[-_STDERR_TAIL:].decode("utf-8", "replace"), False
 
 
 def _records(text: str) -> tuple[dict, dict | None]:
@@ -145,31 +217,45 @@ def _signal_of(returncode: int) -> int | None:
 def run_code(code_path: Path, problem_name: str, limits: Limits = Limits()) -> ChildResult:
     """Run `code_path` in an isolated child and return the problem it builds (as PDDL)."""
     started = time.monotonic()
+    try:
+        code = read_code(Path(code_path))
+    except CodeRefused as exc:
+        return ChildResult("refused", str(exc))
     prefix = namespace_command()
-    with tempfile.TemporaryDirectory(prefix="safeforge-despite-") as scratch:
-        workdir = Path(scratch) / "task"
-        workdir.mkdir(mode=0o700)
-        shutil.copyfile(code_path, workdir / "code.py")
-        request = {"code": str(workdir / "code.py"), "workdir": str(workdir), "standin": str(STANDIN), "code_root": str(CODE_ROOT),
-                   "problem_name": problem_name, "audit_hook": limits.audit_hook,
-                   "rlimits": _rlimits(limits), "namespaces": bool(prefix),
+    unprivileged = bool(prefix) and os.getuid() == 0
+    with contextlib.ExitStack() as stack:
+        if prefix:  # the child makes its own private root; nothing of it lives here
+            workdir, code_file = PRIVATE_WORKDIR, f"{PRIVATE_TASK}/code.py"
+        else:
+            scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="safeforge-despite-")))
+            (scratch / "task").mkdir(mode=0o700)
+            (scratch / "task" / "code.py").write_bytes(code)
+            workdir = code_file = str(scratch / "task")
+            code_file += "/code.py"
+        request = {"code": code_file, "code_text": code.decode("utf-8", "replace"), "workdir": workdir,
+                   "standin": str(STANDIN), "code_root": str(CODE_ROOT), "problem_name": problem_name,
+                   "audit_hook": limits.audit_hook, "rlimits": _rlimits(limits, unprivileged),
+                   "namespaces": bool(prefix), "unprivileged_uid": UNPRIVILEGED_UID if unprivileged else None,
                    "host_namespaces": _host_namespaces()}
-        command = [*prefix, sys.executable, "-I", "-B", str(BOOTSTRAP), json.dumps(request)]
-        out_path, err_path = Path(scratch) / "result.jsonl", Path(scratch) / "stderr.txt"
-        with open(out_path, "wb") as out, open(err_path, "wb") as err:
-            process = subprocess.Popen(
-                command, stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=workdir,
-                env=_environment(workdir), start_new_session=True, close_fds=True)
+        command = [sys.executable, "-I", "-c", _LAUNCHER, str(os.getpid()),
+                   *(prefix or (sys.executable,)), *((sys.executable,) if prefix else ()),
+                   "-I", "-B", str(BOOTSTRAP)]
+        process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   cwd="/" if prefix else workdir, env=_environment(workdir),
+                                   start_new_session=True, close_fds=True)
+        try:
             try:
-                process.wait(limits.seconds)
-                timed_out = False
-            except subprocess.TimeoutExpired:
-                timed_out = True
-            finally:
-                _kill_group(process.pid)
-                process.wait()
-        layers, record = _records(_read_head(out_path, limits.output_mb << 20))
-        stderr = _read_tail(err_path)
+                process.stdin.write(json.dumps(request).encode())
+                process.stdin.close()
+            except BrokenPipeError:
+                pass
+            out, stderr, timed_out = _collect(process, limits)
+        finally:
+            _kill_group(process.pid)
+            process.wait()
+            process.stdout.close()
+            process.stderr.close()
+    layers, record = _records(out.decode("utf-8", "replace"))
     result = _interpret(record, timed_out, process.returncode, limits)
     result.layers = {**_parent_layers(limits, prefix), **layers}
     result.stderr, result.seconds = stderr, time.monotonic() - started
@@ -179,12 +265,13 @@ def run_code(code_path: Path, problem_name: str, limits: Limits = Limits()) -> C
 def _parent_layers(limits: Limits, prefix: tuple[str, ...]) -> dict[str, str]:
     layers = {
         "minimal environment": "active: PATH, HOME, TMPDIR, locale and thread counts only",
-        "private directory": "active: a fresh temporary directory as cwd, HOME and TMPDIR",
+        "private directory": "active: a fresh directory as cwd, HOME and TMPDIR",
+        "dies with the importer": "active: parent-death signal, then the pid namespace's end",
         "resource limits": "requested (the child did not confirm them)",
         "time limit": f"active: killed after {limits.seconds:g}s",
     }
     if prefix:
-        for name in ("network namespace", "pid namespace", "mount namespace"):
+        for name in ("network namespace", "pid namespace", "mount namespace", "private root"):
             layers[name] = "requested (the child did not confirm it)"
     else:
         layers["namespaces"] = "unavailable: `unshare` is missing or not permitted here"
@@ -199,9 +286,12 @@ def _interpret(record: dict | None, timed_out: bool, returncode: int, limits: Li
         domain, problem = record.get("domain"), record.get("problem")
         if status == "ok" and not (isinstance(domain, str) and isinstance(problem, str)):
             return ChildResult("crashed", "the child's result has no domain and problem text")
+        if status == "ok" and max(len(domain.encode()), len(problem.encode())) > MAX_PDDL_BYTES:
+            size = max(len(domain.encode()), len(problem.encode()))
+            return ChildResult("error", f"the PDDL it built is {size} bytes; the limit is {MAX_PDDL_BYTES}")
         warnings = record.get("warnings")
         return ChildResult(status, str(record.get("message", ""))[:2000], domain or "", problem or "",
-                           [str(w) for w in warnings] if isinstance(warnings, list) else [],
+                           [str(w)[:500] for w in warnings[:50]] if isinstance(warnings, list) else [],
                            str(record.get("traceback", ""))[:4000])
     number = _signal_of(returncode)
     if number == signal.SIGKILL:

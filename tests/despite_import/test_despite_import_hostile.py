@@ -27,6 +27,7 @@ HOSTILE = Path(__file__).resolve().parents[1] / "fixtures" / "despite" / "hostil
 BENIGN = Path(__file__).resolve().parents[1] / "fixtures" / "despite" / "elderly_care_water_bottle"
 REPO = Path(__file__).resolve().parents[2]
 SENTINEL = f"sk_sentinel_{uuid.uuid4().hex}"
+SECRET_TEXT = f"topsecret{uuid.uuid4().hex}"
 OS_ONLY = Limits(audit_hook=False)
 NAMESPACES = bool(namespace_command())
 needs_namespaces = pytest.mark.skipif(not NAMESPACES, reason="no namespaces here: the OS layers are not active")
@@ -83,6 +84,15 @@ def runs(tmp_path_factory):
         scenarios[f"write-{mode}"] = (_import, _prepare("write_outside", folder, TARGET=str(targets[mode])),
                                       base / f"out-write-{mode}", limits)
         scenarios[f"fork-{mode}"] = (_import, HOSTILE / "fork_daemon", base / f"out-fork-{mode}", limits)
+    secret = base / "secret.txt"
+    secret.write_text(SECRET_TEXT)
+    secret.chmod(0o600)
+    for mode, limits in (("hook", Limits()), ("os", OS_ONLY)):
+        scenarios[f"secret-{mode}"] = (_import, _prepare("read_secret", base / mode, SECRET=str(secret)),
+                                       base / f"out-secret-{mode}", limits)
+    scenarios["bomb-os"] = (_import, HOSTILE / "fork_bomb", base / "out-bomb-os", OS_ONLY)
+    scenarios["bomb-hook"] = (_import, HOSTILE / "fork_bomb", base / "out-bomb-hook", Limits())
+    scenarios["forge"] = (_import, HOSTILE / "forge_result", base / "out-forge", Limits())
     scenarios["env-hook"] = (_import, HOSTILE / "env_secret", base / "out-env-hook", Limits())
     scenarios["env-os"] = (_env_secret_in_a_parent_holding_the_secret, HOSTILE / "env_secret", base / "out-env-os")
     scenarios["loop"] = (_import, HOSTILE / "infinite_loop", base / "out-loop", Limits(seconds=3))
@@ -153,11 +163,44 @@ def test_writing_outside_the_private_directory_is_blocked(runs):
 
 
 @needs_namespaces
-def test_without_the_hook_the_filesystem_is_read_only(runs):
+def test_without_the_hook_nothing_outside_the_private_root_exists(runs):
     result = runs["write-os"]["result"]
     assert result.outcome == FAILED
-    assert result.reason.startswith("code.py error: OSError: [Errno 30] Read-only file system")
+    assert result.reason.startswith("code.py error: FileNotFoundError: [Errno 2] No such file or directory")
     assert not runs["targets"]["os"].exists()
+
+
+def test_a_process_started_past_popen_is_blocked_and_no_secret_leaks(runs):
+    run = runs["secret-hook"]
+    assert run["result"].outcome == FAILED
+    assert run["result"].reason.startswith("code.py blocked: open (")  # open() comes first
+    assert SECRET_TEXT not in json.dumps(run["result"].to_dict()) + _everything_written(run["out"])
+
+
+@needs_namespaces
+def test_without_the_hook_a_file_outside_the_task_cannot_be_read_at_all(runs):
+    run = runs["secret-os"]
+    domain = (run["out"] / "hostile_read_secret" / "safety_domain.pddl").read_text().lower()
+    assert "leak_open_failed_filenotfounderror" in domain  # the code ran and published what it got
+    assert "leak_cat_" in domain
+    assert SECRET_TEXT not in json.dumps(run["result"].to_dict()) + _everything_written(run["out"])
+
+
+@needs_namespaces
+def test_without_the_hook_the_process_count_is_limited(runs):
+    run = runs["bomb-os"]
+    domain = (run["out"] / "hostile_fork_bomb" / "safety_domain.pddl").read_text().lower()
+    forked = int(domain.split("forked_")[1].split()[0].rstrip(")"))
+    assert 0 < forked < Limits().processes
+    assert runs["bomb-hook"]["result"].reason == "code.py blocked: os.fork (): not allowed"
+
+
+def test_a_forged_result_is_held_to_the_size_limit(runs):
+    result = runs["forge"]["result"]
+    assert result.outcome == FAILED
+    assert result.reason.startswith("code.py error: the PDDL it built is ")
+    assert result.reason.endswith("bytes; the limit is 1048576")
+    assert not list(runs["forge"]["out"].glob("hostile_forge_result*"))  # no task folder, not even half of one
 
 
 def test_an_endless_loop_is_stopped_by_the_time_limit(runs):
@@ -215,6 +258,44 @@ def test_each_failure_is_in_the_report(runs):
 def test_every_isolation_layer_is_active_here(runs):
     layers = runs["socket-hook"]["result"].isolation
     assert set(layers) == {
-        "minimal environment", "private directory", "resource limits", "time limit", "network namespace",
-        "pid namespace", "mount namespace", "read-only filesystem", "capabilities dropped", "audit hook"}
+        "minimal environment", "private directory", "dies with the importer", "resource limits", "time limit",
+        "network namespace", "pid namespace", "mount namespace", "private root", "capabilities dropped",
+        "unprivileged user", "audit hook"}
     assert all(state.startswith("active") for state in layers.values()), layers
+
+
+def test_a_symlinked_code_py_is_refused_without_reading_its_target(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text(SECRET_TEXT + "\nsecond line")
+    task = Path(shutil.copytree(BENIGN, tmp_path / "linked"))
+    (task / "code.py").unlink()
+    (task / "code.py").symlink_to(secret)
+    [result] = import_many([task], tmp_path / "out")
+    assert result.outcome == FAILED
+    assert result.reason == "code.py refused: code.py is a symbolic link"
+    assert SECRET_TEXT not in json.dumps(result.to_dict()) + (tmp_path / "out" / REPORT).read_text()
+
+
+_KILLED_PARENT = """
+import sys
+from pipeline.despite_import import Limits, import_many
+import_many([sys.argv[1]], sys.argv[2], limits=Limits(seconds=300))
+"""
+
+
+@needs_namespaces
+def test_killing_the_importer_ends_the_sandboxed_child(tmp_path):
+    importer = subprocess.Popen([sys.executable, "-c", _KILLED_PARENT, str(HOSTILE / "infinite_loop"),
+                                 str(tmp_path / "out")], cwd=REPO, env={**os.environ, "TMPDIR": str(tmp_path)})
+    marker = '"problem_name": "hostile_infinite_loop"'
+    deadline = time.monotonic() + 60
+    while not _processes_mentioning("_bootstrap.py") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(2)  # inside code.py's loop by now
+    importer.kill()
+    importer.wait(timeout=10)
+    deadline = time.monotonic() + 10
+    while _processes_mentioning("_bootstrap.py") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _processes_mentioning("_bootstrap.py") == [] and _processes_mentioning(marker) == []
+    assert list(tmp_path.glob("safeforge-despite-*")) == []  # its private root went with its namespace
