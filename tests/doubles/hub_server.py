@@ -4,7 +4,7 @@ It speaks the part of the Hub's HTTP API that `huggingface_hub` (2.4) and `datas
 publish and read a dataset, so the real clients talk to it unchanged: point them at it with
 `HF_ENDPOINT=<url>` and `HF_HUB_DISABLE_XET=1`, both set before either library is imported.
 
-Start it with `python -m tests.doubles.hub_server --root DIR [--port P] [--token T]` (port 0
+Start it with `HUB_SERVER_TOKEN=T python -m tests.doubles.hub_server --root DIR [--port P]` (port 0
 picks a free one; the URL is printed) or, in tests, `with running_hub_server(root) as url:`.
 
 Endpoints (REPO = `<org>/<name>`, TYPE = `datasets`, `models` or `spaces`; models have no prefix
@@ -30,6 +30,7 @@ shared by all revisions). A commit is applied under a lock, so it is all or noth
 from __future__ import annotations
 
 import argparse
+import os
 import base64
 import hashlib
 import json
@@ -562,9 +563,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, required=True, help="folder where repositories are stored")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port (default)")
-    parser.add_argument("--token", help="the only token accepted for writes (default: any non-empty one)")
+    parser.epilog = ("The only token accepted for writes comes from the environment variable HUB_SERVER_TOKEN "
+                     "(never the command line, where `ps` would show it); unset: any non-empty token.")
     args = parser.parse_args(argv)
-    server = HubServer(args.root, host=args.host, port=args.port, token=args.token)
+    server = HubServer(args.root, host=args.host, port=args.port, token=os.environ.get("HUB_SERVER_TOKEN") or None)
     print(f"hub server on {server.url} (root {args.root}); use HF_ENDPOINT={server.url} HF_HUB_DISABLE_XET=1",
           flush=True)
     try:
