@@ -76,6 +76,8 @@ class _Call:
     latency_s: float = 0.0
     usage: TokenUsage = field(default_factory=TokenUsage)
     cost_usd: float | None = 0.0
+    pending_row: int | None = None
+    """The ledger row of the attempt in flight (written before it was sent)."""
 
     def spent(self, usage: TokenUsage, cost: float | None) -> None:
         self.usage += usage
@@ -272,7 +274,8 @@ class LLMClient:
                 parsed = parse(text, finish_reason)
             except InvalidResponse as problem:
                 message = self._redact(str(problem))
-                self._record(call, "validation_error", usage, cost, error=message)
+                self._record(call, "validation_failed" if repairing else "validation_error", usage, cost,
+                             error=message)
                 if repairing:
                     raise LLMError("validation", message, attempts=call.attempts) from None
                 conversation += repair_turns(text, problem)
@@ -330,6 +333,8 @@ class LLMClient:
     ) -> tuple[ChatCompletion, TokenUsage]:
         """One HTTP request, inside the concurrency and rate limits."""
         call.attempts += 1
+        call.pending_row = self.ledger.begin(call.request.stage, call.request.record_id, call.request.model,
+                                             call.attempts)
         decoding = call.request.decoding
         async with self._limiter.slot(_estimate_tokens(messages, decoding)) as slot:
             started = time.monotonic()
@@ -382,7 +387,9 @@ class LLMClient:
         self, call: _Call, outcome: str, usage: TokenUsage, cost: float | None, *, error: str | None = None
     ) -> None:
         request = call.request
-        self.ledger.record(
+        row_id, call.pending_row = call.pending_row, None
+        write = self.ledger.record if row_id is None else partial(self.ledger.finish, row_id)
+        write(
             LedgerRow(
                 stage=request.stage,
                 record_id=request.record_id,

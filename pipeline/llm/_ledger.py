@@ -1,12 +1,16 @@
 """The call ledger: one SQLite row per HTTP attempt or cache hit, and per-stage summaries.
 
 Outcomes: ok, cache_hit, retry_<reason> (rate_limit, server_error, timeout, connection,
-schema_unsupported), validation_error, error. Error text is redacted before it gets here;
+schema_unsupported), validation_error (a reply sent back for repair), validation_failed (the
+repaired reply was invalid too: the call failed), error (the call failed for good), unknown (an
+attempt that was in flight when its process ended: sent, maybe paid, never answered here).
+A call that failed — on HTTP errors or on validation — counts as one failure. Error text is redacted before it gets here;
 no headers or client configuration are stored.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import astuple, dataclass, field, fields
 from pathlib import Path
@@ -28,7 +32,8 @@ CREATE TABLE IF NOT EXISTS calls (
     cost_usd REAL,
     error TEXT,
     cache_note TEXT,
-    created_at REAL NOT NULL
+    created_at REAL NOT NULL,
+    pid INTEGER
 );
 CREATE INDEX IF NOT EXISTS calls_by_record ON calls (stage, record_id);
 """
@@ -74,12 +79,44 @@ class StageSummary:
     unpriced_calls: int
 
 
+IN_FLIGHT = "in_flight"
+UNKNOWN = "unknown"
+
+
 class CallLedger:
-    """Append-only record of calls, in one SQLite file (safe across processes)."""
+    """Record of calls, in one SQLite file (safe across processes). An HTTP attempt is written
+    before it is sent (`begin`, outcome in_flight) and completed when it ends (`finish`); attempts
+    left in flight by a process that no longer exists become `unknown` when a ledger is opened."""
 
     def __init__(self, path: Path):
         self.path = Path(path)
         self._db = _db.Database(self.path, _SCHEMA_SQL)
+        with self._db.transaction() as conn:
+            if "pid" not in {row["name"] for row in conn.execute("PRAGMA table_info(calls)")}:
+                conn.execute("ALTER TABLE calls ADD COLUMN pid INTEGER")  # ledgers from before in-flight rows
+            pids = [row["pid"] for row in conn.execute(
+                "SELECT DISTINCT pid FROM calls WHERE outcome = ?", (IN_FLIGHT,))]
+            for pid in pids:
+                if pid is None or not _alive(pid):
+                    conn.execute("UPDATE calls SET outcome = ?, error = ? WHERE outcome = ? AND pid IS ?",
+                                 (UNKNOWN, "in flight when its process ended: sent, maybe paid, never answered here",
+                                  IN_FLIGHT, pid))
+
+    def begin(self, stage: str, record_id: str, model: str, attempt: int) -> int:
+        """Write an attempt about to be sent; its row id, for `finish`."""
+        with self._db.transaction() as conn:
+            cursor = conn.execute(
+                "INSERT INTO calls (stage, record_id, model, attempt, outcome, tokens_in, tokens_out, tokens_cached, "
+                "latency_s, created_at, pid) VALUES (?, ?, ?, ?, ?, 0, 0, 0, 0.0, ?, ?)",
+                (stage, record_id, model, attempt, IN_FLIGHT, time.time(), os.getpid()))
+            return int(cursor.lastrowid)
+
+    def finish(self, row_id: int, row: LedgerRow) -> None:
+        """Complete the attempt `begin` wrote."""
+        names = [f.name for f in fields(LedgerRow)]
+        with self._db.transaction() as conn:
+            conn.execute(f"UPDATE calls SET {', '.join(f'{n} = ?' for n in names)} WHERE id = ?",
+                         (*astuple(row), row_id))
 
     def close(self) -> None:
         self._db.close()
@@ -103,7 +140,7 @@ class CallLedger:
             ).fetchall()
         return [LedgerRow(**dict(row)) for row in found]
 
-    def summary(self) -> list[StageSummary]:
+    def summary(self) -> list[StageSummary]:  # in-flight attempts are not counted until they end
         """Calls, tokens and dollars per stage, sorted by stage."""
         with self._db.transaction() as conn:
             found = conn.execute("""
@@ -111,12 +148,22 @@ class CallLedger:
                        SUM(outcome != 'cache_hit') AS calls,
                        SUM(outcome = 'cache_hit') AS cache_hits,
                        SUM(outcome LIKE 'retry_%') AS retries,
-                       SUM(outcome = 'error') AS failures,
+                       SUM(outcome IN ('error', 'validation_failed')) AS failures,
                        SUM(tokens_in) AS tokens_in,
                        SUM(tokens_out) AS tokens_out,
                        SUM(tokens_cached) AS tokens_cached,
                        COALESCE(SUM(cost_usd), 0.0) AS cost_usd,
                        SUM(outcome != 'cache_hit' AND cost_usd IS NULL) AS unpriced_calls
-                FROM calls GROUP BY stage ORDER BY stage
+                FROM calls WHERE outcome != 'in_flight' GROUP BY stage ORDER BY stage
                 """).fetchall()
         return [StageSummary(**dict(row)) for row in found]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,8 +1,10 @@
 """Structured output: how JSON is requested, how replies are validated, how they are repaired.
 
-json_schema mode sends the pydantic model's JSON schema as `response_format`; json_object mode
-sends `{"type": "json_object"}` and describes the schema in a system message placed after the
-caller's leading system messages.
+json_schema mode sends the pydantic model's JSON schema as `response_format`, with
+`"strict": true` when the schema can take the form strict structured outputs require (every object
+closed, every property required; keywords strict mode does not know are left out, pydantic still
+checks them on the reply); json_object mode sends `{"type": "json_object"}` and describes the schema
+in a system message placed after the caller's leading system messages.
 """
 
 from __future__ import annotations
@@ -44,16 +46,46 @@ def schema_fingerprint(schema: type[BaseModel]) -> str:
     return f"{schema.__name__}:{sha256_hex(canonical_json(json_schema(schema)))[:16]}"
 
 
+STRICT_UNSUPPORTED = frozenset({"minLength", "maxLength", "default", "minProperties", "maxProperties",
+                                "uniqueItems", "patternProperties", "contains"})
+"""Keywords strict structured outputs reject; left out of a strict schema (pydantic checks them)."""
+
+
+def strict_schema(schema: dict[str, Any]) -> dict[str, Any] | None:
+    """`schema` as strict structured outputs accept it, or None when it cannot be (an object with
+    optional properties or open keys)."""
+
+    def convert(node: Any) -> Any:
+        if isinstance(node, list):
+            return [convert(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        node = {("anyOf" if key == "oneOf" else key): convert(value) for key, value in node.items()
+                if key not in STRICT_UNSUPPORTED}
+        if node.get("type") == "object" or "properties" in node:
+            if node.get("additionalProperties", False) is not False:
+                raise ValueError("open object")
+            if set(node.get("required", [])) != set(node.get("properties", {})):
+                raise ValueError("optional properties")
+            node["additionalProperties"] = False
+        return node
+
+    try:
+        return convert(schema)
+    except ValueError:
+        return None
+
+
 def response_format(schema: type[BaseModel], mode: JsonMode) -> dict[str, Any]:
     if mode == "json_object":
         return {"type": "json_object"}
-    return {
-        "type": "json_schema",
-        "json_schema": {
-            "name": _SCHEMA_NAME_CHARS.sub("_", schema.__name__)[:64],
-            "schema": json_schema(schema),
-        },
-    }
+    body: dict[str, Any] = {"name": _SCHEMA_NAME_CHARS.sub("_", schema.__name__)[:64]}
+    strict = strict_schema(json_schema(schema))
+    if strict is None:
+        body["schema"] = json_schema(schema)
+    else:
+        body.update(schema=strict, strict=True)
+    return {"type": "json_schema", "json_schema": body}
 
 
 def messages_for(

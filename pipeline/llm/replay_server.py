@@ -106,6 +106,25 @@ def _error(status: int, message: str, kind: str, **headers: str) -> _Reply:
     return _Reply(status, body, tuple(headers.items()))
 
 
+def strict_schema_problem(schema: Any, where: str = "(root)") -> str | None:
+    """What strict structured outputs would reject in `schema` (as the OpenAI API does), or None."""
+    if isinstance(schema, list):
+        return next((p for i, s in enumerate(schema) if (p := strict_schema_problem(s, f"{where}[{i}]"))), None)
+    if not isinstance(schema, dict):
+        return None
+    for keyword in ("minLength", "maxLength", "default", "oneOf"):
+        if keyword in schema:
+            return f"in context={where}, '{keyword}' is not permitted"
+    if schema.get("type") == "object" or "properties" in schema:
+        if schema.get("additionalProperties") is not False:
+            return f"in context={where}, 'additionalProperties' is required to be supplied and to be false"
+        if set(schema.get("required", [])) != set(schema.get("properties", {})):
+            return (f"in context={where}, 'required' is required to be supplied and to be an array including "
+                    "every key in properties")
+    return next((p for key, value in schema.items()
+                 if (p := strict_schema_problem(value, f"{where}.{key}"))), None)
+
+
 def _shared_prefix_length(a: str, b: str) -> int:
     n = min(len(a), len(b))
     i = 0
@@ -193,14 +212,17 @@ class _ReplayState:
             return _error(400, "`messages` must be a list of message objects", "invalid_request_error")
         requested_format = body.get("response_format")
         wanted_format = requested_format.get("type") if isinstance(requested_format, dict) else None
+        strict = wanted_format == "json_schema" and (requested_format.get("json_schema") or {}).get("strict") is True
         with self.lock:
-            self.response_formats[wanted_format or "text"] += 1
+            self.response_formats[(wanted_format or "text") + (" strict" if strict else "")] += 1
         if wanted_format == "json_schema" and not self.options.json_schema:
             return _error(
                 400,
                 "response_format type 'json_schema' is not supported by this endpoint; use 'json_object'",
                 "invalid_request_error",
             )
+        if strict and (problem := strict_schema_problem(requested_format["json_schema"].get("schema"))):
+            return _error(400, f"Invalid schema for response_format: {problem}", "invalid_request_error")
         text = "\n".join(message_text(m) for m in messages)
         assistant_turns = sum(m.get("role") == "assistant" for m in messages)
         with self.lock:

@@ -7,7 +7,10 @@ import subprocess
 import sys
 import time
 
+from generation_helpers import admin
 from tests_paths import REPO
+
+from pipeline.llm import CallLedger
 
 
 def safeforge(*args: str, env: dict[str, str], cwd=REPO) -> subprocess.CompletedProcess:
@@ -91,3 +94,24 @@ def test_a_second_process_on_the_same_run_is_refused_naming_the_holder(tmp_path,
     assert first.returncode == 0, err
     assert "states: checked 2" in out  # the first run was not disturbed
     assert lock.read_text() == ""  # released: the next process may take it
+
+
+def test_calls_in_flight_at_a_kill_are_recorded_as_unknown(tmp_path, replay_server):
+    url = replay_server(latency_ms=3000)
+    env = clean_env(OPENAI_BASE_URL=url, SAFEFORGE_MODEL="deepseek-chat")
+    process = subprocess.Popen([sys.executable, "-m", "pipeline.cli", "generate", "normbank", "--limit", "2",
+                                "--out", str(tmp_path), "--run", "killed", "--concurrency", "2"],
+                               env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while admin(url, "/admin/stats")["in_flight"] < 2:
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.05)
+    process.kill()
+    process.wait(timeout=10)
+    served = admin(url, "/admin/stats")["requests"]
+    ledger = CallLedger(tmp_path / "killed" / "llm.sqlite")  # opened after the kill
+    rows = ledger.rows()
+    assert len([r for r in rows if r.outcome != "cache_hit"]) == served  # every request sent is in the ledger
+    unknown = [r for r in rows if r.outcome == "unknown"]
+    assert len(unknown) == 2 and all("in flight when its process ended" in r.error for r in unknown)
+    assert sum(s.unpriced_calls for s in ledger.summary()) == 2  # their cost is not known

@@ -1,12 +1,17 @@
-"""Structured output over real HTTP: json_schema, json_object fallback, validation repair."""
+"""Structured output over real HTTP: json_schema (strict where possible), json_object fallback, validation repair."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
+from pydantic import BaseModel, ConfigDict, Field
 
+from pipeline.generation import ExtractionResult, GeneratedPDDL, JudgeVerdict
 from pipeline.llm import LLMClient, LLMError
+from pipeline.llm._structured import response_format, strict_schema
+from pipeline.llm.replay_server import strict_schema_problem
 
 VALID = {"hazard": "knife near toddler", "severity": 3}
 
@@ -32,7 +37,7 @@ def test_json_schema_round_trip(start_replay, make_config, server_stats, schema,
         False,
         "stop",
     )
-    assert server_stats(url)["response_formats"] == {"json_schema": 1}
+    assert server_stats(url)["response_formats"] == {"json_schema strict": 1}
     assert outcomes(client) == ["ok"]
 
 
@@ -62,7 +67,7 @@ def test_auto_falls_back_to_json_object_with_schema_in_system_message(
     assert first.parsed == second.parsed == schema(**VALID)
     assert client.json_mode == "json_object"
     assert first.attempts == 2 and second.attempts == 1  # the fallback sticks for the client's life
-    assert server_stats(url)["response_formats"] == {"json_schema": 1, "json_object": 2}
+    assert server_stats(url)["response_formats"] == {"json_schema strict": 1, "json_object": 2}
     assert outcomes(client) == ["retry_schema_unsupported", "ok", "ok"]
 
 
@@ -160,7 +165,9 @@ def test_reply_still_invalid_after_repair_fails_and_is_not_cached(
 
     client = asyncio.run(go())
     assert server_stats(url)["requests"] == 4  # nothing was cached, so the second call went out again
-    assert outcomes(client) == ["validation_error"] * 4
+    assert outcomes(client) == ["validation_error", "validation_failed"] * 2
+    [summary] = client.ledger.summary()
+    assert (summary.calls, summary.failures) == (4, 2)  # each call failed for good, on validation
 
 
 def test_complete_text_has_no_output_cap_and_returns_text(start_replay, make_config, schema, messages):
@@ -178,3 +185,31 @@ def test_complete_text_has_no_output_cap_and_returns_text(start_replay, make_con
     assert result.parsed == result.raw_text == plan
     assert request.decoding == {"temperature": 0.0}
     assert json_request.decoding == {"temperature": 0.0, "max_tokens": 4096}
+
+
+class _Optional(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1)
+    note: str = ""
+
+
+class _Closed(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1)
+    tags: list[str]
+
+
+def test_strict_schemas_are_closed_required_and_free_of_unsupported_keywords():
+    strict = strict_schema(_Closed.model_json_schema())
+    assert strict["additionalProperties"] is False and set(strict["required"]) == {"name", "tags"}
+    assert "minLength" not in json.dumps(strict)  # pydantic still checks it on the reply
+    assert strict_schema_problem(strict) is None
+    assert strict_schema(_Optional.model_json_schema()) is None  # optional fields: sent without strict
+    assert response_format(_Optional, "json_schema")["json_schema"].get("strict") is None
+    assert strict_schema_problem(_Closed.model_json_schema()) == "in context=(root).properties.name, 'minLength' is not permitted"
+
+
+def test_the_generation_schemas_go_out_strict():
+    for model in (ExtractionResult, GeneratedPDDL, JudgeVerdict):
+        body = response_format(model, "json_schema")["json_schema"]
+        assert body["strict"] is True and strict_schema_problem(body["schema"]) is None, model.__name__
