@@ -13,6 +13,7 @@ repeated after a crash without double counting. Every record ends in exactly one
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import threading
 import time
@@ -24,7 +25,9 @@ from pathlib import Path
 from pipeline.common.errors import SafeforgeError
 
 LEDGER_FILE = "ledger.sqlite"
-LLM_DB_FILE = "llm.sqlite"  # the run's LLM response cache and call ledger
+LLM_DB_FILE = "llm.sqlite"
+REASONS_FILE = "reasons.txt"  # in <run>/work/<record_id>/: reasons too long for one ledger line
+MAX_REASON_CHARS = 400  # the run's LLM response cache and call ledger
 TERMINAL = ("no_danger", "rejected_by_checks", "rejected_by_review", "accepted", "error")
 STATES = ("pending", "extracted", "checked", "in_review", *TERMINAL)
 ALLOWED = {
@@ -121,9 +124,11 @@ class RunLedger:
 
     def transition(self, record_id: str, to_state: str, reason: str = "", detail: dict | None = None,
                    task_id: str | None = None) -> bool:
-        """Move a record to `to_state`; False when it is already there (nothing recorded)."""
+        """Move a record to `to_state`; False when it is already there (nothing recorded). The
+        ledger keeps a reason on one line; a longer one is kept whole in the record's work folder."""
         if to_state not in STATES:
             raise TransitionError(f"{record_id}: unknown state {to_state!r}")
+        reason = self._one_line(record_id, to_state, reason)
         now = time.time()
         with self._transaction() as db:
             row = db.execute("SELECT state FROM records WHERE record_id = ?", (record_id,)).fetchone()
@@ -141,6 +146,17 @@ class RunLedger:
                        "VALUES (?, ?, ?, ?, ?, ?)",
                        (record_id, current, to_state, reason, json.dumps(detail) if detail else None, now))
         return True
+
+    def _one_line(self, record_id: str, to_state: str, reason: str) -> str:
+        first = " ".join(reason.strip().splitlines()[0].split()) if reason.strip() else ""
+        if "\n" not in reason.strip() and len(first) <= MAX_REASON_CHARS:
+            return first
+        name = re.sub(r"[^A-Za-z0-9_.-]", "_", record_id).lstrip(".") or "_"
+        folder = self.path.parent / "work" / name
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / REASONS_FILE, "a", encoding="utf-8") as handle:
+            handle.write(f"== {to_state}\n{reason.strip()}\n")
+        return f"{first[:MAX_REASON_CHARS]} [full text: work/{name}/{REASONS_FILE}]"
 
     def get(self, record_id: str) -> RecordRow | None:
         with self._lock:
