@@ -47,6 +47,13 @@ def judge_problems(verdict: JudgeVerdict) -> list[str]:
     return [f"The quality review did not approve the task. Its issues:\n{issues}"]
 
 
+def earlier_failures(rounds: list) -> list[str]:
+    """One line per earlier round that failed, so the model does not repeat those mistakes
+    (its earlier candidates are no longer in the conversation)."""
+    lines = [f"- {r.failure}" for r in rounds if r.failure]
+    return ["Earlier rounds failed too; do not bring their problems back:\n" + "\n".join(lines)] if lines else []
+
+
 def render_feedback(template: PromptTemplate, round_no: int, problems: list[str]) -> str:
     """The user message that opens round `round_no` (>= 2)."""
     return template.user_message(round=str(round_no), previous_round=str(round_no - 1),

@@ -11,7 +11,8 @@ from typing import Any
 from pipeline.generation._calls import StageCall, add_costs, add_tokens
 from pipeline.generation._check import Checker, run_checker
 from pipeline.generation._extract import formalization_block, record_block
-from pipeline.generation._feedback import check_problems, failure_summary, judge_problems, render_feedback
+from pipeline.generation._feedback import (check_problems, earlier_failures, failure_summary, judge_problems,
+                                          render_feedback)
 from pipeline.generation._judge import judge_task
 from pipeline.generation._prompts import PromptSet
 from pipeline.generation._schemas import DangerFormalization, GeneratedPDDL, JudgeVerdict
@@ -102,7 +103,7 @@ async def generate_task(record: Record, formalization: DangerFormalization, clie
                         checker: Checker) -> GenerationOutcome:
     """Run the rounds for one record; candidates are written to work_dir/round-<n>/. An LLM call
     that fails for good ends the rounds with `error` set."""
-    messages = generation_messages(record, formalization, prompts)
+    first_messages = messages = generation_messages(record, formalization, prompts)
     outcome = GenerationOutcome(passed=False)
     for round_no in range(1, settings.max_rounds + 1):
         prompt_hash = prompts.generate.hash if round_no == 1 else f"{prompts.generate.hash}+{prompts.feedback.hash}"
@@ -137,7 +138,10 @@ async def generate_task(record: Record, formalization: DangerFormalization, clie
             f"round {round_no}/{settings.max_rounds}: {failure_summary(report, verdict)}")
         if round_no < settings.max_rounds:
             problems = check_problems(report, pddl) if not report.ok else judge_problems(verdict)
+            problems += earlier_failures(outcome.rounds[:-1])
             current.feedback = render_feedback(prompts.feedback, round_no + 1, problems)
-            messages = [*messages, {"role": "assistant", "content": result.raw_text},
+            # what the model needs, not the whole conversation: the record and formalization, its
+            # latest candidate, and the feedback so far (so a round costs about the same as the last)
+            messages = [*first_messages, {"role": "assistant", "content": result.raw_text},
                         {"role": "user", "content": current.feedback}]
     return outcome

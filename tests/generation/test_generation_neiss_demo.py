@@ -5,6 +5,7 @@ back, rejected after max rounds, and an unscripted record ending in error."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -162,3 +163,20 @@ def test_rerun_makes_no_http_calls_and_leaves_tasks_identical(demo):
     assert second.calls == 0 and second.cache_hits == 0  # finished records are not even looked up
     assert second.states == demo["first"].states
     assert demo["tasks_after"] == demo["tasks_before"] and len(demo["tasks_after"]) == 15
+
+
+def test_later_rounds_send_the_latest_candidate_and_the_feedback_so_far_not_the_whole_conversation(
+        tmp_path, replay_server):
+    url = replay_server()
+    record = next(r for r in iter_records("neiss", limit=6) if r.record_id == REJECTED)
+    settings = FAST_SETTINGS.model_copy(update={"max_rounds": 4})
+    run_records(tmp_path / "run", [record], fast_config(url, tmp_path / "llm.sqlite"), settings)
+    with sqlite3.connect(tmp_path / "llm.sqlite") as db:  # the cache keeps a hash of each message sent
+        sent = [json.loads(components)["messages"] for (components,) in db.execute(
+            "SELECT components FROM responses WHERE stage = 'generate' ORDER BY created_at")]
+    assert [len(messages) for messages in sent] == [2, 4, 4, 4]  # never more than one earlier reply
+    assert all(messages[:2] == sent[0] for messages in sent)  # the record and the formalization, as in round 1
+    feedback = [
+        r["feedback"] for r in json.loads((tmp_path / "run" / "work" / REJECTED / "rounds.json").read_text())[:3]]
+    assert [text.count("\n- round ") for text in feedback] == [0, 1, 2]  # the failures so far, one line each
+    assert "Earlier rounds failed too" in feedback[2] and "round: 4" in feedback[2]
