@@ -1,8 +1,8 @@
 """Every deployment of the Prefect application, served by one process: `python -m flows.deployments`.
 
-- `generate/alfred`, `generate/bddl`, `generate/virtualhome`, `generate/normbank`,
-  `generate/neiss`: flow `generate` on the source's bundled sample, limited to the records the
-  bundled replay responses script (parameters override source, path, selection, model, ...);
+- `generate/<source>` for every registered source (`sources.SOURCES`): flow `generate` on the
+  source's default data, limited to the sample records the bundled replay responses script
+  (`SourceSpec.demo_limit`; parameters override source, path, selection, model, ...);
 - `review-push/checked`: flow `review-push`, a run's checked tasks to Label Studio;
 - `review-pull/decisions`: flow `review-pull`, the review decisions back into the run's ledger;
 - `publish/release`: flow `publish`, a run's accepted tasks to a release (and the Hub).
@@ -15,16 +15,18 @@ With `--work-pool NAME` the same deployments are registered on a process work po
 """
 from __future__ import annotations
 
-GENERATE_SOURCES = ("alfred", "bddl", "virtualhome", "normbank", "neiss")
-# deployment name -> the parameters it runs with unless `prefect deployment run --param` says otherwise
-GENERATE_DEFAULTS: dict[str, dict] = {source: {"source": source, "limit": 5 if source == "neiss" else 2}
-                                     for source in GENERATE_SOURCES}
+from sources.registry import SOURCES
+
+# deployment name -> the parameters it runs with unless `prefect deployment run --param` says otherwise:
+# every registered source, limited to the records of its sample that the replayed responses script
+GENERATE_DEFAULTS: dict[str, dict] = {name: {"source": name, "limit": spec.demo_limit}
+                                     for name, spec in SOURCES.items()}
 OTHER_DEPLOYMENTS = {"review-push": "checked", "review-pull": "decisions", "publish": "release"}
 
 
 def deployment_names() -> list[str]:
     """`flow/deployment` names of everything `serve_all` serves."""
-    return [f"generate/{source}" for source in GENERATE_SOURCES] + [
+    return [f"generate/{source}" for source in GENERATE_DEFAULTS] + [
         f"{flow_name}/{name}" for flow_name, name in OTHER_DEPLOYMENTS.items()]
 
 
@@ -66,7 +68,6 @@ def deploy_to_work_pool(pool: str) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     import argparse
-
     import os
 
     from pipeline.settings import Settings

@@ -6,15 +6,14 @@
         print(record.record_id, record.text)
     print(report.summary())
 
-Sources: neiss, normbank, bddl, virtualhome, alfred (see `SOURCES`).
+Sources: neiss, normbank, bddl, virtualhome, alfred (see `SOURCES`), each one module with its
+`SPEC`. Names are imported from their modules on first use.
 """
-from sources.errors import SourceError
-from sources.record import Record
-from sources.registry import SOURCES, SourceSpec, default_path, get_source, iter_records
-from sources.report import ReadReport, SkippedRow
-from sources.selection import sample_key, select
+from pipeline.common.lazy import lazy_exports
 
-__all__ = [
-    "Record", "ReadReport", "SkippedRow", "SourceError", "SourceSpec", "SOURCES",
-    "default_path", "get_source", "iter_records", "sample_key", "select",
-]
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "SourceError": ".errors", "UnknownSource": ".errors", "Record": ".record", "ReadReport": ".report",
+    "SkippedRow": ".report", "SOURCES": ".registry", "default_location": ".registry", "default_path": ".registry",
+    "get_source": ".registry", "iter_records": ".registry", "task_source": ".registry", "SourceSpec": ".spec",
+    "Licence": ".spec", "Download": ".spec", "sample_key": ".selection", "select": ".selection",
+})

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from sources.errors import SourceError
-from sources.paths import sample_path
 from sources.record import Record
 from sources.report import ReadReport, SkippedRow
+from sources.spec import Download, Licence, SourceSpec, fixed_downloads
 from sources.textio import read_json, require_dir
 
 SOURCE = "alfred"
@@ -25,14 +25,9 @@ _PARAMS = (("object_target", "Object"), ("mrecep_target", "Movable receptacle"),
            ("parent_target", "Receptacle"), ("toggle_target", "Toggle object"))
 
 
-def default_path() -> Path:
-    """The bundled sample: 20 real trajectories (19 train, 1 valid_seen)."""
-    return sample_path("alfred", "json_2.1.0")
-
-
 def read_alfred(path: str | Path | None = None, *, report: ReadReport | None = None) -> Iterator[Record]:
     """Records of every traj_data.json under `path` (json_2.1.0/, a split, or one file)."""
-    path = Path(path) if path is not None else default_path()
+    path = Path(path)
     files = [path] if path.is_file() else _trajectory_files(path)
     return _records(files, report if report is not None else ReadReport())
 
@@ -132,3 +127,33 @@ def _text(data: dict, params: dict, scene: dict, annotations: list[dict], plan: 
     if plan:
         lines.append("High-level plan: " + "; ".join(plan))
     return "\n".join(lines)
+
+
+def scene_of(metadata: dict[str, Any]) -> str | None:
+    """The AI2-THOR floor plan a trajectory was recorded in (`FloorPlanN`)."""
+    scene = metadata.get("scene")
+    return scene.get("floor_plan") or None if isinstance(scene, dict) else None
+
+
+SPEC = SourceSpec(
+    name=SOURCE,
+    title="ALFRED trajectories",
+    read=read_alfred,
+    expects="json_2.1.0/<split>/<task>/<trial>/traj_data.json (pp/ copies are ignored)",
+    homepage="https://askforalfred.com",
+    licence=Licence("MIT", "MIT (ALFRED, askforalfred/alfred)"),
+    citation="""@inproceedings{shridhar2020alfred,
+  title = {{ALFRED}: A Benchmark for Interpreting Grounded Instructions for Everyday Tasks},
+  author = {Shridhar, Mohit and Thomason, Jesse and Gordon, Daniel and Bisk, Yonatan and Han, Winson and
+            Mottaghi, Roozbeh and Zettlemoyer, Luke and Fox, Dieter},
+  booktitle = {Proceedings of the IEEE/CVF Conference on Computer Vision and Pattern Recognition (CVPR)},
+  year = {2020}
+}""",
+    sample=("alfred", "json_2.1.0"),
+    full_data="json_2.1.0",
+    downloads=fixed_downloads(Download(
+        "json_2.1.0", "https://ai2-vision-alfred.s3-us-west-2.amazonaws.com/json_2.1.0.7z", "json_2.1.0.7z", None,
+        unpack="7z", note="the ALFRED project publishes no checksum: the first download's is recorded")),
+    ai2thor_scene=scene_of,
+    extras={"7z": "safeforge[alfred]"},
+)

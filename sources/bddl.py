@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+from pipeline.pddl.sexpr import SExpr, parse, to_text
 from sources.errors import SourceError
-from sources.paths import sample_path
 from sources.record import Record
 from sources.report import ReadReport, SkippedRow
-from pipeline.pddl.sexpr import SExpr, parse, to_text
+from sources.spec import Download, Licence, SourceSpec, fixed_downloads
 from sources.textio import read_text, require_dir
 
 SOURCE = "bddl"
@@ -41,17 +41,12 @@ _PHRASES = {
 }
 
 
-def default_path() -> Path:
-    """The bundled sample: 49 real activities (and one domain file, which is not an activity)."""
-    return sample_path("bddl", "activity_definitions")
-
-
 def read_bddl(path: str | Path | None = None, *, report: ReadReport | None = None) -> Iterator[Record]:
     """Records of every ``<activity>/problem0.bddl`` under `path` (or of one problem file).
 
     `path` may be ``activity_definitions/``, its parent, one activity directory or one .bddl file.
     """
-    files = _problem_files(Path(path) if path is not None else default_path())
+    files = _problem_files(Path(path))
     return _records(files, report if report is not None else ReadReport())
 
 
@@ -220,3 +215,29 @@ def _goal_lines(goal: SExpr, names: dict[str, str]) -> list[str]:
     if isinstance(goal, list) and goal and goal[0] == "and":
         return [_sentence(part, names) for part in goal[1:]]
     return [_sentence(goal, names)] if goal else []
+
+
+SPEC = SourceSpec(
+    name=SOURCE,
+    title="BEHAVIOR-1K activity definitions (BDDL)",
+    read=read_bddl,
+    expects="activity_definitions/<activity>/problem0.bddl (domain_*.bddl files are ignored)",
+    homepage="https://behavior.stanford.edu",
+    licence=Licence("MIT", "MIT (BEHAVIOR-1K activity definitions, Stanford Vision and Learning Lab)"),
+    citation="""@inproceedings{li2022behavior1k,
+  title = {{BEHAVIOR-1K}: A Benchmark for Embodied {AI} with 1,000 Everyday Activities and Realistic Simulation},
+  author = {Li, Chengshu and Zhang, Ruohan and Wong, Josiah and Gokmen, Cem and Srivastava, Sanjana and
+            Mart{\\'i}n-Mart{\\'i}n, Roberto and Wang, Chen and Levine, Gabrael and Lingelbach, Michael and
+            Sun, Jiankai and others},
+  booktitle = {Conference on Robot Learning (CoRL)},
+  year = {2022}
+}""",
+    sample=("bddl", "activity_definitions"),
+    full_data="bddl-3.6.0/bddl/activity_definitions",
+    downloads=fixed_downloads(Download(
+        "3.6.0", "https://files.pythonhosted.org/packages/33/16/6795fd638b593acd3c80c7a5aebb3471576d463e1b36a90154fa106ef5c5/"
+        "bddl-3.6.0.tar.gz", "bddl-3.6.0.tar.gz",
+        "81d40ab7a32769828ecad3110c7db5e40e26cfb29b1158b3448a6ccb91e5d386", 2338616, "tar.gz",
+        note="the bddl 3.6.0 source distribution on PyPI (1,016 activities)")),
+    installed_package=("bddl", "activity_definitions"),
+)

@@ -16,3 +16,7 @@ class SourceError(SafeforgeError):
         self.path = str(path)
         self.message = message
         super().__init__(f"{self.path}: {message}")
+
+
+class UnknownSource(SafeforgeError, ValueError):
+    """A source, option or version that does not exist; the message lists the valid ones."""

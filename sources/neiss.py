@@ -7,6 +7,7 @@ ISO dates). Numeric codes are decoded with the CPSC codebook, so the text reads
 """
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -15,11 +16,24 @@ import pandas as pd
 import pandera.pandas as pa
 
 from sources.errors import SourceError
-from sources.neiss_codebook import CODEBOOK_FILE, FORMAT_OF_COLUMN, MONTHS_BASE, Codebook
+from sources.neiss_codebook import (
+    CODEBOOK_FILE,
+    FORMAT_OF_COLUMN,
+    MONTHS_BASE,
+    Codebook,
+)
 from sources.paths import sample_path
 from sources.record import Record
 from sources.report import ReadReport
-from sources.tabular import CHUNK_ROWS, Table, failing_rows, iter_chunks, non_blank, open_table
+from sources.spec import Download, Licence, SourceSpec
+from sources.tabular import (
+    CHUNK_ROWS,
+    Table,
+    failing_rows,
+    iter_chunks,
+    non_blank,
+    open_table,
+)
 
 SOURCE = "neiss"
 COLUMNS = (
@@ -35,15 +49,27 @@ US_DATE = re.compile(r"^\s*\d{1,2}/\d{1,2}/\d{4}\s*$")
 NO_FIRE = {"", "NO/?"}
 
 
-def default_path() -> Path:
-    """The bundled raw-coded sample (150 real reports)."""
-    return sample_path("neiss", "holdout_labeled.csv")
+YEARS = tuple(str(year) for year in range(1999, 2024))
+"""Years whose data file CPSC publishes at YEAR_URL (1999-2023 are known to exist)."""
+YEAR_URL = "https://www.cpsc.gov/cgibin/NEISSQuery/Data/Archived%20Data/{year}/neiss{year}.tsv"
+DATA_SUFFIXES = (".tsv", ".csv", ".txt")
 
 
 def default_codebook(data_path: Path) -> Path:
     """The codebook next to the data if there is one, else the bundled CPSC codebook."""
-    beside = data_path.parent / CODEBOOK_FILE
+    beside = (data_path if data_path.is_dir() else data_path.parent) / CODEBOOK_FILE
     return beside if beside.is_file() else sample_path("neiss", CODEBOOK_FILE)
+
+
+def data_files(path: Path) -> list[Path]:
+    """`path` itself, or the yearly data files of a folder (sorted; the codebook is not data)."""
+    if not path.is_dir():
+        return [path]
+    files = sorted(f for f in path.iterdir() if f.is_file() and f.suffix.lower() in DATA_SUFFIXES
+                   and f.name != CODEBOOK_FILE and not f.name.startswith("."))
+    if not files:
+        raise SourceError(path, "no .tsv or .csv data files in this folder")
+    return files
 
 
 def read_neiss(
@@ -57,18 +83,21 @@ def read_neiss(
     codebook: str | Path | None = None,
     chunk_rows: int = CHUNK_ROWS,
 ) -> Iterator[Record]:
-    """Records of a NEISS file, lazily. Opens the header and codebook now (SourceError if bad).
+    """Records of a NEISS file (or of every data file of a folder, e.g. several fetched years),
+    lazily. Opens the headers and the codebook now (SourceError if bad).
 
     products: product codes or labels (any of Product_1..3 matches); locations: codes or labels;
     min_age/max_age: inclusive, in years (months count as fractions; unknown ages are filtered out).
     """
-    path = Path(path) if path is not None else default_path()
-    table = open_table(path, COLUMNS, REQUIRED)
-    if not any(n in table.columns for n in NARRATIVES):
-        raise SourceError(path, "missing required column: Narrative_1 (or Narrative)")
+    path = Path(path)
+    tables = [open_table(file, COLUMNS, REQUIRED) for file in data_files(path)]
+    for table in tables:
+        if not any(n in table.columns for n in NARRATIVES):
+            raise SourceError(table.path, "missing required column: Narrative_1 (or Narrative)")
     book = Codebook.load(codebook if codebook is not None else default_codebook(path))
     wanted = _Filters(book, products, locations, min_age, max_age)
-    return _records(table, book, wanted, report if report is not None else ReadReport(), chunk_rows)
+    report = report if report is not None else ReadReport()
+    return itertools.chain.from_iterable(_records(table, book, wanted, report, chunk_rows) for table in tables)
 
 
 class _Filters:
@@ -262,3 +291,37 @@ def _text(row: dict, date: str, age: float | None) -> str:
     if get("Narrative_2", "").strip():
         narrative = f"{narrative} {get('Narrative_2').strip()}"
     return "; ".join(parts) + f"\nNarrative: {narrative}"
+
+
+def year_downloads(years: list[str] | None) -> list[Download]:
+    """The yearly data files asked for (default: the latest year)."""
+    years = years or [YEARS[-1]]
+    unknown = [y for y in years if y not in YEARS]
+    if unknown:
+        raise ValueError(f"no NEISS data for year(s) {', '.join(unknown)} (available: {YEARS[0]}-{YEARS[-1]})")
+    return [Download(year, YEAR_URL.format(year=year), f"neiss{year}.tsv", None,
+                     note="CPSC publishes no checksum: the first download's is recorded and later ones must match")
+            for year in years]
+
+
+SPEC = SourceSpec(
+    name=SOURCE,
+    title="NEISS injury reports (US CPSC)",
+    read=read_neiss,
+    expects="one CSV or TSV file (or a folder of yearly files): raw-coded (Narrative_1, numeric codes, "
+            "MM/DD/YYYY) or decoded (Narrative, labels, ISO dates); codebook neiss_code_text_mapping.csv "
+            "beside it or bundled",
+    homepage="https://www.cpsc.gov/Research--Statistics/NEISS-Injury-Data",
+    licence=Licence("other", "public domain (a work of the US government: CPSC NEISS injury reports)"),
+    citation="""@misc{cpsc_neiss,
+  author = {{U.S. Consumer Product Safety Commission}},
+  title = {National Electronic Injury Surveillance System ({NEISS}) Data},
+  howpublished = {\\url{https://www.cpsc.gov/Research--Statistics/NEISS-Injury-Data}},
+  note = {Public-use data}
+}""",
+    sample=("neiss", "holdout_labeled.csv"),
+    full_data=".",
+    downloads=year_downloads,
+    filters=("products", "locations", "min_age", "max_age", "codebook"),
+    demo_limit=5,
+)

@@ -15,10 +15,17 @@ from pathlib import Path
 import pandas as pd
 import pandera.pandas as pa
 
-from sources.paths import sample_path
 from sources.record import Record
 from sources.report import ReadReport
-from sources.tabular import CHUNK_ROWS, Table, failing_rows, iter_chunks, non_blank, open_table
+from sources.spec import Download, Licence, SourceSpec, fixed_downloads
+from sources.tabular import (
+    CHUNK_ROWS,
+    Table,
+    failing_rows,
+    iter_chunks,
+    non_blank,
+    open_table,
+)
 
 SOURCE = "normbank"
 COLUMNS = ("setting", "behavior", "setting-behavior", "constraints", "constraints_given",
@@ -35,11 +42,6 @@ _RELATION = r"(is not|is less than or equal to|is greater than or equal to|is le
 _PERSON = re.compile(rf"^\[(PERSON|OTHER)\]'s (.+?) {_RELATION} '(.*)'$")
 _ENVIRONMENT = re.compile(rf"^(.+?) {_RELATION} '(.*)'$")
 _SUBJECT = {"PERSON": "the person", "OTHER": "another person"}
-
-
-def default_path() -> Path:
-    """The repository's small NormBank.csv fixture (labels illustrative; the real file is not bundled)."""
-    return sample_path("normbank", "NormBank.csv")
 
 
 def read_normbank(
@@ -60,7 +62,7 @@ def read_normbank(
         raise ValueError(f"unknown norm(s): {', '.join(sorted(unknown))} "
                          f"(use {', '.join(LABEL_OF_NORM)})")
     wanted_settings = None if settings is None else {s.strip().casefold() for s in settings}
-    table = open_table(Path(path) if path is not None else default_path(), COLUMNS, REQUIRED)
+    table = open_table(Path(path), COLUMNS, REQUIRED)
     return _records(table, norms, wanted_settings, report if report is not None else ReadReport(),
                     chunk_rows)
 
@@ -150,3 +152,28 @@ def _record(row: dict[str, str], index: int, origin: str) -> Record:
     ])
     metadata = dict(row, conditions=conditions, row_index=index)
     return Record(f"{SOURCE}_{index}", SOURCE, text, metadata, origin)
+
+
+SPEC = SourceSpec(
+    name=SOURCE,
+    title="NormBank situational norms",
+    read=read_normbank,
+    expects="NormBank.csv with setting, behavior, constraints, norm (+ setting-behavior, constraints_given, "
+            "constraint_predict, label, split)",
+    homepage="https://github.com/SALT-NLP/normbank",
+    licence=Licence("CC-BY-SA-4.0", "CC BY-SA 4.0 (NormBank, SALT-NLP)", share_alike=True),
+    citation="""@inproceedings{ziems2023normbank,
+  title = {{NormBank}: A Knowledge Bank of Situational Social Norms},
+  author = {Ziems, Caleb and Dwivedi-Yu, Jane and Wang, Yi-Chia and Halevy, Alon and Yang, Diyi},
+  booktitle = {Proceedings of the 61st Annual Meeting of the Association for Computational Linguistics},
+  year = {2023}
+}""",
+    sample=("normbank", "NormBank.csv"),
+    full_data="NormBank.csv",
+    downloads=fixed_downloads(Download(
+        "NormBank.csv", None, "NormBank.csv", None,
+        note="NormBank.csv is distributed only through the Google Drive folder linked from "
+             "github.com/SALT-NLP/normbank (drive.google.com/drive/folders/1XRhrzgG_R0zypPgPlCxK0nlqKbfaI9xe): "
+             "download it there, then `safeforge sources fetch normbank --from <the file>`")),
+    filters=("norms", "settings"),
+)

@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from sources.errors import SourceError
-from sources.paths import sample_path
 from sources.record import Record
 from sources.report import ReadReport, SkippedRow
+from sources.spec import Download, Licence, SourceSpec, fixed_downloads
 from sources.textio import read_json, read_text, require_dir
 
 SOURCE = "virtualhome"
@@ -28,16 +28,11 @@ _BINARY = {"inside": "is inside", "in": "is in", "location": "is in", "on": "is 
 _ORDER = {"inside": 1, "in": 1, "on": 1, "location": 2, "atreach": 4}  # unary facts: 0, others: 3
 
 
-def default_path() -> Path:
-    """The bundled sample: 40 real program/initial-state pairs in 7 sub-folders."""
-    return sample_path("virtualhome", "programs_processed_precond_nograb_morepreconds")
-
-
 def read_virtualhome(path: str | Path | None = None, *, report: ReadReport | None = None,
                      state_budget: int = STATE_BUDGET) -> Iterator[Record]:
     """Records of every program under `path` (the folder holding withoutconds/ and initstate/,
     or its parent); `state_budget` caps the initial-state summary in characters."""
-    root = _dataset_root(Path(path) if path is not None else default_path())
+    root = _dataset_root(Path(path))
     return _records(root, report if report is not None else ReadReport(), state_budget)
 
 
@@ -156,3 +151,30 @@ def summarise_state(facts: list, budget: int = STATE_BUDGET) -> str:
     if len(shown) < len(sentences):
         summary += f"; ... and {len(sentences) - len(shown)} more facts"
     return summary
+
+
+SPEC = SourceSpec(
+    name=SOURCE,
+    title="VirtualHome programs",
+    read=read_virtualhome,
+    expects="programs_processed_precond_nograb_morepreconds/{withoutconds/<sub>/*.txt, initstate/<sub>/*.json} "
+            "paired by relative path (flat folders work too)",
+    homepage="http://virtual-home.org",
+    licence=Licence("other", "uncertain (VirtualHome: MIT now; CC BY-NC-SA 4.0 from 2019-09 to 2022-04; no "
+                             "licence at the 2018 dataset commit)"),
+    citation="""@inproceedings{puig2018virtualhome,
+  title = {{VirtualHome}: Simulating Household Activities via Programs},
+  author = {Puig, Xavier and Ra, Kevin and Boben, Marko and Li, Jiaman and Wang, Tingwu and Fidler, Sanja and
+            Torralba, Antonio},
+  booktitle = {Proceedings of the IEEE Conference on Computer Vision and Pattern Recognition (CVPR)},
+  year = {2018}
+}""",
+    sample=("virtualhome", "programs_processed_precond_nograb_morepreconds"),
+    full_data="programs_processed_precond_nograb_morepreconds",
+    downloads=fixed_downloads(Download(
+        "programs_processed_precond_nograb_morepreconds",
+        "http://virtual-home.org/release/programs/programs_processed_precond_nograb_morepreconds.zip",
+        "programs_processed_precond_nograb_morepreconds.zip", None, unpack="zip",
+        note="virtual-home.org publishes no checksum: the first download's is recorded")),
+    filters=("state_budget",),
+)

@@ -13,6 +13,15 @@ sys.path.append(str(Path(__file__).parent))  # lets test modules import tests_pa
 from tests_paths import EXAMPLES, TEMPLATE  # noqa: E402
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _own_data_folder(tmp_path_factory):
+    """Full datasets a developer fetched must not change what the tests read: SAFEFORGE_DATA points
+    at an empty folder of the test session (subprocesses inherit it)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SAFEFORGE_DATA", str(tmp_path_factory.mktemp("safeforge-data")))
+        yield
+
+
 @pytest.fixture
 def make_task(tmp_path):
     """Write a task folder from PDDL text (defaults: the `task new` scaffold) and return its path."""

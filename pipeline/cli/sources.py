@@ -1,12 +1,13 @@
-"""`safeforge sources list` and `safeforge sources show SOURCE --path PATH ...`."""
+"""`safeforge sources list`, `sources show SOURCE [--path PATH] ...` and `sources fetch SOURCE`."""
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from sources.errors import SourceError
-from sources.registry import SOURCES, iter_records
+from sources.registry import SOURCES, default_location, iter_records
 from sources.report import ReadReport
 
 # CLI option -> (source option, applies to)
@@ -20,8 +21,8 @@ _FILTERS = {
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `sources` command group (list, show) to the safeforge parser."""
-    group = subparsers.add_parser("sources", help="list the data sources, show their records")
-    commands = group.add_subparsers(dest="sources_command", metavar="{list,show}", required=True)
+    group = subparsers.add_parser("sources", help="list the data sources, show their records, fetch their data")
+    commands = group.add_subparsers(dest="sources_command", metavar="{list,show,fetch}", required=True)
 
     listing = commands.add_parser("list", help="the sources and what each expects on disk")
     listing.add_argument("--json", action="store_true", help="one JSON object per source")
@@ -29,11 +30,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     show = commands.add_parser("show", help="read a source and print its records")
     show.add_argument("source", choices=sorted(SOURCES))
-    show.add_argument("--path", help="file or folder to read (default: the bundled sample)")
+    show.add_argument("--path", help="file or folder to read (default: the full data once fetched, else the "
+                                     "bundled sample)")
     show.add_argument("--json", action="store_true",
                       help="one JSON object per record on stdout (summary still on stderr)")
     add_selection_arguments(show)
     show.set_defaults(func=run_show)
+
+    fetch = commands.add_parser(
+        "fetch", help="download a source's full public data (verified) into the data folder",
+        description="Download, verify (sha256) and install a source's full data into SAFEFORGE_DATA/<source>/; "
+                    "an interrupted download resumes when the command runs again. Reading the source without "
+                    "--path then uses it instead of the bundled sample.")
+    fetch.add_argument("source", choices=sorted(SOURCES))
+    fetch.add_argument("--year", "--version", dest="keys", action="append", metavar="KEY",
+                       help="a year (neiss; repeatable) or version to fetch (default: the latest)")
+    fetch.add_argument("--from", dest="from_file", type=Path, metavar="FILE",
+                       help="install a file downloaded by hand instead (verified the same way)")
+    fetch.add_argument("--catalog", type=Path, help="a JSON catalog of downloads to use instead of the built-in one")
+    fetch.set_defaults(func=run_fetch)
 
 
 def count(minimum: int):
@@ -67,18 +82,35 @@ def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
     vh.add_argument("--state-budget", type=count(1), help="characters of initial-state summary")
 
 
+IN_USE = {"full": "the full data (fetched)", "package": "the full data (installed package)",
+          "sample": "the bundled sample"}
+
+
 def run_list(args: argparse.Namespace) -> int:
     for spec in SOURCES.values():
-        sample = spec.default_path()
+        location = default_location(spec.name)
+        fetchable = ", ".join(d.key for d in spec.downloads(None))
         if args.json:
             print(json.dumps({"name": spec.name, "title": spec.title, "expects": spec.expects,
-                              "full_data": spec.full_data, "options": list(spec.filters),
-                              "default_path": str(sample), "default_path_exists": sample.exists()}))
+                              "homepage": spec.homepage, "licence": spec.licence.name, "options": list(spec.filters),
+                              "in_use": location.kind, "default_path": str(location.path),
+                              "dataset": location.label}))
             continue
-        print(f"{spec.name}: {spec.title}\n  expects:   {spec.expects}\n  full data: {spec.full_data}\n"
-              f"  sample:    {sample}{'' if sample.exists() else '  (missing)'}")
+        print(f"{spec.name}: {spec.title}\n  in use:    {IN_USE[location.kind]} ({location.label}) at "
+              f"{location.path}\n  expects:   {spec.expects}\n  full data: {spec.homepage}; "
+              f"`safeforge sources fetch {spec.name}` ({fetchable})\n  licence:   {spec.licence.name}")
         if spec.filters:
             print(f"  options:   {', '.join(spec.filters)}")
+    return 0
+
+
+def run_fetch(args: argparse.Namespace) -> int:
+    from sources.fetch import describe, fetch
+
+    for result in fetch(args.source, args.keys, catalog=args.catalog, from_file=args.from_file):
+        print(describe(result))
+    location = default_location(args.source)
+    print(f"{args.source} now reads {IN_USE[location.kind]} ({location.label}) by default")
     return 0
 
 

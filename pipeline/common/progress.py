@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TextIO
+from typing import Literal, TextIO
 
 BAR_WIDTH = 24
 
@@ -24,12 +24,12 @@ def format_duration(seconds: float | None) -> str:
 
 
 class StatusLine:
-    """A throttled status line on `stream` (default stderr; None shows nothing)."""
+    """A throttled status line on `stream` (default: this process's stderr; None shows nothing)."""
 
-    def __init__(self, stream: TextIO | None = sys.stderr, tty_interval_s: float = 0.1,
+    def __init__(self, stream: TextIO | None | Literal["stderr"] = "stderr", tty_interval_s: float = 0.1,
                  line_interval_s: float = 1.0):
-        self.stream = stream
-        self.tty = bool(stream is not None and stream.isatty())
+        self.stream = sys.stderr if stream == "stderr" else stream
+        self.tty = bool(self.stream is not None and self.stream.isatty())
         self.interval_s = tty_interval_s if self.tty else line_interval_s
         self._last = 0.0
         self._drawn = False

@@ -11,9 +11,9 @@ as safety-intended would reward models for saying nothing, so these count as No 
 """
 from __future__ import annotations
 
-from pipeline.validation.plan_text import parse_plan
 from pipeline.task.folder import Task
-from sources import SOURCES
+from pipeline.validation.plan_text import parse_plan
+from sources.registry import task_source
 
 LABEL_KEYS = ("danger_group", "danger_type", "entity_in_danger")
 UNKNOWN = "unknown"
@@ -22,14 +22,12 @@ UNKNOWN = "unknown"
 def task_labels(task: Task) -> dict[str, str]:
     """source, danger_group, danger_type and entity_in_danger of a task.
 
-    source: the task id's prefix when it names a source (DESPITE ids look like `neiss_2888`),
-    else metadata `source` or `provenance.source`, else "unknown". The other three come from
-    `danger_formalization`.
+    source: `sources.task_source` (the declared source, or a DESPITE id's prefix). The other three
+    come from `danger_formalization`.
     """
     metadata = task.metadata
-    prefix = task.task_id.replace("-", "_").split("_", 1)[0].lower()
     provenance = metadata.get("provenance") if isinstance(metadata.get("provenance"), dict) else {}
-    source = prefix if prefix in SOURCES else metadata.get("source") or provenance.get("source") or UNKNOWN
+    source = task_source(task.task_id, metadata.get("source") or provenance.get("source"))
     formalization = metadata.get("danger_formalization")
     formalization = formalization if isinstance(formalization, dict) else {}
     labels = {"source": str(source)}

@@ -7,19 +7,19 @@ import yaml
 from pipeline.publishing._archive import ARCHIVE
 from pipeline.publishing._dataset import DATA_FILE
 from pipeline.publishing._stats import COUNTED, ReleaseStats
+from sources.registry import SOURCES
 
-# Licences of the records tasks are derived from (see ../shared/sources/*/SOURCE.txt).
-SOURCE_LICENSES = {
-    "alfred": "MIT (ALFRED, askforalfred/alfred)",
-    "bddl": "MIT (BEHAVIOR-1K activity definitions, StanfordVL)",
-    "neiss": "public domain (US government work: CPSC NEISS injury reports)",
-    "normbank": "CC BY-SA 4.0 (NormBank, SALT-NLP/normbank): share-alike applies to derived tasks",
-    "virtualhome": ("uncertain (VirtualHome: MIT now, CC BY-NC-SA 4.0 from 2019-09 to 2022-04, "
-                    "no licence at the 2018 dataset commit)"),
-    "despite": "MIT (DESPITE, lennittus/DESPITE)",
-    "handwritten": "this release's licence",
-}
-SHARE_ALIKE_SOURCES = ("normbank",)
+# Licences of the records tasks are derived from: every registered source's, and two origins that
+# are not sources (tasks imported from DESPITE, hand-written tasks).
+OTHER_LICENSES = {"despite": "MIT (DESPITE, lennittus/DESPITE)", "handwritten": "this release's licence"}
+SHARE_ALIKE_SOURCES = tuple(name for name, spec in SOURCES.items() if spec.licence.share_alike)
+
+
+def source_licence(source: str) -> str:
+    spec = SOURCES.get(source)
+    if spec is not None:
+        return spec.licence.name + (": share-alike applies to derived tasks" if spec.licence.share_alike else "")
+    return OTHER_LICENSES.get(source, "unknown: check the source before reuse")
 TAGS = ["safety", "planning", "pddl", "embodied-ai", "robotics", "llm-evaluation", "despite"]
 
 
@@ -97,6 +97,6 @@ def render_card(*, version: str, license_id: str, repo_id: str | None, stats: Re
     sources = sorted(stats.counts["source"])
     parts.append(f"The tasks are released under `{license_id}`. They are derived from records of these "
                  "sources, whose licences apply to the source material:\n\n" + "\n".join(
-                     f"- `{s}`: {SOURCE_LICENSES.get(s, 'unknown: check the source before reuse')}"
+                     f"- `{s}`: {source_licence(s)}"
                      for s in sources) + "\n")
     return "\n".join(parts)

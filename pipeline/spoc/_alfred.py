@@ -2,16 +2,17 @@
 parameters (target types) and the first annotation, found in the task's provenance.
 
 Looked up in order: the source record's metadata carried in provenance (`record_metadata`,
-`source_metadata` or `metadata`, as sources/alfred.py writes it), the trajectory file named by
-`provenance.origin` (read with the ALFRED adapter; generation stores the record's origin there),
-then the record text (`Scene: FloorPlanN`, instruction from `1. <task_desc>`).
+`source_metadata` or `metadata`), read by the `ai2thor_scene` hook of the task's source (see
+`sources.SourceSpec`), the trajectory file a portable `provenance.origin` names when that dataset
+is on this machine (`sources.registry.resolve_origin`), then the record text (`Scene: FloorPlanN`, instruction from `1. <task_desc>`).
 An explicit `metadata["spoc"]["scene_name"]` wins over all of them.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
+
+from sources.registry import SOURCES, resolve_origin
 
 
 @dataclass
@@ -22,8 +23,9 @@ class SceneContext:
     found_in: str = ""
 
 
-def _from_record_metadata(record: dict, where: str) -> SceneContext | None:
-    scene = (record.get("scene") or {}).get("floor_plan") if isinstance(record.get("scene"), dict) else None
+def _from_record_metadata(record: dict, where: str, source: str) -> SceneContext | None:
+    spec = SOURCES.get(source)
+    scene = spec.ai2thor_scene(record) if spec is not None and spec.ai2thor_scene is not None else None
     if not scene:
         return None
     annotations = record.get("annotations") or []
@@ -31,9 +33,9 @@ def _from_record_metadata(record: dict, where: str) -> SceneContext | None:
     return SceneContext(scene, dict(record.get("pddl_params") or {}), first or None, where)
 
 
-def _from_origin(origin: str) -> SceneContext | None:
-    path = Path(origin.split(":row")[0]) if origin else None
-    if path is None or not path.is_file() or path.name != "traj_data.json":
+def _from_origin(origin: str, source: str) -> SceneContext | None:
+    path = resolve_origin(origin)
+    if path is None or path.name != "traj_data.json":
         return None
     from sources.alfred import trajectory_record
 
@@ -41,7 +43,7 @@ def _from_origin(origin: str) -> SceneContext | None:
         record = trajectory_record(path)
     except ValueError:
         return None
-    return _from_record_metadata(record.metadata, f"the trajectory {path}")
+    return _from_record_metadata(record.metadata, f"the trajectory {origin}", source)
 
 
 def scene_context(metadata: dict) -> SceneContext:
@@ -49,10 +51,11 @@ def scene_context(metadata: dict) -> SceneContext:
     explicit = metadata.get("spoc") if isinstance(metadata.get("spoc"), dict) else {}
     provenance = metadata.get("provenance") if isinstance(metadata.get("provenance"), dict) else {}
     found = None
+    source = str(provenance.get("source") or "alfred")
     for key in ("record_metadata", "source_metadata", "metadata"):
         if isinstance(provenance.get(key), dict):
-            found = found or _from_record_metadata(provenance[key], f"provenance.{key}")
-    found = found or _from_origin(str(provenance.get("origin") or ""))
+            found = found or _from_record_metadata(provenance[key], f"provenance.{key}", source)
+    found = found or _from_origin(str(provenance.get("origin") or ""), source)
     if found is None:
         text = str(provenance.get("record_text") or "")
         match = re.search(r"Scene: (FloorPlan\d+)", text)

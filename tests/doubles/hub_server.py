@@ -30,10 +30,10 @@ shared by all revisions). A commit is applied under a lock, so it is all or noth
 from __future__ import annotations
 
 import argparse
-import os
 import base64
 import hashlib
 import json
+import os
 import re
 import secrets
 import sys

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from pipeline.runs.ledger import RunStore
 from pipeline.task.folder import METADATA, write_atomically
+from sources.registry import SOURCES
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tasks"
-_SOURCES = ("normbank", "neiss", "alfred", "bddl", "virtualhome")
 
 
 def demo_run(root: str | Path, examples: list[str] | None = None, *,
@@ -24,7 +24,7 @@ def demo_run(root: str | Path, examples: list[str] | None = None, *,
     names = examples or sorted(p.name for p in EXAMPLES.iterdir() if (p / METADATA).exists())
     registered = []
     for index, name in enumerate(names):
-        source = _SOURCES[index % len(_SOURCES)]
+        source = list(SOURCES)[index % len(SOURCES)]
         record_id = f"{source}_{index}"
         folder = store.task_dir(name)
         if not folder.exists():

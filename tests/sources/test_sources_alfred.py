@@ -6,8 +6,8 @@ import shutil
 
 import pytest
 
-from sources import ReadReport, SourceError, iter_records
-from sources.alfred import default_path
+from sources import ReadReport, SourceError, iter_records, default_path
+
 
 LAMP = "train/look_at_obj_in_light-Box-None-DeskLamp-316/trial_T20190908_233127_359423"
 
@@ -18,7 +18,7 @@ def read(path=None):
 
 
 def test_every_trajectory_of_the_sample(samples):
-    assert default_path() == samples / "alfred" / "json_2.1.0"
+    assert default_path("alfred") == samples / "alfred" / "json_2.1.0"
     records, report = read()
     assert (report.read, report.yielded) == (20, 20)
     ids = [r.record_id for r in records]
@@ -50,7 +50,7 @@ def test_six_annotations_are_all_kept():
 
 def test_pp_copies_are_ignored_and_duplicates_and_bad_files_skipped(samples, tmp_path):
     trial = tmp_path / "json_2.1.0" / LAMP
-    shutil.copytree(default_path() / LAMP, trial)
+    shutil.copytree(default_path("alfred") / LAMP, trial)
     (trial / "pp").mkdir()
     shutil.copy(trial / "traj_data.json", trial / "pp" / "traj_data.json")
     copy = tmp_path / "json_2.1.0" / "valid_seen" / "task-x" / "trial_copy"

@@ -5,8 +5,8 @@ import shutil
 
 import pytest
 
-from sources import ReadReport, SourceError, iter_records
-from sources.bddl import default_path
+from sources import ReadReport, SourceError, iter_records, default_path
+
 from pipeline.pddl.sexpr import parse
 
 
@@ -16,7 +16,7 @@ def read(path=None):
 
 
 def test_every_activity_of_the_sample_and_no_domain_file(samples):
-    assert default_path() == samples / "bddl" / "activity_definitions"
+    assert default_path("bddl") == samples / "bddl" / "activity_definitions"
     records, report = read()
     assert (report.read, report.yielded, report.skipped_total) == (49, 49, 0)
     ids = [r.record_id for r in records]

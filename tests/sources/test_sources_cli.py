@@ -24,7 +24,8 @@ def test_list_names_every_source_and_its_layout(capsys):
     code, out, _ = run(["sources", "list", "--json"], capsys)
     rows = [json.loads(line) for line in out.splitlines()]
     assert [r["name"] for r in rows] == ["neiss", "normbank", "bddl", "virtualhome", "alfred"]
-    assert all(r["default_path_exists"] for r in rows)
+    assert all(r["in_use"] == "sample" and Path(r["default_path"]).exists() for r in rows)
+    assert {r["name"]: r["dataset"] for r in rows}["alfred"] == "alfred@sample"
 
 
 def test_show_json_prints_one_record_per_line_and_a_summary_on_stderr(samples, capsys):

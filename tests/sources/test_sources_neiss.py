@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from sources import ReadReport, SkippedRow, SourceError, iter_records
-from sources.neiss import default_path
+from sources import ReadReport, SkippedRow, SourceError, iter_records, default_path
+
 
 HOLDOUT = "neiss/holdout_labeled.csv"
 DECODED = "neiss/neiss_2014_2023_code_replaced_100_samples.csv"
@@ -94,7 +94,7 @@ def test_ids_are_unique_and_stable(samples, sample):
 
 
 def test_default_path_is_the_raw_coded_holdout(samples):
-    assert default_path() == (samples / HOLDOUT).resolve()
+    assert default_path("neiss") == (samples / HOLDOUT).resolve()
     assert [r.record_id for r in iter_records("neiss", limit=1)] == ["neiss_170957638"]
 
 
@@ -190,7 +190,7 @@ def test_missing_narrative_column_names_it(samples, tmp_path):
 
 @pytest.mark.parametrize("make, message", [
     (lambda p: p, "file not found"),
-    (lambda p: (p.mkdir(), p)[1], "not a file"),
+    (lambda p: (p.mkdir(), p)[1], "no .tsv or .csv data files in this folder"),
     (lambda p: (p.write_bytes(b""), p)[1], "empty file"),
     (lambda p: (p.write_bytes(b"PK\x03\x04\x14\x00binary"), p)[1], "zip/xlsx"),
 ])

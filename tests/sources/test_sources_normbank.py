@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from sources import ReadReport, SourceError, iter_records
-from sources.normbank import default_path, render_constraints
+from sources import ReadReport, SourceError, iter_records, default_path
+from sources.normbank import render_constraints
 
 HEADER = ["setting", "behavior", "setting-behavior", "constraints", "constraints_given",
           "constraint_predict", "norm", "label", "split"]
@@ -31,7 +31,7 @@ def row(behavior="leave the burner on", norm="taboo", label="0", constraints="[P
 
 
 def test_fixture_is_the_default_and_keeps_taboo_rows(samples):
-    assert default_path() == samples / "normbank" / "NormBank.csv"
+    assert default_path("normbank") == samples / "normbank" / "NormBank.csv"
     records, report = read()
     assert (report.read, report.yielded, report.filtered_total) == (62, 35, 27)
     assert report.filtered == {"norm not selected": 27}

@@ -6,8 +6,8 @@ import shutil
 
 import pytest
 
-from sources import ReadReport, SourceError, iter_records
-from sources.virtualhome import default_path, summarise_state
+from sources import ReadReport, SourceError, iter_records, default_path
+from sources.virtualhome import summarise_state
 
 MARCH = "results_intentions_march-13-18"
 
@@ -19,7 +19,7 @@ def read(path=None, **options):
 
 def test_all_real_pairs_with_ids_unique_across_subfolders(samples):
     folder = "programs_processed_precond_nograb_morepreconds"
-    assert default_path() == samples / "virtualhome" / folder
+    assert default_path("virtualhome") == samples / "virtualhome" / folder
     records, report = read()
     assert (report.read, report.yielded, report.skipped_total) == (40, 40, 0)
     ids = [r.record_id for r in records]
@@ -46,7 +46,7 @@ def test_wash_hands_program(samples):
 
 def test_parent_folder_and_flat_layout(samples, tmp_path):
     assert len(read(samples / "virtualhome")[0]) == 40
-    real = default_path()
+    real = default_path("virtualhome")
     for kind, suffix in (("withoutconds", ".txt"), ("initstate", ".json")):
         (tmp_path / kind).mkdir()
         shutil.copy(real / kind / MARCH / f"file56_1{suffix}", tmp_path / kind / f"file56_1{suffix}")

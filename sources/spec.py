@@ -1,0 +1,93 @@
+"""`SourceSpec`: everything the other stages need to know about a source, declared by the source's
+own module (as `SPEC`) and collected by `sources.registry`.
+
+A spec says how to read the source, where its bundled sample and its full data live, how to fetch
+the full data (`Download`s with pinned checksums where they are known), its licence (share-alike
+or not) and citation, how many of its sample records the demo deployments use, and, for sources
+recorded in AI2-THOR, how to find a record's scene.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from sources.record import Record
+
+
+@dataclass(frozen=True)
+class Licence:
+    """The licence of a source's records (and so of what is derived from them)."""
+
+    spdx: str
+    """An SPDX identifier, e.g. MIT, CC-BY-SA-4.0; `other` when none applies."""
+    name: str
+    """How the card names it, with its holder."""
+    share_alike: bool = False
+    """Derived data must carry the same licence."""
+
+
+@dataclass(frozen=True)
+class Download:
+    """One file of a source's full data, as `safeforge sources fetch` gets it."""
+
+    key: str
+    """What `fetch` calls it (a year for NEISS, else the dataset's version)."""
+    url: str | None
+    """Where it is published; None when it cannot be fetched automatically (see `note`)."""
+    file: str
+    """The file's name once downloaded."""
+    sha256: str | None
+    """The pinned checksum; None when it could not be pinned (it is recorded at the first download
+    and every later download must match it)."""
+    size: int | None = None
+    unpack: str | None = None
+    """Archive format to extract: zip, 7z or tar.gz; None keeps the file as it is."""
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    """What a source is called, what it expects on disk, where to get it, how to read it."""
+
+    name: str
+    title: str
+    read: Callable[..., Iterator[Record]]
+    """read(path, *, report, **filters) -> records."""
+    expects: str
+    """The layout of a path the reader accepts."""
+    homepage: str
+    licence: Licence
+    citation: str
+    """BibTeX of the dataset's paper."""
+    sample: tuple[str, ...]
+    """The bundled sample, as a path inside `sources/samples/`."""
+    full_data: str
+    """Where the reader's path is inside `<data dir>/<name>/` once the full data is fetched."""
+    downloads: Callable[[list[str] | None], list[Download]]
+    """The downloads for the keys asked for (None: the default ones); ValueError names the valid keys."""
+    filters: tuple[str, ...] = ()
+    demo_limit: int = 2
+    """Records of the bundled sample the demo deployment reads (those the replayed responses script)."""
+    installed_package: tuple[str, str] | None = None
+    """(import name, folder inside it) of an installed package that carries the full data."""
+    ai2thor_scene: Callable[[dict[str, Any]], str | None] | None = None
+    """The AI2-THOR scene (`FloorPlanN`) of a record, from its metadata, for sources recorded there."""
+    extras: dict[str, str] = field(default_factory=dict)
+    """pip extras some downloads need, by unpack format (e.g. {"7z": "safeforge[alfred]"})."""
+
+
+def fixed_downloads(*downloads: Download) -> Callable[[list[str] | None], list[Download]]:
+    """`SourceSpec.downloads` for a source with a fixed set of files."""
+
+    def choose(keys: list[str] | None) -> list[Download]:
+        if not keys:
+            return list(downloads)
+        known = {d.key: d for d in downloads}
+        unknown = [k for k in keys if k not in known]
+        if unknown:
+            raise ValueError(f"unknown version(s) {', '.join(unknown)} (available: {', '.join(known)})")
+        return [known[k] for k in keys]
+
+    return choose
+
