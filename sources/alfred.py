@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from sources.errors import SourceError
+from sources.errors import BAD_FILE_ERRORS, SourceError, reason
 from sources.record import Record
 from sources.report import ReadReport, SkippedRow
 from sources.spec import Download, Licence, SourceSpec, fixed_downloads
@@ -47,8 +47,8 @@ def _records(files: list[Path], report: ReadReport) -> Iterator[Record]:
         report.read += 1
         try:
             record = trajectory_record(file)
-        except ValueError as exc:
-            report.skip(SkippedRow(str(file), None, getattr(exc, "field", None), str(exc)))
+        except BAD_FILE_ERRORS as exc:
+            report.skip(SkippedRow(str(file), None, getattr(exc, "field", None), reason(exc)))
             continue
         if record.record_id in first_seen:
             report.skip(SkippedRow(str(file), None, "task_id", "duplicate task_id",
@@ -66,10 +66,7 @@ def _missing(field: str) -> ValueError:
 
 def trajectory_record(file: Path) -> Record:
     """The Record of one traj_data.json; ValueError if it is not a usable trajectory."""
-    try:
-        data = read_json(file)
-    except ValueError as exc:
-        raise ValueError(f"invalid JSON: {exc}") from exc
+    data = read_json(file)
     if not isinstance(data, dict):
         raise ValueError("not a JSON object")
     for field in ("task_id", "task_type"):

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from pipeline.pddl.sexpr import SExpr, parse, to_text
-from sources.errors import SourceError
+from sources.errors import BAD_FILE_ERRORS, SourceError, reason
 from sources.record import Record
 from sources.report import ReadReport, SkippedRow
 from sources.spec import Download, Licence, SourceSpec, fixed_downloads
@@ -69,8 +69,8 @@ def _records(files: list[Path], report: ReadReport) -> Iterator[Record]:
         report.read += 1
         try:
             record = activity_record(file)
-        except ValueError as exc:
-            report.skip(SkippedRow(str(file), None, None, str(exc)))
+        except BAD_FILE_ERRORS as exc:
+            report.skip(SkippedRow(str(file), None, None, reason(exc)))
             continue
         yield record
 

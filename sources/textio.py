@@ -14,6 +14,8 @@ from typing import Any
 from sources.errors import SourceError
 
 SNIFF_BYTES = 64 * 1024
+MAX_RECORD_FILE_BYTES = 64 << 20
+"""The largest file that holds one record (a trajectory, a program, an activity); tables are streamed."""
 ERRORS = "replace"
 _BINARY_MAGIC = {b"PK\x03\x04": "a zip/xlsx archive", b"\x1f\x8b": "a gzip file",
                  b"7z\xbc\xaf": "a 7z archive", b"\xd0\xcf\x11\xe0": "an old Excel/OLE file"}
@@ -63,8 +65,12 @@ def detect_encoding(head: bytes) -> str:
 
 
 def read_text(path: Path) -> str:
-    """The whole file as text, decoded as `detect_encoding` says."""
-    head = sniff(require_file(path))
+    """The whole file as text, decoded as `detect_encoding` says; ValueError for a file larger than
+    MAX_RECORD_FILE_BYTES (memory stays bounded whatever the file says)."""
+    size = require_file(path).stat().st_size
+    if size > MAX_RECORD_FILE_BYTES:
+        raise ValueError(f"file is {size:,} bytes; one record's file may have at most {MAX_RECORD_FILE_BYTES:,}")
+    head = sniff(path)
     try:
         return path.read_bytes().decode(detect_encoding(head), errors=ERRORS)
     except OSError as exc:
@@ -72,5 +78,9 @@ def read_text(path: Path) -> str:
 
 
 def read_json(path: Path) -> Any:
-    """Parsed JSON; ValueError (with the position) when it is not valid JSON."""
-    return json.loads(read_text(path))
+    """Parsed JSON; ValueError ("invalid JSON: ..." with the position) when it is not valid JSON."""
+    text = read_text(path)
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise ValueError(f"invalid JSON: {exc}") from None

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-from sources.errors import SourceError
+from sources.errors import BAD_FILE_ERRORS, SourceError, reason
 from sources.record import Record
 from sources.report import ReadReport, SkippedRow
 from sources.spec import Download, Licence, SourceSpec, fixed_downloads
@@ -69,8 +69,8 @@ def _records(root: Path, report: ReadReport, budget: int) -> Iterator[Record]:
             continue
         try:
             record = program_record(key, programs[key], states[key], budget)
-        except ValueError as exc:
-            report.skip(SkippedRow(str(getattr(exc, "file", programs[key])), None, None, str(exc)))
+        except BAD_FILE_ERRORS as exc:
+            report.skip(SkippedRow(str(getattr(exc, "file", programs[key])), None, None, reason(exc)))
             continue
         yield record
 
@@ -81,7 +81,7 @@ def program_record(key: str, program_file: Path, state_file: Path, budget: int =
     try:
         facts = read_json(state_file)
     except ValueError as exc:
-        raise _in_file(ValueError(f"invalid JSON: {exc}"), state_file) from exc
+        raise _in_file(exc, state_file) from exc
     if not isinstance(facts, list):
         raise _in_file(ValueError("initial state is not a list of facts"), state_file)
     summary = summarise_state(facts, budget)

@@ -10,7 +10,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from tests_paths import REPO
 
 SOURCES = ("neiss", "normbank", "bddl", "virtualhome", "alfred")

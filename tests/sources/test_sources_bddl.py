@@ -5,9 +5,8 @@ import shutil
 
 import pytest
 
-from sources import ReadReport, SourceError, iter_records, default_path
-
 from pipeline.pddl.sexpr import parse
+from sources import ReadReport, SourceError, default_path, iter_records
 
 
 def read(path=None):

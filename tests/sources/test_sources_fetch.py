@@ -13,13 +13,13 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from tests_paths import REPO, SAMPLES
 
 from pipeline.cli.main import main
 from sources import iter_records
 from sources.paths import MANIFEST
 from sources.registry import default_location
 from tests.doubles.file_server import Files, serving
-from tests_paths import REPO, SAMPLES
 
 HOLDOUT = (SAMPLES / "neiss" / "holdout_labeled.csv").read_bytes()
 

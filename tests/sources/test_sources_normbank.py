@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from sources import ReadReport, SourceError, iter_records, default_path
+from sources import ReadReport, SourceError, default_path, iter_records
 from sources.normbank import render_constraints
 
 HEADER = ["setting", "behavior", "setting-behavior", "constraints", "constraints_given",

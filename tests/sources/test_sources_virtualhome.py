@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from sources import ReadReport, SourceError, iter_records, default_path
+from sources import ReadReport, SourceError, default_path, iter_records
 from sources.virtualhome import summarise_state
 
 MARCH = "results_intentions_march-13-18"
@@ -78,7 +78,7 @@ def test_unpaired_and_broken_files_are_skipped_with_reasons(tmp_path):
 
 
 def test_huge_initial_state_is_summarised_within_budget():
-    facts = [{"location": [[f"cup", str(i)], ["kitchen", "1"]]} for i in range(5000)]
+    facts = [{"location": [["cup", str(i)], ["kitchen", "1"]]} for i in range(5000)]
     facts.insert(4000, {"is_on": ["stove", "1"]})
     summary = summarise_state(facts, budget=300)
     assert len(summary) <= 300 + len("; ... and 4990 more facts")
