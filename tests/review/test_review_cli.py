@@ -51,7 +51,7 @@ def test_server_and_review_commands_end_to_end(tmp_path, monkeypatch, capsys):
         assert main(["review", "status", "demo", "--json"]) == 0
         status = json.loads(capsys.readouterr().out)
         assert (status["total"]["pending"], status["total"]["rejected"], status["total"]["rejection_rate"]) == (1, 1, 100.0)
-        assert status["by_source"]["normbank"]["reasons"] == {"not_a_robot_task": 1}
+        assert status["by_source"]["neiss"]["reasons"] == {"not_a_robot_task": 1}
         assert main(["review", "status", "demo"]) == 0
         assert "Not a robot task" in capsys.readouterr().out
         assert main(["review", "pull", "no-such-run"]) == 2

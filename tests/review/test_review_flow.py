@@ -26,7 +26,7 @@ def test_push_imports_checked_tasks_with_the_judges_prediction_and_pushing_again
     assert project.title == project_title(store)
     tasks = {t.data["task_id"]: t for t in admin.tasks.list(project=result.project_id, fields="all")}
     assert sorted(tasks) == [BLEACH, KITCHEN]
-    assert tasks[KITCHEN].data["record_id"] == "normbank_0" and tasks[KITCHEN].data["source"] == "normbank"
+    assert tasks[KITCHEN].data["record_id"] == "neiss_0" and tasks[KITCHEN].data["source"] == "neiss"
     assert "floor wet (from) and soup is hot (p)" in tasks[KITCHEN].data["danger_html"]
     predictions = {task_id: t.predictions[0].model_dump() for task_id, t in tasks.items()}
     assert predictions[KITCHEN]["model_version"] == "quality-judge"
@@ -149,9 +149,9 @@ def test_two_annotators_who_disagree(make_run, config, annotator, admin):
     assert (status.total.accepted, status.total.rejected, status.total.pending) == (2, 2, 0)
     assert status.total.rejection_rate == 50.0
     assert status.total.reasons == {"plans_not_sensible": 2}
-    # sources in turn: normbank KITCHEN, neiss BLEACH, alfred DOG, bddl CRATE
+    # sources in the registry's order, in turn: neiss KITCHEN, normbank BLEACH, bddl DOG, virtualhome CRATE
     assert {s: (v.accepted, v.rejected, v.rejection_rate) for s, v in status.by_source.items()} == {
-        "normbank": (1, 0, 0.0), "neiss": (0, 1, 100.0), "alfred": (0, 1, 100.0), "bddl": (1, 0, 0.0)}
+        "neiss": (1, 0, 0.0), "normbank": (0, 1, 100.0), "bddl": (0, 1, 100.0), "virtualhome": (1, 0, 0.0)}
     assert status.agreement.cohen_kappa == pytest.approx(0.2) and status.agreement.percent == 50.0
     table = status.format_table()
     assert "all" in table and "50.0%" in table and "Plans not sensible" in table and "kappa 0.200" in table

@@ -1,0 +1,229 @@
+"""`TaskMetadata`: the typed contract of a task folder's `metadata.json`.
+
+One model, read by every stage and written only through `pipeline.task.writer`. DESPITE's keys
+(`task_id`, `danger_formalization`, `reference_feasible_plans`) keep DESPITE's form — the
+formalization's `assumptions` is a string, as DESPITE writes it — and Safeforge adds the rest:
+what `task check` derives (reference plans, danger conditions, context predicates), the check
+results and quality judge of generation, the review, and the provenance. `schema_version` says
+which form a file has; folders written before it existed (version 0) load and are upgraded in
+memory. Keys this model does not know are kept as they are (DESPITE's own metadata may carry
+more). `python -m pipeline.task.metadata --schema` prints the JSON Schema.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+SCHEMA_VERSION = 1
+
+
+class _Open(BaseModel):
+    """Keeps keys it does not declare, so nothing a producer wrote is lost on a rewrite."""
+
+    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True, validate_assignment=True)
+
+
+class DangerFormalization(_Open):
+    """DESPITE's danger formalization: the safe-planning scenario a record gives rise to."""
+
+    setting: str | None = None
+    """Where and when the scenario takes place, with the people, objects and circumstances that matter."""
+    robot_role: str | None = None
+    """What kind of robot acts."""
+    robot_task: str | None = None
+    """The task the robot is asked to do, stated without mentioning the danger."""
+    danger_group: Literal["physical", "psychosocial"] | None = None
+    """physical (bodily harm, damage) or psychosocial (privacy, trust, dignity, emotional harm)."""
+    danger_type: str | None = None
+    """A short kind, e.g. thermal, chemical, fall, privacy."""
+    cause_of_danger: str | None = None
+    """The condition in the setting that, combined with the robot's action, makes the danger."""
+    entity_in_danger: Literal["human", "robot", "others"] | None = None
+    """Who or what is harmed."""
+    result_of_danger: str | None = None
+    """What happens when the danger is not avoided."""
+    danger_action: str | None = None
+    """The action that raises the danger."""
+    instantaneous_avoidability: Literal["avoidable", "unavoidable"] | None = None
+    """Whether the danger can be avoided at the moment of acting."""
+    instantaneous_solution: str | None = None
+    """How the robot avoids the danger."""
+    assumptions: str | None = None
+    """What the scenario takes for granted, as DESPITE writes it: a string (one assumption a line)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _assumptions_as_text(cls, data: Any) -> Any:
+        """Folders written before schema version 1 hold a list of assumptions: one a line."""
+        if isinstance(data, dict) and isinstance(data.get("assumptions"), list):
+            data = {**data, "assumptions": "\n".join(str(a).strip() for a in data["assumptions"] if str(a).strip())}
+        return data
+
+    def assumption_lines(self) -> list[str]:
+        return [line.strip() for line in (self.assumptions or "").splitlines() if line.strip()]
+
+
+class FeasiblePlans(BaseModel):
+    """DESPITE's reference plans: `(action arg ...) (action arg ...)` strings."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    safe: str
+    """Reaches the goal without raising danger."""
+    unsafe: str
+    """Reaches the goal and raises danger."""
+
+
+class PlanFacts(BaseModel):
+    """How a reference plan was found."""
+
+    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
+
+    length: int
+    """Steps."""
+    engine: str
+    """The planner that found it (`search` for Safeforge's own exact search)."""
+    optimal: bool | None = None
+    """Whether it is a shortest plan (None: not known, for plans recorded before this was)."""
+
+
+class ReferencePlans(BaseModel):
+    """What `task check` found about the reference plans."""
+
+    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
+
+    safe: PlanFacts
+    unsafe: PlanFacts
+    safety_effort: int | None = None
+    """Safe plan length minus unsafe plan length (DESPITE's safety effort)."""
+
+
+class CheckOutcome(BaseModel):
+    """One check of `task check` and its result."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    ok: bool
+    detail: str
+
+
+class QualityJudge(BaseModel):
+    """The quality judge's verdict on a generated task."""
+
+    model_config = ConfigDict(extra="allow")
+
+    approved: bool
+    issues: list[str] = Field(default_factory=list)
+
+
+class Review(_Open):
+    """What human review decided (written by `review pull`)."""
+
+    decision: Literal["accepted", "rejected"]
+    final_rule: str
+    explanation: str = ""
+    reasons: list[str] = Field(default_factory=list)
+    annotations: list[dict[str, Any]] = Field(default_factory=list)
+    """Each counted annotation: id, annotator, decision (accept|reject), reasons, note, adjudicating,
+    corrections, created_at, lead_time."""
+    agreement: dict[str, Any] | None = None
+    corrections: list[dict[str, Any]] = Field(default_factory=list)
+    """Formalization fields the reviewers changed: field, old, new, annotator, at, annotation_id."""
+    label_studio: dict[str, Any] = Field(default_factory=dict)
+    pulled_at: str | None = None
+
+
+class Provenance(_Open):
+    """Where a task comes from and what it cost. Every field is optional: hand-written tasks,
+    imported ones and generated ones record different things. No absolute path of the machine
+    that made a task is ever recorded here."""
+
+    source: str | None = None
+    """The source of the record (`neiss`, ...), or `despite` (imported), or `handwritten`."""
+    record_id: str | None = None
+    origin: str | None = None
+    """The record's dataset, version or checksum, file (relative to the dataset) and row or key."""
+    record_text: str | None = None
+    record_metadata: dict[str, Any] | None = None
+    run: str | None = None
+    generator: str | None = None
+    models: dict[str, str | None] = Field(default_factory=dict)
+    """The model of each LLM stage."""
+    llm_endpoint: Literal["real", "replay"] | None = None
+    """Whether the LLM responses came from a real endpoint or Safeforge's replay server (hand-written
+    responses, not a model's)."""
+    prompt_hashes: dict[str, str] = Field(default_factory=dict)
+    extraction: dict[str, Any] | None = None
+    extraction_attempts: int | None = None
+    """HTTP attempts of the danger extraction (retries included)."""
+    rounds: list[dict[str, Any]] = Field(default_factory=list)
+    attempts: int | None = None
+    """Generation rounds."""
+    tokens: dict[str, int] | None = None
+    cost_usd: float | None = None
+    imported_from: str | None = None
+    """For imported DESPITE tasks: the task folder's name."""
+    imported_at: str | None = None
+    code_sha256: str | None = None
+    despite_reference_plans: dict[str, Any] | None = None
+    author: str | None = None
+    notes: str | None = None
+
+
+class TaskMetadata(_Open):
+    """The whole of metadata.json."""
+
+    schema_version: int = SCHEMA_VERSION
+    """The form of this file; 0 (no key) for folders written before it was introduced."""
+    task_id: str | None = None
+    """DESPITE's task id (defaults to the folder's name when missing)."""
+    danger_formalization: DangerFormalization | None = None
+    reference_feasible_plans: FeasiblePlans | None = None
+    reference_plans: ReferencePlans | None = None
+    danger_conditions: list[str] = Field(default_factory=list)
+    """Each danger effect as `action: (condition)`."""
+    context_predicates: list[str] = Field(default_factory=list)
+    """Predicates of danger conditions no basic action uses (they describe the setting)."""
+    checks: list[CheckOutcome] | None = None
+    """The checks of the round that produced the task (generation)."""
+    quality_judge: QualityJudge | None = None
+    review: Review | None = None
+    provenance: Provenance = Field(default_factory=Provenance)
+    spoc: dict[str, Any] | None = None
+    """Hints for the SPOC export, e.g. {"scene_name": "FloorPlan12"}."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _upgrade(cls, data: Any) -> Any:
+        """Version 0 (no schema_version) loads as it is; it becomes version 1 when written."""
+        if isinstance(data, dict) and "schema_version" not in data:
+            data = {**data, "schema_version": 0}
+        return data
+
+    @property
+    def source(self) -> str | None:
+        return self.provenance.source
+
+    def to_json(self) -> str:
+        """The file's text: the current schema version, keys in the model's order, nothing unset."""
+        data = self.model_dump(mode="json", exclude_none=True)
+        data["schema_version"] = SCHEMA_VERSION
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of metadata.json (published in the docs)."""
+    schema = TaskMetadata.model_json_schema()
+    schema["$id"] = "https://safeforge.dev/schemas/metadata.schema.json"
+    schema["title"] = "Safeforge task metadata.json"
+    return schema
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--schema"]:
+        sys.exit("usage: python -m pipeline.task.metadata --schema")
+    print(json.dumps(json_schema(), indent=2))

@@ -1,0 +1,90 @@
+"""The one writer of task folders: every producer (generation, DESPITE import, eval-noise, `task new`,
+`task check`, review) writes through these functions.
+
+A new folder is assembled in a staging folder beside its target and renamed into place, so a
+reader never sees half a task; a file of an existing folder is replaced atomically and keeps its
+permissions.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tempfile
+from pathlib import Path
+
+from pipeline.task.files import BASIC_DOMAIN, BASIC_PROBLEM, METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM
+from pipeline.task.metadata import TaskMetadata
+
+DEFAULT_MODE = 0o644
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write `text` to `path` so that readers never see a half-written file; an existing file
+    keeps its mode, a new one gets 0644 (less the umask)."""
+    path = Path(path)
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        mode = DEFAULT_MODE & ~_umask()
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_metadata(folder: Path, metadata: TaskMetadata) -> None:
+    """(Re)write a task folder's metadata.json."""
+    write_atomically(Path(folder) / METADATA, metadata.to_json())
+
+
+def write_basic_pddl(folder: Path, basic: tuple[str, str]) -> None:
+    """(Re)write the derived domain.pddl and problem.pddl."""
+    write_atomically(Path(folder) / BASIC_DOMAIN, basic[0])
+    write_atomically(Path(folder) / BASIC_PROBLEM, basic[1])
+
+
+def write_task(folder: Path, safety_domain: str, safety_problem: str, metadata: TaskMetadata,
+               basic: tuple[str, str] | None = None, *, replace: bool = False) -> Path:
+    """A new task folder, assembled beside `folder` and renamed into place in one step.
+    FileExistsError when `folder` exists, unless `replace`."""
+    folder = Path(folder)
+    if folder.exists() and not replace:
+        raise FileExistsError(f"{folder} already exists")
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}.staging-"))
+    try:
+        os.chmod(staging, 0o755 & ~_umask())
+        for name, text in ((SAFETY_DOMAIN, safety_domain), (SAFETY_PROBLEM, safety_problem)):
+            write_atomically(staging / name, text if text.endswith("\n") else text + "\n")
+        if basic is not None:
+            write_basic_pddl(staging, basic)
+        write_metadata(staging, metadata)
+        install(staging, folder)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return folder
+
+
+def install(staged: Path, target: Path) -> None:
+    """Move a finished folder into place with renames (same file system), replacing an old one."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    old = target.parent / f".replaced-{target.name}"
+    if old.exists():
+        shutil.rmtree(old)
+    if target.exists():
+        os.rename(target, old)
+    os.rename(staged, target)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _umask() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
