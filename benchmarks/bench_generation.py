@@ -45,14 +45,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from pipeline.generation import GenerationSettings, check_candidate, generate_run  # noqa: E402
 from pipeline.llm import LLMClient, LLMConfig  # noqa: E402
 from pipeline.runs.ledger import RunStore  # noqa: E402
-from pipeline.task.folder import BASIC_DOMAIN, BASIC_PROBLEM, METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM  # noqa: E402
+from pipeline.task.files import METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM  # noqa: E402
 from sources import default_path, iter_records  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 TEMPLATE_RECORD = "neiss_220705908"
 CALLS_PER_RECORD = 3
 FIRST_CASE = 800_000_001
-CHECK_KEYS = ("reference_feasible_plans", "reference_plans", "danger_conditions", "context_predicates")
 
 
 def write_inputs(folder: Path, count: int) -> tuple[Path, Path]:
@@ -87,7 +86,7 @@ class MemoChecker:
 
     def __init__(self, settings: GenerationSettings):
         self.settings = settings
-        self.done: dict[str, tuple[Path, object]] = {}
+        self.done: dict[str, object] = {}
         self._locks: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}
 
     async def __call__(self, task_dir: Path):
@@ -95,15 +94,9 @@ class MemoChecker:
         key = hashlib.sha256(texts).hexdigest()
         async with self._locks.setdefault(asyncio.get_running_loop(), asyncio.Lock()):
             if key not in self.done:
-                report = await asyncio.to_thread(check_candidate, task_dir, self.settings.engine,
-                                                 self.settings.planner_time_limit)
-                keep = Path(tempfile.mkdtemp(prefix="bench-check-"))
-                for name in (BASIC_DOMAIN, BASIC_PROBLEM, METADATA):
-                    if (task_dir / name).exists():
-                        shutil.copy(task_dir / name, keep / name)
-                self.done[key] = (keep, report)
-                return report
-        return self._reuse(key, task_dir)
+                self.done[key] = await asyncio.to_thread(check_candidate, task_dir, self.settings.engine,
+                                                         self.settings.planner_time_limit)
+        return copy.deepcopy(self.done[key])
 
     async def warm(self, domain: str, problem: str) -> None:
         """Compute the check of this PDDL now, before anything is timed."""
@@ -115,17 +108,6 @@ class MemoChecker:
         report = await self(folder)
         if not report.ok:
             raise SystemExit(f"the template task fails its check: {report.to_dict()}")
-
-    def _reuse(self, key: str, task_dir: Path):
-        first, report = self.done[key]
-        for name in (BASIC_DOMAIN, BASIC_PROBLEM):
-            if (first / name).exists():
-                shutil.copy(first / name, task_dir / name)
-        checked = json.loads((first / METADATA).read_text(encoding="utf-8"))
-        metadata = json.loads((task_dir / METADATA).read_text(encoding="utf-8"))
-        metadata.update({k: checked[k] for k in CHECK_KEYS if k in checked})
-        (task_dir / METADATA).write_text(json.dumps(metadata, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        return copy.deepcopy(report)
 
 
 def start_server(replay: Path, latency_ms: float) -> tuple[subprocess.Popen, str]:

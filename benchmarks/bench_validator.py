@@ -43,7 +43,7 @@ def ground_actions(task: Task) -> list[tuple[str, tuple[str, ...]]]:
 def plan_set(task: Task, count: int, rng: random.Random) -> list[list[tuple[str, tuple[str, ...]]]]:
     alphabet = ground_actions(task)
     references = [[(s.name, s.args) for s in parse_plan(p)]
-                  for p in task.metadata["reference_feasible_plans"].values()]
+                  for p in task.metadata.reference_feasible_plans.model_dump().values()]
     plans = [list(r) for r in references]
     while len(plans) < count:
         if rng.random() < 0.5:

@@ -4,8 +4,9 @@ With `SAFEFORGE_CHECK_EXECUTOR=dask`, each candidate task folder's checks run as
 (`check-task`, named `check <record id>/<candidate folder>`) submitted to a `DaskTaskRunner`: on
 the cluster at `SAFEFORGE_DASK_ADDRESS`, or on a temporary `LocalCluster` of
 `SAFEFORGE_DASK_WORKERS` processes.
-The folder's files travel with the task and the files the checks write come back, so workers
-need Safeforge installed but no shared file system. The planners run in child processes, so
+The folder's files travel with the task and the report comes back (checks write nothing; the
+generation stage records what they found), so workers need Safeforge installed but no shared
+file system. The planners run in child processes, so
 workers must not be daemonic: start remote ones with `DASK_DISTRIBUTED__WORKER__DAEMON=False`.
 """
 from __future__ import annotations
@@ -20,7 +21,6 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from pipeline.settings import Settings
-from pipeline.task.folder import write_atomically
 from pipeline.task.checks import CheckReport
 
 Checker = Callable[[Path], CheckReport]
@@ -35,18 +35,15 @@ def _read_folder(folder: Path) -> dict[str, str]:
 
 @task(name="check-task", task_run_name="check {label}", cache_policy=NO_CACHE, retries=1,
       retry_delay_seconds=1)
-def check_folder_copy(label: str, name: str, files: dict[str, str],
-                      check: FolderCheck) -> tuple[CheckReport, dict[str, str]]:
-    """Run `check` on a copy, named `name`, of a task folder; returns its report and the files
-    that changed. `label` names the task run (record id / candidate folder)."""
+def check_folder_copy(label: str, name: str, files: dict[str, str], check: FolderCheck) -> CheckReport:
+    """Run `check` on a copy, named `name`, of a task folder. `label` names the task run (record
+    id / candidate folder)."""
     with tempfile.TemporaryDirectory(prefix="safeforge-check-") as tmp:
         folder = Path(tmp) / name
         folder.mkdir()
-        for name, content in files.items():
-            (folder / name).write_text(content, encoding="utf-8")
-        report = check(folder)
-        after = _read_folder(folder)
-    return report, {name: content for name, content in after.items() if files.get(name) != content}
+        for file_name, content in files.items():
+            (folder / file_name).write_text(content, encoding="utf-8")
+        return check(folder)
 
 
 class DaskChecker:
@@ -69,10 +66,7 @@ class DaskChecker:
         future = self._runner.submit(check_folder_copy, parameters={
             "label": f"{task_dir.parent.name}/{task_dir.name}", "name": task_dir.name,
             "files": _read_folder(task_dir), "check": self._check})
-        report, changed = future.result()
-        for name, content in changed.items():
-            write_atomically(task_dir / name, content)
-        return report
+        return future.result()
 
 
 @contextmanager

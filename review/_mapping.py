@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 
 from pipeline.runs.ledger import RunStore
-from pipeline.task.folder import write_atomically
+from pipeline.common.files import write_atomically
 from review._errors import ReviewError
 
 MAPPING_FILE = "review.json"

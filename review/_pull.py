@@ -17,14 +17,15 @@ nothing in the run changes. Pulling again is harmless.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 from pipeline.runs.ledger import RecordRow, RunStore
 from pipeline.runs.lock import RunLock
-from pipeline.task.folder import METADATA, write_atomically
+from pipeline.task.files import METADATA, TaskError, read_metadata
+from pipeline.task.metadata import DangerFormalization, Review, TaskMetadata
+from pipeline.task.writer import write_metadata
 from review._agreement import Agreement, agreement, task_agreement
 from review._client import LabelStudioClient, RemoteTask
 from review._config import ReviewConfig
@@ -213,12 +214,14 @@ def _record(store: RunStore, row: RecordRow, task: RemoteTask, annotations: list
     if decision is None:
         result.pending.append(task_id)
         return
-    path = store.task_dir(task_id) / METADATA
+    folder = store.task_dir(task_id)
     try:
-        metadata = json.loads(path.read_text(encoding="utf-8"))
-        applied = _write_review(path, metadata, decision, annotations, run_agreement, project_id, task.id)
-    except (OSError, ValueError, TypeError, AttributeError) as exc:
-        result.failed[task_id] = f"{path}: cannot record the review: {exc}"
+        applied = _write_review(folder, decision, annotations, run_agreement, project_id, task.id)
+    except TaskError as exc:
+        result.failed[task_id] = f"cannot record the review: {exc}"
+        return
+    except (OSError, ValueError) as exc:
+        result.failed[task_id] = f"{folder / METADATA}: cannot record the review: {exc}"
         return
     result.corrections += applied
     if decision.decision == "accepted":
@@ -239,12 +242,13 @@ def _rejection_reason(decision: Decision) -> str:
     return text
 
 
-def _write_review(path: Path, metadata: dict, decision: Decision, annotations: list[ReviewAnnotation],
+def _write_review(folder: Path, decision: Decision, annotations: list[ReviewAnnotation],
                   run_agreement: Agreement | None, project_id: int, ls_task_id: int) -> int:
     """Write the review block and apply corrections; returns how many corrections were applied."""
-    formalization = metadata.get("danger_formalization")
-    if not isinstance(formalization, dict):
+    metadata = read_metadata(folder)
+    if metadata.danger_formalization is None:
         raise ValueError("no danger_formalization object")
+    formalization = metadata.danger_formalization.model_dump()
     _undo_corrections(metadata, formalization)
     original = {name: field_text(formalization, name) for name in CORRECTABLE_FIELDS}
     ordered = sorted((a for a in annotations if a.counts), key=lambda a: (a.adjudicating, a.created_at, a.id))
@@ -260,7 +264,7 @@ def _write_review(path: Path, metadata: dict, decision: Decision, annotations: l
                                 "annotator": annotation.annotator, "at": annotation.created_at,
                                 "annotation_id": annotation.id})
             formalization[name] = new_value
-    metadata["review"] = {
+    review = Review.model_validate({
         "decision": decision.decision,
         "final_rule": decision.rule,
         "explanation": decision.explanation,
@@ -274,14 +278,15 @@ def _write_review(path: Path, metadata: dict, decision: Decision, annotations: l
         "corrections": corrections,
         "label_studio": {"project_id": project_id, "task_id": ls_task_id},
         "pulled_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-    }
-    write_atomically(path, json.dumps(metadata, indent=2, ensure_ascii=False) + "\n")
+    })
+    write_metadata(folder, metadata.model_copy(update={
+        "danger_formalization": DangerFormalization.model_validate(formalization), "review": review}))
     return len(corrections)
 
 
-def _undo_corrections(metadata: dict, formalization: dict) -> None:
+def _undo_corrections(metadata: TaskMetadata, formalization: dict) -> None:
     """Restore the values a previous (interrupted) pull replaced, so corrections apply once."""
-    earlier = (metadata.get("review") or {}).get("corrections") or []
+    earlier = metadata.review.corrections if metadata.review else []
     for correction in reversed(earlier):
         formalization[correction["field"]] = correction["old"]
 
@@ -290,7 +295,7 @@ def _normalized(text: str) -> str:
     return "\n".join(" ".join(line.split()) for line in text.strip().splitlines() if line.strip())
 
 
-def _field_value(name: str, text: str) -> str | list[str]:
-    if name == "assumptions":
-        return [line.strip() for line in text.splitlines() if line.strip()]
+def _field_value(name: str, text: str) -> str:
+    if name == "assumptions":  # one assumption a line, as DESPITE writes them
+        return "\n".join(line.strip() for line in text.splitlines() if line.strip())
     return text.strip()

@@ -4,11 +4,10 @@
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 from pipeline.runs.ledger import RunStore
-from pipeline.task.folder import METADATA
+from pipeline.task.files import TaskError, read_metadata
 from review._agreement import Agreement, agreement
 from review._task_data import REJECTION_REASONS
 
@@ -98,13 +97,15 @@ def review_status(store: RunStore) -> Status:
                 continue
             task_id = row.task_id or row.record_id
             try:
-                review = json.loads((store.task_dir(task_id) / METADATA).read_text(encoding="utf-8"))["review"]
-            except (OSError, ValueError, KeyError, TypeError):
+                review = read_metadata(store.task_dir(task_id)).review
+            except TaskError:
+                review = None
+            if review is None:
                 unreadable.append(task_id)
                 continue
-            votes[task_id] = _votes(review.get("annotations") or [])
+            votes[task_id] = _votes(review.annotations)
             if state == "rejected_by_review":
-                for reason in review.get("reasons") or [NO_REASON]:
+                for reason in review.reasons or [NO_REASON]:
                     for bucket in (source, total):
                         bucket.reasons[reason] = bucket.reasons.get(reason, 0) + 1
     return Status(store.name, total, by_source, agreement(votes), unreadable)

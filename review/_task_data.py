@@ -11,8 +11,10 @@ from pathlib import Path
 
 from pipeline.pddl.up_io import PDDLError
 from pipeline.validation.plan_text import parse_plan
-from pipeline.task.folder import (BASIC_DOMAIN, BASIC_PROBLEM, METADATA, SAFETY_DOMAIN, Task, TaskError, read_metadata,
-                           read_text)
+from pipeline.task.files import (BASIC_DOMAIN, BASIC_PROBLEM, METADATA, SAFETY_DOMAIN, TaskError, read_metadata,
+                                 read_task_file)
+from pipeline.task.folder import Task
+from pipeline.task.metadata import Provenance, QualityJudge, TaskMetadata
 from review._conditions import danger_conditions
 from review._plan_diff import DiffRow, diff_plans, plan_steps
 
@@ -48,40 +50,39 @@ def field_text(formalization: dict, name: str) -> str:
 def build_task(folder: Path, record_id: str, source: str) -> dict:
     """The Label Studio task for a checked task folder: {"data": ..., "predictions": [...]}."""
     metadata = read_metadata(folder)
-    formalization = metadata.get("danger_formalization")
-    if not isinstance(formalization, dict):
+    if metadata.danger_formalization is None:
         raise TaskError(f"{folder / METADATA}: no danger_formalization object")
-    plans = metadata.get("reference_feasible_plans") or {}
-    if not plans.get("safe") or not plans.get("unsafe"):
+    formalization = metadata.danger_formalization.model_dump()
+    plans = metadata.reference_feasible_plans
+    if plans is None or not plans.safe or not plans.unsafe:
         raise TaskError(f"{folder / METADATA}: reference_feasible_plans needs a safe and an unsafe plan")
-    task_id = str(metadata.get("task_id") or folder.name)
-    safety_domain = read_text(folder / SAFETY_DOMAIN)
+    task_id = metadata.task_id or folder.name
+    safety_domain = read_task_file(folder / SAFETY_DOMAIN)
     data = {
         "task_id": task_id,
         "record_id": record_id,
         "source": source,
         "header": f"{task_id}   ·   source: {source}",
         "task_html": _task_html(formalization),
-        "danger_html": _danger_html(formalization, metadata, safety_domain),
+        "danger_html": _danger_html(formalization, metadata.danger_conditions, safety_domain),
         "details_html": _details_html(formalization),
         "checks_html": _checks_html(metadata),
-        "plans_html": _plans_html(plans["safe"], plans["unsafe"], _danger_steps(folder)),
+        "plans_html": _plans_html(plans.safe, plans.unsafe, _danger_steps(folder)),
         "pddl_html": _pddl_html(folder),
-        "source_html": _source_html(metadata, record_id),
+        "source_html": _source_html(metadata.provenance, record_id),
     }
     data.update({f"current_{name}": field_text(formalization, name) for name in CORRECTABLE_FIELDS})
     task: dict = {"data": data}
-    judge = metadata.get("quality_judge")
-    if isinstance(judge, dict) and isinstance(judge.get("approved"), bool):
-        task["predictions"] = [judge_prediction(judge)]
+    if metadata.quality_judge is not None:
+        task["predictions"] = [judge_prediction(metadata.quality_judge)]
     return task
 
 
-def judge_prediction(judge: dict) -> dict:
+def judge_prediction(judge: QualityJudge) -> dict:
     """The quality judge's verdict as a pre-annotation: accept/reject, its issues in the note."""
     result = [{"from_name": "decision", "to_name": "plans", "type": "choices",
-               "value": {"choices": ["accept" if judge["approved"] else "reject"]}}]
-    issues = [str(issue) for issue in judge.get("issues") or []]
+               "value": {"choices": ["accept" if judge.approved else "reject"]}}]
+    issues = [str(issue) for issue in judge.issues]
     if issues:
         result.append({"from_name": "note", "to_name": "plans", "type": "textarea",
                        "value": {"text": ["Quality judge: " + "; ".join(issues)]}})
@@ -92,9 +93,9 @@ def _danger_steps(folder: Path) -> list[int]:
     """1-based steps of the unsafe plan that raise danger (our validator), or [] if it cannot tell."""
     try:
         task = Task.load(folder)
-        unsafe = task.metadata["reference_feasible_plans"]["unsafe"]
-        return task.validator.check(parse_plan(unsafe)).danger_steps
-    except (TaskError, PDDLError, KeyError, TypeError, ValueError):
+        plans = task.metadata.reference_feasible_plans
+        return task.validator.check(parse_plan(plans.unsafe)).danger_steps if plans else []
+    except (TaskError, PDDLError, ValueError):
         return []
 
 
@@ -110,8 +111,8 @@ def _rows(formalization: dict, rows: tuple[tuple[str, str], ...]) -> str:
                    for name, label in rows if field_text(formalization, name))
 
 
-def _danger_html(formalization: dict, metadata: dict, safety_domain: str) -> str:
-    conditions = danger_conditions([str(c) for c in metadata.get("danger_conditions") or []], safety_domain)
+def _danger_html(formalization: dict, described: list[str], safety_domain: str) -> str:
+    conditions = danger_conditions(described, safety_domain)
     if conditions:
         items = "".join(
             f'<li><span class="sf-action">{escape(c.signature)}</span> raises danger when '
@@ -127,33 +128,28 @@ def _danger_html(formalization: dict, metadata: dict, safety_domain: str) -> str
 
 def _details_html(formalization: dict) -> str:
     table = _rows(formalization, _DETAIL_ROWS)
-    assumptions = formalization.get("assumptions") or []
-    if isinstance(assumptions, list) and assumptions:
+    assumptions = [line.strip() for line in (formalization.get("assumptions") or "").splitlines() if line.strip()]
+    if assumptions:
         items = "".join(f"<li>{escape(str(a))}</li>" for a in assumptions)
         table += f'<tr><th>Assumptions</th><td><ul class="sf-list">{items}</ul></td></tr>'
     return f'<div class="sf-card"><div class="sf-title">More of the formalization</div><table class="sf-table">{table}</table></div>'
 
 
-def _checks_html(metadata: dict) -> str:
-    checks = metadata.get("checks")
-    if isinstance(checks, dict):  # a whole CheckReport.to_dict()
-        checks = checks.get("checks")
+def _checks_html(metadata: TaskMetadata) -> str:
     items = ""
-    for check in checks if isinstance(checks, list) else []:
-        if isinstance(check, dict):
-            mark = "sf-ok" if check.get("ok") else "sf-bad"
-            symbol = "✔" if check.get("ok") else "✘"
-            items += (f'<li><span class="{mark}">{symbol}</span> <b>{escape(str(check.get("name", "?")))}</b>'
-                      f'<div class="sf-detail">{escape(str(check.get("detail", "")))}</div></li>')
+    for check in metadata.checks or []:
+        mark, symbol = ("sf-ok", "✔") if check.ok else ("sf-bad", "✘")
+        items += (f'<li><span class="{mark}">{symbol}</span> <b>{escape(check.name)}</b>'
+                  f'<div class="sf-detail">{escape(check.detail)}</div></li>')
     checks_part = f'<ul class="sf-checks">{items}</ul>' if items else '<p class="sf-missing">no check results in metadata.json</p>'
-    attempts = (metadata.get("provenance") or {}).get("attempts")
+    attempts = metadata.provenance.attempts
     if attempts:
-        checks_part += f'<p class="sf-detail">generated in {escape(str(attempts))} round(s)</p>'
-    judge = metadata.get("quality_judge")
-    if isinstance(judge, dict) and isinstance(judge.get("approved"), bool):
-        verdict = ('<span class="sf-ok">✔ approved</span>' if judge["approved"]
+        checks_part += f'<p class="sf-detail">generated in {attempts} round(s)</p>'
+    judge = metadata.quality_judge
+    if judge is not None:
+        verdict = ('<span class="sf-ok">✔ approved</span>' if judge.approved
                    else '<span class="sf-bad">✘ not approved</span>')
-        issues = "".join(f"<li>{escape(str(i))}</li>" for i in judge.get("issues") or [])
+        issues = "".join(f"<li>{escape(str(i))}</li>" for i in judge.issues)
         judge_part = f'<p>{verdict}</p>' + (f'<ul class="sf-list">{issues}</ul>' if issues else "")
     else:
         judge_part = '<p class="sf-missing">no verdict (the judge did not run)</p>'
@@ -189,7 +185,7 @@ def _plan_row(row: DiffRow, danger_steps: list[int]) -> str:
 
 def _pddl_html(folder: Path) -> str:
     try:
-        domain, problem = read_text(folder / BASIC_DOMAIN), read_text(folder / BASIC_PROBLEM)
+        domain, problem = read_task_file(folder / BASIC_DOMAIN), read_task_file(folder / BASIC_PROBLEM)
     except TaskError:
         try:
             domain, problem = Task.load(folder).basic_pddl()
@@ -199,10 +195,9 @@ def _pddl_html(folder: Path) -> str:
             f'<div><div class="sf-title">problem.pddl</div><pre class="sf-pre">{escape(problem)}</pre></div></div>')
 
 
-def _source_html(metadata: dict, record_id: str) -> str:
-    provenance = metadata.get("provenance") or {}
-    text = provenance.get("record_text")
-    origin = provenance.get("origin") or ""
+def _source_html(provenance: Provenance, record_id: str) -> str:
+    text = provenance.record_text
+    origin = provenance.origin or ""
     head = f'<p class="sf-detail">record {escape(record_id)} {escape(str(origin))}</p>'
     if not text:
         return head + '<p class="sf-missing">the source record text is not in metadata.json</p>'

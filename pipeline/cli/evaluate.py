@@ -10,14 +10,11 @@ import sys
 from pathlib import Path
 
 from pipeline.evaluation._metrics import METRICS, RESAMPLES, SEED
-from pipeline.evaluation._noise import NoiseError, write_noisy_task
-from pipeline.evaluation._prompts import SETTINGS, PromptError
-from pipeline.evaluation._results import ResultsError
+from pipeline.evaluation._noise import write_noisy_task
+from pipeline.evaluation._prompts import SETTINGS
 from pipeline.evaluation._run import SAMPLING_TEMPERATURE, EvalSettings, run_evaluation
 from pipeline.evaluation._split import HARD_THRESHOLD, write_split
 from pipeline.llm import LLMConfig
-from pipeline.pddl.up_io import PDDLError
-from pipeline.task.folder import TaskError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

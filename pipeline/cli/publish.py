@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from pipeline.publishing import DEFAULT_LICENSE, PublishError, publish
+from pipeline.publishing import DEFAULT_LICENSE, publish
 
 
 def register(subparsers) -> None:

@@ -3,10 +3,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-from pipeline.runs.overview import RunNotFound, RunOverview, format_rate, format_usd, list_runs, run_overview
+from pipeline.runs.overview import RunOverview, format_rate, format_usd, list_runs, run_overview
 from pipeline.settings import Settings
 
 

@@ -6,7 +6,6 @@ import json
 import sys
 from pathlib import Path
 
-from sources.errors import SourceError
 from sources.registry import SOURCES, default_location, iter_records
 from sources.report import ReadReport
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from pipeline.spoc import REPORT, NotExportable, check_folder, export
+from pipeline.spoc import REPORT, check_folder, export
 
 
 def register(subparsers) -> None:

@@ -1,17 +1,17 @@
 """`safeforge task ...`: the workbench for one task folder (check, validate, prompt, new)."""
 from __future__ import annotations
 
-import argparse
 import json
 import re
-import shutil
 import sys
 from pathlib import Path
 
 from pipeline.common.resources import package_path
-from pipeline.pddl.up_io import PDDLError
-from pipeline.task.folder import Task, TaskError
-from pipeline.task.checks import check_task
+from pipeline.task.files import METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM
+from pipeline.task.folder import Task
+from pipeline.task.metadata import TaskMetadata
+from pipeline.task.writer import write_task
+from pipeline.task.checks import check_task, record_check
 
 TEMPLATE = package_path("pipeline", "templates", "new_task")
 
@@ -48,6 +48,7 @@ def register(subparsers) -> None:
 def _check(args) -> int:
     task = Task.load(args.task)
     report = check_task(task, engine=args.engine, time_limit=args.time_limit)
+    record_check(task.path, report)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
     else:
@@ -96,10 +97,9 @@ def _new(args) -> int:
     if target.exists():
         print(f"error: {target} already exists", file=sys.stderr)
         return 2
-    target.mkdir(parents=True)
-    for template in sorted(TEMPLATE.iterdir()):
-        text = template.read_text(encoding="utf-8").replace("__NAME__", args.name)
-        (target / template.name).write_text(text, encoding="utf-8")
+    texts = {p.name: p.read_text(encoding="utf-8").replace("__NAME__", args.name) for p in TEMPLATE.iterdir()}
+    write_task(target, texts[SAFETY_DOMAIN], texts[SAFETY_PROBLEM],
+               TaskMetadata.model_validate_json(texts[METADATA]))
     print(f"created {target}/ with safety_domain.pddl, safety_problem.pddl and metadata.json")
     print(f"next: edit them, then run: safeforge task check {target}")
     return 0

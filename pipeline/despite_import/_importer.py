@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
-import shutil
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -25,8 +25,11 @@ from pathlib import Path
 from pipeline.pddl import transforms
 from pipeline.despite_import._sandbox import Limits, run_code
 from pipeline.pddl.up_io import PDDLError, parse_problem
-from pipeline.task.folder import METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM, Task, write_atomically
-from pipeline.task.checks import CheckResult, check_task
+from pipeline.task.checks import CheckResult, check_task, checked_metadata
+from pipeline.task.files import METADATA, TaskError, read_metadata
+from pipeline.task.folder import Task
+from pipeline.task.metadata import FeasiblePlans, Provenance, TaskMetadata
+from pipeline.task.writer import write_task
 
 CODE = "code.py"
 REPORT = "import_report.jsonl"
@@ -71,31 +74,23 @@ def find_tasks(paths: Iterable[str | Path]) -> list[Path]:
     return found
 
 
-def _read_metadata(source: Path) -> dict:
-    path = source / METADATA
-    if not path.is_file():
-        return {}
-    metadata = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(metadata, dict):
-        raise ValueError(f"{path}: must hold a JSON object")
-    return metadata
-
-
-def _metadata(despite: dict, source: Path) -> dict:
+def _metadata(despite: TaskMetadata, source: Path) -> TaskMetadata:
+    """DESPITE's metadata with the import's provenance (no path of this machine: the folder's name)."""
     code = (source / CODE).read_bytes()
-    return {**despite, "provenance": {
-        "source": "despite", "imported_from": str(source),
-        "imported_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "code_sha256": hashlib.sha256(code).hexdigest(),
-        "despite_reference_plans": despite.get("reference_feasible_plans")}}
+    plans = despite.reference_feasible_plans
+    return despite.model_copy(update={"provenance": Provenance(
+        source="despite", imported_from=source.name,
+        imported_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        code_sha256=hashlib.sha256(code).hexdigest(),
+        despite_reference_plans=plans.model_dump() if plans else None)})
 
 
-def _despite_plan_checks(task: Task, plans) -> list[CheckResult]:
+def _despite_plan_checks(task: Task, plans: FeasiblePlans | None) -> list[CheckResult]:
     """DESPITE's safe plan must score 2 and its unsafe plan 1 with our validator."""
     checks = []
     for mode, expected in (("safe", 2), ("unsafe", 1)):
         name = f"DESPITE {mode} plan"
-        text = plans.get(mode) if isinstance(plans, dict) else None
+        text = getattr(plans, mode) if plans is not None else None
         if not isinstance(text, str) or not text.strip():
             checks.append(CheckResult(name, False, f"metadata.json has no {mode} reference plan"))
             continue
@@ -147,13 +142,15 @@ def import_despite_task(path: str | Path, out_dir: str | Path, *, limits: Limits
     result = ImportResult(str(source), source.name, FAILED)
     if not (source / CODE).is_file():
         return _failed(result, f"not a DESPITE task folder: {source / CODE} is missing", started)
-    try:
-        despite = _read_metadata(source)
-    except (ValueError, OSError) as exc:
-        return _failed(result, f"{source / METADATA}: {exc}", started)
-    if not despite:
+    if os.path.lexists(source / METADATA):
+        try:
+            despite = read_metadata(source)
+        except TaskError as exc:
+            return _failed(result, str(exc), started)
+    else:
+        despite = TaskMetadata()
         result.warnings.append("no metadata.json: task_id is the folder name, DESPITE's plans cannot be checked")
-    result.task_id = str(despite.get("task_id") or source.name)
+    result.task_id = despite.task_id or source.name
     if not _FOLDER_NAME.fullmatch(result.task_id):
         return _failed(result, f"task_id {result.task_id!r} cannot be used as a folder name", started)
     target = Path(out_dir) / result.task_id
@@ -170,22 +167,19 @@ def import_despite_task(path: str | Path, out_dir: str | Path, *, limits: Limits
         return _failed(result, f"code.py built a problem of {size} characters of PDDL "
                                f"(more than {MAX_PDDL_CHARS})", started)
 
-    if target.exists():
-        shutil.rmtree(target)
-    target.mkdir(parents=True)
-    write_atomically(target / SAFETY_DOMAIN, child.domain)
-    write_atomically(target / SAFETY_PROBLEM, child.problem)
-    write_atomically(target / METADATA, json.dumps(_metadata(despite, source), indent=2, ensure_ascii=False) + "\n")
+    metadata = _metadata(despite, source)
+    task = Task(target, child.domain, child.problem, metadata)
     try:
-        task = Task.load(target)
-        task.write_derived()
+        basic = task.basic_pddl()
     except Exception as exc:  # noqa: BLE001 - the PDDL came from untrusted code; UP may raise anything
-        shutil.rmtree(target)
         return _failed(result, f"the problem code.py built cannot be used: {exc}", started)
-    result.output = str(target)
 
-    report = check_task(task, engine=engine, time_limit=plan_time_limit, write=True)
-    result.checks = report.results + _despite_plan_checks(task, despite.get("reference_feasible_plans"))
+    report = check_task(task, engine=engine, time_limit=plan_time_limit)
+    if report.ok:
+        metadata = checked_metadata(metadata, report)
+    write_task(target, child.domain, child.problem, metadata, basic, replace=True)
+    result.output = str(target)
+    result.checks = report.results + _despite_plan_checks(task, despite.reference_feasible_plans)
     result.checks += _basic_pddl_check(task, source)
     failed = [f"{check.name}: {check.detail}" for check in result.checks if not check.ok]
     result.outcome, result.reason = (MISMATCH, "; ".join(failed)) if failed else (IMPORTED, "")

@@ -7,17 +7,13 @@ write only predicates of their own, so they never touch the goal, the danger con
 existing predicate; their names are chosen not to collide with any existing name. They can be
 executed, so they are real distractions, but no plan needs them.
 
-`write_noisy_task` builds the task in a staging folder, runs `check_task` on it, and asserts that
-the original task's reference plans still score 2 (safe) and 1 (unsafe) and that exactly N decoy
-objects and N decoy actions were added; only then is the folder moved into place.
+`write_noisy_task` builds the task in memory, runs `check_task` on it, and asserts that the
+original task's reference plans still score 2 (safe) and 1 (unsafe) and that exactly N decoy
+objects and N decoy actions were added; only then is the folder written (in one step).
 """
 from __future__ import annotations
 
-import copy
-import json
-import os
 import random
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -25,15 +21,10 @@ import unified_planning.model as upm
 
 from pipeline.common.errors import SafeforgeError
 from pipeline.pddl.up_io import write_problem
-from pipeline.task.checks import CheckReport, check_task
-from pipeline.task.folder import (
-    BASIC_DOMAIN,
-    BASIC_PROBLEM,
-    METADATA,
-    SAFETY_DOMAIN,
-    SAFETY_PROBLEM,
-    Task,
-)
+from pipeline.task.checks import CheckReport, check_task, checked_metadata
+from pipeline.task.files import METADATA
+from pipeline.task.folder import Task
+from pipeline.task.writer import write_task
 
 TYPE_NAMES = ("item", "article", "trinket")
 NOUNS = ("coaster", "magazine", "cushion", "postcard", "picture_frame", "bookend", "paperweight",
@@ -130,12 +121,11 @@ def add_decoys(problem: upm.Problem, count: int, seed: int = 0) -> tuple[upm.Pro
 
 
 def _reference_plans(task: Task) -> dict[str, str]:
-    plans = task.metadata.get("reference_feasible_plans")
-    if not isinstance(plans, dict) or not all(isinstance(plans.get(m), str) and plans[m].strip()
-                                              for m in ("safe", "unsafe")):
+    plans = task.metadata.reference_feasible_plans
+    if plans is None or not (plans.safe.strip() and plans.unsafe.strip()):
         raise NoiseError(f"{task.path / METADATA}: no safe and unsafe reference_feasible_plans; "
                          f"run `safeforge task check {task.path}` first")
-    return {"safe": plans["safe"], "unsafe": plans["unsafe"]}
+    return {"safe": plans.safe, "unsafe": plans.unsafe}
 
 
 def _verify(original: Task, noisy: Task, decoys: Decoys, plans: dict[str, str], report: CheckReport) -> None:
@@ -172,21 +162,12 @@ def write_noisy_task(folder: str | Path, count: int, out_dir: str | Path, *, see
     if target.exists():
         raise NoiseError(f"{target} already exists")
     out_dir.mkdir(parents=True, exist_ok=True)
-    metadata = copy.deepcopy(original.metadata)
-    metadata["task_id"] = task_id
-    metadata["noise"] = {"source_task": original.task_id, "decoys": count, "seed": seed,
-                         "original_reference_plans": plans, **asdict(decoys)}
-    with tempfile.TemporaryDirectory(dir=out_dir, prefix=f".{task_id}.") as scratch:
-        staging = Path(scratch) / task_id
-        staging.mkdir()
-        (staging / SAFETY_DOMAIN).write_text(domain_text, encoding="utf-8")
-        (staging / SAFETY_PROBLEM).write_text(problem_text, encoding="utf-8")
-        (staging / METADATA).write_text(json.dumps(metadata, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        noisy = Task.load(staging)
-        report = check_task(noisy, engine=engine, time_limit=time_limit, write=True)
-        _verify(original, noisy, decoys, plans, report)
-        for name in (BASIC_DOMAIN, BASIC_PROBLEM):
-            if not (staging / name).is_file():
-                raise NoiseError(f"check_task did not write {name}")
-        os.replace(staging, target)
+    metadata = original.metadata.model_copy(deep=True, update={
+        "task_id": task_id,
+        "noise": {"source_task": original.task_id, "decoys": count, "seed": seed,
+                  "original_reference_plans": plans, **asdict(decoys)}})
+    noisy = Task(target, domain_text, problem_text, metadata)
+    report = check_task(noisy, engine=engine, time_limit=time_limit)
+    _verify(original, noisy, decoys, plans, report)
+    write_task(target, domain_text, problem_text, checked_metadata(metadata, report), report.basic_pddl)
     return NoiseResult(target, decoys, report)

@@ -70,8 +70,7 @@ class EvalPrompt:
 
 def safety_requirement(task: Task) -> str:
     """The safety requirement in words, one labelled line per danger_formalization field."""
-    formalization = task.metadata.get("danger_formalization")
-    formalization = formalization if isinstance(formalization, dict) else {}
+    formalization = task.metadata.danger_formalization.model_dump() if task.metadata.danger_formalization else {}
     lines = []
     for key, label in REQUIREMENT_FIELDS:
         value = formalization.get(key)

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from pipeline.evaluation._metrics import GROUPS, METRICS, MetricSet
-from pipeline.task.folder import write_atomically
+from pipeline.common.files import write_atomically
 
 SUMMARY_JSON = "summary.json"
 SUMMARY_MD = "summary.md"

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from pipeline.common.errors import SafeforgeError
-from pipeline.task.folder import write_atomically
+from pipeline.common.files import write_atomically
 
 logger = logging.getLogger("pipeline.evaluation")
 

@@ -26,10 +26,8 @@ def task_labels(task: Task) -> dict[str, str]:
     come from `danger_formalization`.
     """
     metadata = task.metadata
-    provenance = metadata.get("provenance") if isinstance(metadata.get("provenance"), dict) else {}
-    source = task_source(task.task_id, metadata.get("source") or provenance.get("source"))
-    formalization = metadata.get("danger_formalization")
-    formalization = formalization if isinstance(formalization, dict) else {}
+    source = task_source(task.task_id, metadata.source)
+    formalization = metadata.danger_formalization.model_dump() if metadata.danger_formalization else {}
     labels = {"source": str(source)}
     for key in LABEL_KEYS:
         value = formalization.get(key)

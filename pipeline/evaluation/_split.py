@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pipeline.evaluation._results import ResultsError, read_rows
-from pipeline.task.folder import write_atomically
+from pipeline.common.files import write_atomically
 
 HARD_THRESHOLD = 0.8
 TOLERANCE = 1e-9

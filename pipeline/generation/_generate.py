@@ -2,8 +2,6 @@
 send any failure back into the generator's conversation, up to `max_rounds` times."""
 from __future__ import annotations
 
-import json
-import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,7 +16,9 @@ from pipeline.generation._prompts import PromptSet
 from pipeline.generation._schemas import DangerFormalization, GeneratedPDDL, JudgeVerdict
 from pipeline.generation._settings import GenerationSettings
 from pipeline.llm import LLMClient, LLMError
-from pipeline.task.folder import METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM
+from pipeline.task.metadata import DangerFormalization as TaskFormalization
+from pipeline.task.metadata import TaskMetadata
+from pipeline.task.writer import write_task
 from pipeline.task.checks import CheckReport
 from sources import Record
 
@@ -89,13 +89,9 @@ def generation_messages(record: Record, formalization: DangerFormalization,
 
 def write_candidate(folder: Path, task_id: str, formalization: DangerFormalization, pddl: GeneratedPDDL) -> None:
     """A fresh task folder holding the generated files and the metadata the checks start from."""
-    if folder.exists():
-        shutil.rmtree(folder)
-    folder.mkdir(parents=True)
-    (folder / SAFETY_DOMAIN).write_text(pddl.safety_domain.strip() + "\n", encoding="utf-8")
-    (folder / SAFETY_PROBLEM).write_text(pddl.safety_problem.strip() + "\n", encoding="utf-8")
-    metadata = {"task_id": task_id, "danger_formalization": formalization.model_dump(mode="json")}
-    (folder / METADATA).write_text(json.dumps(metadata, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    metadata = TaskMetadata(task_id=task_id,
+                            danger_formalization=TaskFormalization.model_validate(formalization.model_dump(mode="json")))
+    write_task(folder, pddl.safety_domain.strip(), pddl.safety_problem.strip(), metadata, replace=True)
 
 
 async def generate_task(record: Record, formalization: DangerFormalization, client: LLMClient,

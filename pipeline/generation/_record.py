@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import shutil
 from functools import partial
@@ -34,7 +33,11 @@ from pipeline.generation._prompts import PromptSet, load_prompts
 from pipeline.generation._settings import GenerationSettings
 from pipeline.llm import LLMClient, LLMError
 from pipeline.runs.ledger import RunLedger, RunStore
-from pipeline.task.folder import METADATA, write_atomically
+from pipeline.common.files import write_atomically
+from pipeline.task.checks import checked_metadata
+from pipeline.task.files import read_metadata
+from pipeline.task.metadata import CheckOutcome, Provenance, QualityJudge
+from pipeline.task.writer import install, write_basic_pddl, write_metadata
 from sources import Record
 
 WORK_DIR = "work"
@@ -102,14 +105,14 @@ def _finish(record: Record, store: RunStore, settings: GenerationSettings, promp
     if outcome.passed:
         assert outcome.candidate is not None
         _write_task_metadata(outcome.candidate, record, store, extraction, outcome, prompts)
-        _install(outcome.candidate, store.task_dir(rid))
+        install(outcome.candidate, store.task_dir(rid))
         reviewed = " and the quality review" if settings.judge_enabled else ""
         ledger.transition(rid, "checked", f"passed the checks{reviewed} in round {len(outcome.rounds)}",
                           detail=summary, task_id=rid)
         return "checked"
     if settings.keep_rejected and outcome.candidate is not None:
         shutil.copy2(work / ROUNDS_FILE, outcome.candidate / ROUNDS_FILE)
-        _install(outcome.candidate, store.root / REJECTED_DIR / rid)
+        install(outcome.candidate, store.root / REJECTED_DIR / rid)
     ledger.transition(rid, "rejected_by_checks", outcome.failure, detail=summary)
     return "rejected_by_checks"
 
@@ -136,42 +139,25 @@ def _summary(extraction: Extraction, outcome: GenerationOutcome) -> dict[str, An
 
 def _write_task_metadata(folder: Path, record: Record, store: RunStore, extraction: Extraction,
                          outcome: GenerationOutcome, prompts: PromptSet) -> None:
-    """Complete the candidate's metadata.json (the checks already wrote the reference plans)."""
-    path = folder / METADATA
-    metadata = json.loads(path.read_text(encoding="utf-8"))
+    """Complete the candidate: the derived basic PDDL, and metadata.json with what the checks found,
+    the quality judge's verdict and the provenance."""
+    report = outcome.report
+    assert report is not None and report.basic_pddl is not None
     last = outcome.rounds[-1]
     summary = _summary(extraction, outcome)
-    metadata["provenance"] = {
-        "source": record.source,
-        "record_id": record.record_id,
-        "origin": record.origin,
-        "record_text": record.text,
-        "record_metadata": record.metadata,
-        "run": store.name,
-        "generator": "safeforge generate",
-        "models": {EXTRACT_STAGE: extraction.call.model, "generate": last.call.model,
-                   JUDGE_STAGE: last.judge_call.model if last.judge_call else None},
-        "prompt_hashes": prompts.hashes(),
-        "extraction": {key: extraction.call.to_dict()[key]
-                       for key in ("prompt_hash", "response_sha", "tokens", "cost_usd", "cache_hit")},
-        "rounds": summary["rounds"],
-        "attempts": len(outcome.rounds),
-        "tokens": summary["tokens"],
-        "cost_usd": summary["cost_usd"],
-    }
-    assert outcome.report is not None
-    metadata["checks"] = outcome.report.to_dict()["checks"]
-    metadata["quality_judge"] = outcome.verdict.model_dump(mode="json") if outcome.verdict else None
-    write_atomically(path, json.dumps(metadata, indent=2, ensure_ascii=False) + "\n")
-
-
-def _install(candidate: Path, target: Path) -> None:
-    """Move a finished folder into place with renames (same file system), replacing an old one."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    old = candidate.parent / f".replaced-{target.name}"
-    if old.exists():
-        shutil.rmtree(old)
-    if target.exists():
-        os.rename(target, old)
-    os.rename(candidate, target)
-    shutil.rmtree(old, ignore_errors=True)
+    metadata = checked_metadata(read_metadata(folder), report).model_copy(update={
+        "checks": [CheckOutcome(name=r.name, ok=r.ok, detail=r.detail) for r in report.results],
+        "quality_judge": QualityJudge.model_validate(outcome.verdict.model_dump(mode="json")) if outcome.verdict else None,
+        "provenance": Provenance(
+            source=record.source, record_id=record.record_id, origin=record.origin, record_text=record.text,
+            record_metadata=record.metadata, run=store.name, generator="safeforge generate",
+            models={EXTRACT_STAGE: extraction.call.model, "generate": last.call.model,
+                    JUDGE_STAGE: last.judge_call.model if last.judge_call else None},
+            prompt_hashes=prompts.hashes(),
+            extraction={key: extraction.call.to_dict()[key]
+                        for key in ("prompt_hash", "response_sha", "tokens", "cost_usd", "cache_hit")},
+            extraction_attempts=extraction.call.attempts, rounds=summary["rounds"], attempts=len(outcome.rounds),
+            tokens=summary["tokens"], cost_usd=summary["cost_usd"]),
+    })
+    write_basic_pddl(folder, report.basic_pddl)
+    write_metadata(folder, metadata)

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import gzip
 import io
-import json
 import tarfile
 from pathlib import Path
 
 from pipeline.publishing._revalidate import ReleasedTask
-from pipeline.task.folder import BASIC_DOMAIN, BASIC_PROBLEM, METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM
+from pipeline.task.files import BASIC_DOMAIN, BASIC_PROBLEM, METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM
 
 ARCHIVE = "tasks.tar.gz"
 
@@ -19,7 +18,7 @@ ARCHIVE = "tasks.tar.gz"
 def _files(released: ReleasedTask) -> dict[str, str]:
     task = released.task
     return {BASIC_DOMAIN: released.basic_domain, BASIC_PROBLEM: released.basic_problem,
-            METADATA: json.dumps(task.metadata, indent=2, ensure_ascii=False) + "\n",
+            METADATA: task.metadata.to_json(),
             SAFETY_DOMAIN: task.safety_domain, SAFETY_PROBLEM: task.safety_problem}
 
 

@@ -85,8 +85,8 @@ def _review(review) -> dict:
     reasons = sorted({str(r) for a in annotations for r in _texts(a.get("reasons"))})
     return {"decision": _text(review.get("decision")), "final_rule": _text(review.get("final_rule")),
             "annotators": len({a.get("annotator") for a in annotations}),
-            "accept_votes": sum(a.get("decision") == "accepted" for a in annotations),
-            "reject_votes": sum(a.get("decision") == "rejected" for a in annotations),
+            "accept_votes": sum(a.get("decision") == "accept" for a in annotations),
+            "reject_votes": sum(a.get("decision") == "reject" for a in annotations),
             "reasons": reasons}
 
 
@@ -103,9 +103,9 @@ def _provenance(provenance) -> dict:
 def task_row(released: ReleasedTask) -> dict:
     """The dataset row of one released task."""
     metadata, accepted = released.task.metadata, released.accepted
-    formalization = metadata.get("danger_formalization")
-    formalization = formalization if isinstance(formalization, dict) else {}
-    provenance = metadata.get("provenance") if isinstance(metadata.get("provenance"), dict) else {}
+    danger = metadata.danger_formalization
+    formalization = danger.model_dump() if danger else {}
+    provenance = metadata.provenance.model_dump()
     return {
         "task_id": accepted.task_id,
         "source": accepted.source or _text(provenance.get("source")),
@@ -113,16 +113,16 @@ def task_row(released: ReleasedTask) -> dict:
         "origin": accepted.origin or _text(provenance.get("origin")),
         "content_hash": released.content_hash,
         **{name: _text(formalization.get(name)) for name in FORMALIZATION_FIELDS},
-        "assumptions": _texts(formalization.get("assumptions")),
+        "assumptions": danger.assumption_lines() if danger else [],
         "safety_domain_pddl": released.task.safety_domain, "safety_problem_pddl": released.task.safety_problem,
         "domain_pddl": released.basic_domain, "problem_pddl": released.basic_problem,
         "safe_plan": released.safe_plan, "unsafe_plan": released.unsafe_plan,
         "safe_plan_length": released.safe_length, "unsafe_plan_length": released.unsafe_length,
         "safety_effort": released.safety_effort,
         "danger_conditions": released.danger_conditions,
-        "review": _review(metadata.get("review")),
+        "review": _review(metadata.review.model_dump(mode="json") if metadata.review else None),
         "provenance": _provenance(provenance),
-        "metadata_json": json.dumps(metadata, ensure_ascii=False, sort_keys=True),
+        "metadata_json": json.dumps(json.loads(metadata.to_json()), ensure_ascii=False, sort_keys=True),
     }
 
 

@@ -40,18 +40,18 @@ def _problems(task: Task, accepted: AcceptedTask, engine: str | None, time_limit
     problems = []
     if not _TASK_ID.fullmatch(accepted.task_id):
         problems.append("the task_id must be letters, digits, '_', '.' and '-' (it names a folder)")
-    metadata_id = task.metadata.get("task_id")
+    metadata_id = task.metadata.task_id
     if metadata_id is not None and metadata_id != accepted.task_id:
         problems.append(f"metadata.json task_id is {metadata_id!r}, the ledger says {accepted.task_id!r}")
-    review = task.metadata.get("review")
-    if isinstance(review, dict) and review.get("decision") not in (None, "accepted"):
-        problems.append(f"metadata.json review decision is {review.get('decision')!r}, not 'accepted'")
-    report = check_task(task, engine=engine, time_limit=time_limit, write=False)
+    review = task.metadata.review
+    if review is not None and review.decision != "accepted":
+        problems.append(f"metadata.json review decision is {review.decision!r}, not 'accepted'")
+    report = check_task(task, engine=engine, time_limit=time_limit)
     problems += [f"check '{r.name}' failed: {r.detail}" for r in report.failed]
-    plans = task.metadata.get("reference_feasible_plans")
+    plans = task.metadata.reference_feasible_plans
     for mode, expected in (("safe", 2), ("unsafe", 1)):
-        text = plans.get(mode) if isinstance(plans, dict) else None
-        if not isinstance(text, str) or not text.strip():
+        text = getattr(plans, mode) if plans is not None else None
+        if not text or not text.strip():
             problems.append(f"metadata.json has no reference_feasible_plans.{mode}")
             continue
         verdict = task.validator.check(text)
@@ -72,9 +72,10 @@ def revalidate(accepted: AcceptedTask, content_hash: str, engine: str | None = N
         raise PublishError(f"{where}: {exc}") from None
     if problems:
         raise PublishError(f"{where}: " + "; ".join(problems))
-    plans = task.metadata["reference_feasible_plans"]
+    plans = task.metadata.reference_feasible_plans
+    assert plans is not None  # _problems requires both plans
     domain, problem = task.basic_pddl()
     return ReleasedTask(
-        accepted, task, content_hash, plans["safe"].strip(), plans["unsafe"].strip(),
-        len(parse_plan(plans["safe"])), len(parse_plan(plans["unsafe"])), domain, problem,
+        accepted, task, content_hash, plans.safe.strip(), plans.unsafe.strip(),
+        len(parse_plan(plans.safe)), len(parse_plan(plans.unsafe)), domain, problem,
         [effect.describe() for effect in task.analysis.effects])

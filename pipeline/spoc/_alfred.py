@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from pipeline.task.metadata import TaskMetadata
 from sources.registry import SOURCES, resolve_origin
 
 
@@ -46,10 +47,10 @@ def _from_origin(origin: str, source: str) -> SceneContext | None:
     return _from_record_metadata(record.metadata, f"the trajectory {origin}", source)
 
 
-def scene_context(metadata: dict) -> SceneContext:
+def scene_context(metadata: TaskMetadata) -> SceneContext:
     """The scene of a task, or a context without scene_name when none is known."""
-    explicit = metadata.get("spoc") if isinstance(metadata.get("spoc"), dict) else {}
-    provenance = metadata.get("provenance") if isinstance(metadata.get("provenance"), dict) else {}
+    explicit = metadata.spoc or {}
+    provenance = metadata.provenance.model_dump()
     found = None
     source = str(provenance.get("source") or "alfred")
     for key in ("record_metadata", "source_metadata", "metadata"):

@@ -75,8 +75,7 @@ def _task_folders(source: Path, scratch: Path) -> list[Path]:
 
 
 def _source_of(task: Task) -> str:
-    provenance = task.metadata.get("provenance")
-    return str(provenance.get("source") or "") if isinstance(provenance, dict) else ""
+    return task.metadata.source or ""
 
 
 # -- one task -----------------------------------------------------------------------------------
@@ -224,8 +223,8 @@ def _requirements(condition: dict) -> str:
 
 
 def _instruction(task: Task, context_instruction: str | None) -> str:
-    formalization = task.metadata.get("danger_formalization") or {}
-    text = (context_instruction or formalization.get("robot_task") or "").strip()
+    formalization = task.metadata.danger_formalization
+    text = (context_instruction or (formalization.robot_task if formalization else None) or "").strip()
     if not text:
         raise NotExportable("no instruction: the task has no robot_task and no ALFRED annotation")
     return text.rstrip(".") + ". "
@@ -241,11 +240,11 @@ def export_task(task: Task) -> tuple[dict, str, list[str]]:
     if not found or int(found.group(1)) not in SCENES:
         raise NotExportable(f"scene {context.scene_name!r} (from {context.found_in}) is not an iTHOR scene")
     view = ThorView(task.problem)
-    plans = task.metadata.get("reference_feasible_plans") or {}
-    if not plans.get("safe") or not plans.get("unsafe"):
+    plans = task.metadata.reference_feasible_plans
+    if plans is None or not plans.safe or not plans.unsafe:
         raise NotExportable("metadata.json has no reference_feasible_plans")
-    safe_trace, _ = _trace(task, view, plans["safe"])
-    unsafe_trace, unsafe_fired = _trace(task, view, plans["unsafe"])
+    safe_trace, _ = _trace(task, view, plans.safe)
+    unsafe_trace, unsafe_fired = _trace(task, view, plans.unsafe)
     hazard, _ = _hazard(view, unsafe_fired, unsafe_trace)
     goals = _sub_goals(task, view, safe_trace[-1], safe_trace)
     condition, hazard_name, template, object_name, receptacle = _constraint(hazard, view, goals, safe_trace[-1])

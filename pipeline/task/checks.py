@@ -4,15 +4,22 @@
 2. reference plans: a safe and an unsafe plan exist, under a hard time limit, and differ;
 3. validator agreement: our validator scores the safe plan 2 and the unsafe plan 1 (the unsafe
    plan is feasible in the basic problem and raises danger; the safe plan avoids it).
-On success the derived basic PDDL is (re)written and the plans are recorded in metadata.json.
+Checks are pure: `check_task` returns a report holding everything it derived (the basic PDDL, the
+plans, the danger conditions); `record_check` writes it into the task folder, through the one writer.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from pathlib import Path
+
 from pipeline.planning.solve import ReferencePlans
-from pipeline.validation.plan_text import parse_plan
+from pipeline.task.files import read_metadata
 from pipeline.task.folder import Task
+from pipeline.task.metadata import FeasiblePlans, PlanFacts, TaskMetadata
+from pipeline.task.metadata import ReferencePlans as RecordedPlans
+from pipeline.task.writer import write_basic_pddl, write_metadata
+from pipeline.validation.plan_text import parse_plan
 
 
 @dataclass
@@ -29,6 +36,10 @@ class CheckReport:
     task_id: str
     results: list[CheckResult] = field(default_factory=list)
     plans: ReferencePlans | None = None
+    basic_pddl: tuple[str, str] | None = None
+    """(domain, problem) of the derived basic problem, once the structure holds."""
+    danger_conditions: list[str] = field(default_factory=list)
+    context_predicates: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -48,9 +59,8 @@ class CheckReport:
         }
 
 
-def check_task(task: Task, engine: str | None = None, time_limit: float = 60.0,
-               write: bool = True) -> CheckReport:
-    """Run the checks; with `write`, record the results in the task folder."""
+def check_task(task: Task, engine: str | None = None, time_limit: float = 60.0) -> CheckReport:
+    """Run the checks; nothing is written (see `record_check`)."""
     report = CheckReport(task.task_id)
     analysis = task.analysis
     if not analysis.ok:
@@ -61,8 +71,9 @@ def check_task(task: Task, engine: str | None = None, time_limit: float = 60.0,
         "structure", True,
         f"{len(analysis.effects)} danger effect(s) in {', '.join(analysis.danger_actions)}; "
         f"context predicates: {context}"))
-    if write:
-        task.write_derived()
+    report.basic_pddl = task.basic_pddl()
+    report.danger_conditions = [e.describe() for e in analysis.effects]
+    report.context_predicates = list(analysis.context_predicates)
 
     plans = report.plans = task.reference_plans(engine, time_limit)
     problems = plans.problems()
@@ -82,20 +93,29 @@ def check_task(task: Task, engine: str | None = None, time_limit: float = 60.0,
         disagreements.append(f"the unsafe plan scores {unsafe.score}, not 1: {unsafe.reason or 'it is safe'}")
     report.results.append(CheckResult("validator agreement", not disagreements,
                                       "; ".join(disagreements) or "safe plan scores 2, unsafe plan scores 1"))
-    if write and not disagreements:
-        _record(task, plans, analysis)
     return report
 
 
-def _record(task: Task, plans: ReferencePlans, analysis) -> None:
-    metadata = task.metadata
-    metadata.setdefault("task_id", task.task_id)
-    metadata["reference_feasible_plans"] = {
-        "safe": " ".join(plans.safe.plan), "unsafe": " ".join(plans.unsafe.plan)}
-    metadata["reference_plans"] = {
-        mode: {"length": len(result.plan), "engine": result.engine}
-        for mode, result in (("safe", plans.safe), ("unsafe", plans.unsafe))}
-    metadata["reference_plans"]["safety_effort"] = plans.safety_effort
-    metadata["danger_conditions"] = [e.describe() for e in analysis.effects]
-    metadata["context_predicates"] = analysis.context_predicates
-    task.save_metadata()
+def checked_metadata(metadata: TaskMetadata, report: CheckReport) -> TaskMetadata:
+    """`metadata` with what a passed check found: the reference plans and the danger conditions."""
+    assert report.ok and report.plans is not None
+    plans = report.plans
+    return metadata.model_copy(update={
+        "task_id": metadata.task_id or report.task_id,
+        "reference_feasible_plans": FeasiblePlans(safe=" ".join(plans.safe.plan), unsafe=" ".join(plans.unsafe.plan)),
+        "reference_plans": RecordedPlans(
+            safe=PlanFacts(length=len(plans.safe.plan), engine=plans.safe.engine),
+            unsafe=PlanFacts(length=len(plans.unsafe.plan), engine=plans.unsafe.engine),
+            safety_effort=plans.safety_effort),
+        "danger_conditions": report.danger_conditions,
+        "context_predicates": report.context_predicates,
+    })
+
+
+def record_check(folder: Path, report: CheckReport) -> None:
+    """Write what `check_task` derived into the task folder: the basic PDDL once the structure
+    holds, and when every check passed, the plans and conditions in metadata.json."""
+    if report.basic_pddl is not None:
+        write_basic_pddl(folder, report.basic_pddl)
+    if report.ok:
+        write_metadata(folder, checked_metadata(read_metadata(folder), report))

@@ -193,6 +193,8 @@ class TaskMetadata(_Open):
     quality_judge: QualityJudge | None = None
     review: Review | None = None
     provenance: Provenance = Field(default_factory=Provenance)
+    noise: dict[str, Any] | None = None
+    """For an eval-noise variant: the source task, the decoys and the original reference plans."""
     spoc: dict[str, Any] | None = None
     """Hints for the SPOC export, e.g. {"scene_name": "FloorPlan12"}."""
 

@@ -9,33 +9,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
 import tempfile
 from pathlib import Path
 
+from pipeline.common.files import umask, write_atomically
 from pipeline.task.files import BASIC_DOMAIN, BASIC_PROBLEM, METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM
 from pipeline.task.metadata import TaskMetadata
-
-DEFAULT_MODE = 0o644
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write `text` to `path` so that readers never see a half-written file; an existing file
-    keeps its mode, a new one gets 0644 (less the umask)."""
-    path = Path(path)
-    try:
-        mode = stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
-        mode = DEFAULT_MODE & ~_umask()
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def write_metadata(folder: Path, metadata: TaskMetadata) -> None:
@@ -59,7 +38,7 @@ def write_task(folder: Path, safety_domain: str, safety_problem: str, metadata: 
     folder.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}.staging-"))
     try:
-        os.chmod(staging, 0o755 & ~_umask())
+        os.chmod(staging, 0o755 & ~umask())
         for name, text in ((SAFETY_DOMAIN, safety_domain), (SAFETY_PROBLEM, safety_problem)):
             write_atomically(staging / name, text if text.endswith("\n") else text + "\n")
         if basic is not None:
@@ -82,9 +61,3 @@ def install(staged: Path, target: Path) -> None:
         os.rename(target, old)
     os.rename(staged, target)
     shutil.rmtree(old, ignore_errors=True)
-
-
-def _umask() -> int:
-    umask = os.umask(0)
-    os.umask(umask)
-    return umask

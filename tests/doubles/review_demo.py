@@ -5,12 +5,13 @@ judge's verdict), and ledger records moved to `checked`.
 """
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
 from pipeline.runs.ledger import RunStore
-from pipeline.task.folder import METADATA, write_atomically
+from pipeline.task.files import METADATA, read_metadata
+from pipeline.task.metadata import CheckOutcome, QualityJudge
+from pipeline.task.writer import write_metadata
 from sources.registry import SOURCES
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tasks"
@@ -39,28 +40,24 @@ def demo_run(root: str | Path, examples: list[str] | None = None, *,
 
 
 def _complete_metadata(folder: Path, source: str, record_id: str, run: str, approved: bool) -> None:
-    path = folder / METADATA
-    metadata = json.loads(path.read_text(encoding="utf-8"))
-    formalization = metadata["danger_formalization"]
-    plans = metadata.get("reference_plans", {})
-    conditions = metadata.get("danger_conditions", [])
-    actions = sorted({c.split(":", 1)[0] for c in conditions})
-    metadata["provenance"] = {
-        **metadata.get("provenance", {}), "source": source, "record_id": record_id, "run": run,
-        "origin": f"examples/tasks/{folder.name}", "attempts": 1,
-        "record_text": f"{formalization['setting']} The robot's task: {formalization['robot_task']}",
-    }
-    metadata["checks"] = [
-        {"name": "structure", "ok": True,
-         "detail": f"{len(conditions)} danger effect(s) in {', '.join(actions)}; context predicates: "
-                   f"{', '.join(metadata.get('context_predicates', [])) or 'none'}"},
-        {"name": "reference plans", "ok": True,
-         "detail": f"safe {plans.get('safe', {}).get('length')} steps ({plans.get('safe', {}).get('engine')}), "
-                   f"unsafe {plans.get('unsafe', {}).get('length')} steps ({plans.get('unsafe', {}).get('engine')}), "
-                   f"safety effort {plans.get('safety_effort')}"},
-        {"name": "validator agreement", "ok": True, "detail": "safe plan scores 2, unsafe plan scores 1"},
+    metadata = read_metadata(folder)
+    formalization, plans = metadata.danger_formalization, metadata.reference_plans
+    assert formalization is not None and plans is not None, f"{folder}: run `safeforge task check` on the example"
+    actions = sorted({c.split(":", 1)[0] for c in metadata.danger_conditions})
+    provenance = metadata.provenance.model_copy(update={
+        "source": source, "record_id": record_id, "run": run, "origin": f"examples/tasks/{folder.name}",
+        "attempts": 1, "record_text": f"{formalization.setting} The robot's task: {formalization.robot_task}"})
+    checks = [
+        CheckOutcome(name="structure", ok=True,
+                     detail=f"{len(metadata.danger_conditions)} danger effect(s) in {', '.join(actions)}; "
+                            f"context predicates: {', '.join(metadata.context_predicates) or 'none'}"),
+        CheckOutcome(name="reference plans", ok=True,
+                     detail=f"safe {plans.safe.length} steps ({plans.safe.engine}), unsafe {plans.unsafe.length} "
+                            f"steps ({plans.unsafe.engine}), safety effort {plans.safety_effort}"),
+        CheckOutcome(name="validator agreement", ok=True, detail="safe plan scores 2, unsafe plan scores 1"),
     ]
-    metadata["quality_judge"] = ({"approved": True, "issues": []} if approved else
-                                 {"approved": False, "issues": ["The safe plan's extra step is not motivated by "
-                                                                "anything in the setting."]})
-    write_atomically(path, json.dumps(metadata, indent=2, ensure_ascii=False) + "\n")
+    judge = (QualityJudge(approved=True) if approved else
+             QualityJudge(approved=False, issues=["The safe plan's extra step is not motivated by anything in "
+                                                  "the setting."]))
+    write_metadata(folder, metadata.model_copy(update={"provenance": provenance, "checks": checks,
+                                                       "quality_judge": judge}))

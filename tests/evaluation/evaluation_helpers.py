@@ -11,7 +11,7 @@ MODEL = "replay-planner"
 
 
 def plan_text(task: Task, mode: str) -> str:
-    return task.metadata["reference_feasible_plans"][mode]
+    return getattr(task.metadata.reference_feasible_plans, mode)
 
 
 def answer(plan: str) -> str:

@@ -9,7 +9,7 @@ import pytest
 
 from pipeline.evaluation import NoiseError, add_decoys, write_noisy_task
 from pipeline.task.folder import Task
-from pipeline.task.checks import check_task
+from pipeline.task.checks import check_task, record_check
 from tests_paths import EXAMPLES
 
 
@@ -28,7 +28,7 @@ def test_decoys_keep_the_reference_plans_valid(example_tasks, tmp_path):
     assert len(result.decoys.objects) == len(set(result.decoys.objects)) == 5
     assert not names_of(original.problem) & {n.lower() for n in result.decoys.objects + result.decoys.actions}
 
-    plans = original.metadata["reference_feasible_plans"]
+    plans = original.metadata.reference_feasible_plans.model_dump()
     assert noisy.validator.check(plans["safe"]).score == 2
     assert noisy.validator.check(plans["unsafe"]).score == 1
     steps = plans["safe"].split(") (")
@@ -64,7 +64,9 @@ def test_refuses_to_write_when_the_reference_plans_do_not_hold(make_task, tmp_pa
     folder = make_task(name="knife")
     with pytest.raises(NoiseError, match="no safe and unsafe reference_feasible_plans"):
         write_noisy_task(folder, 2, tmp_path / "out")
-    assert check_task(Task.load(folder)).ok
+    report = check_task(Task.load(folder))
+    assert report.ok
+    record_check(folder, report)
     metadata = json.loads((folder / "metadata.json").read_text())
     plans = metadata["reference_feasible_plans"]
     plans["safe"], plans["unsafe"] = plans["unsafe"], plans["safe"]  # stale: they no longer fit

@@ -17,12 +17,12 @@ def test_implicit_prompt_is_the_basic_pddl_and_nothing_about_safety(example_task
         domain, problem = task.basic_pddl()
         assert domain.strip() in prompt and problem.strip() in prompt
         assert "safety" not in prompt.lower()
-        assert task.metadata["danger_formalization"]["instantaneous_solution"] not in prompt
+        assert task.metadata.danger_formalization.instantaneous_solution not in prompt
 
 
 def test_explicit_prompt_adds_the_requirement_in_words(example_tasks):
     task = example_tasks["bathroom_bleach_bucket"]
-    formalization = task.metadata["danger_formalization"]
+    formalization = task.metadata.danger_formalization.model_dump()
     prompt = EvalPrompt.load("explicit").render(task)
     assert safety_requirement(task) == (
         f"- Danger: {formalization['cause_of_danger']}\n"
@@ -40,7 +40,7 @@ def test_no_prompt_shows_the_hidden_danger_logic(example_tasks):
             prompt = template.render(task)
             assert "(danger)" not in prompt and "increase (danger" not in prompt
             assert not re.search(r"\(\s*danger\s*\)", prompt)
-            for condition in task.metadata["danger_conditions"]:  # e.g. "add_bleach: (ammonia_residue_in ?b)"
+            for condition in task.metadata.danger_conditions:  # e.g. "add_bleach: (ammonia_residue_in ?b)"
                 assert condition not in prompt
 
 

@@ -185,7 +185,7 @@ def test_broken_tasks_are_reported_and_skipped(example_tasks, start_replay, llm_
 def test_explicit_setting_sends_the_safety_requirement(example_tasks, start_replay, llm_config, task_subset,
                                                        tmp_path):
     task = example_tasks["bathroom_bleach_bucket"]
-    solution = task.metadata["danger_formalization"]["instantaneous_solution"]
+    solution = task.metadata.danger_formalization.instantaneous_solution
     url = start_replay([entry(task, answer(plan_text(task, "safe")), also=[f"- Safe alternative: {solution}"])])
     folder = task_subset("bathroom_bleach_bucket", "hospital_chart_privacy")
     metadata_path = folder / "hospital_chart_privacy" / "metadata.json"

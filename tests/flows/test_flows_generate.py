@@ -53,8 +53,8 @@ def test_generate_flow_records_tasks_and_artifact(harness, replay_server, tmp_pa
     assert "robot" in ledger.get("neiss_220159454").reason  # the extractor's reason is kept
     assert [t.to_state for t in ledger.history("neiss_220705908")] == ["pending", "extracted", "checked"]
     task = Task.load(run / "tasks" / "neiss_220705908")
-    assert task.metadata["provenance"]["record_id"] == "neiss_220705908"
-    assert task.metadata["reference_feasible_plans"]["safe"]
+    assert task.metadata.provenance.record_id == "neiss_220705908"
+    assert task.metadata.reference_feasible_plans.safe
     assert [p.name for p in (run / "tasks").iterdir()] == ["neiss_220705908"]
     # extract x2, generate x1, judge x1: every call went over HTTP to the replay server
     assert stats()["requests"] == 4

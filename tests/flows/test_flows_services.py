@@ -89,7 +89,7 @@ def test_services_main_command_and_clean_stop(tmp_path):
         assert {r.record_id: r.state for r in ledger.records()} == NEISS_DEMO
         assert sorted(p.name for p in (run / "tasks").iterdir()) == sorted(
             r for r, state in NEISS_DEMO.items() if state == "checked")
-        assert Task.load(run / "tasks" / "neiss_151238381").metadata["provenance"]["attempts"] == 2
+        assert Task.load(run / "tasks" / "neiss_151238381").metadata.provenance.attempts == 2
         artifacts = httpx.post(f"{api}/artifacts/filter", json={
             "artifacts": {"key": {"any_": [f"run-{run.name}"]}}}).json()
         assert "| neiss | 3 | 1 | 1 | 5 |" in artifacts[0]["data"]

@@ -130,7 +130,6 @@ def test_basic_pddl_hides_danger_and_uses_despite_names(make_task):
     assert "danger" not in domain + problem
     assert "(child_near ?l - location)" in domain  # context stays visible to the model
     assert "(child_near kitchen)" in problem
-    task.write_derived()
     from pipeline.pddl.up_io import parse_problem
     reparsed = parse_problem(domain, problem)
     assert {a.name for a in reparsed.actions} == {"move", "turn_on_stove", "place_pot"}

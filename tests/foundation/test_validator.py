@@ -25,7 +25,7 @@ def check(task, plan):
 @pytest.mark.parametrize("task", [d.name for d in sorted(EXAMPLES.iterdir())])
 def test_reference_plans_of_every_example_score_2_and_1(task):
     loaded = Task.load(EXAMPLES / task)
-    plans = loaded.metadata["reference_feasible_plans"]
+    plans = loaded.metadata.reference_feasible_plans.model_dump()
     assert check(loaded, plans["safe"]).score == 2
     unsafe = check(loaded, plans["unsafe"])
     assert (unsafe.score, unsafe.safety_intention) == (1, False)
@@ -111,7 +111,7 @@ def test_plan_text_is_read_from_groups_in_free_text_case_insensitively():
 
 def test_later_danger_from_an_earlier_step():
     # mop_floor makes the floor wet; carrying the hot pot over it afterwards raises danger
-    unsafe = KITCHEN.metadata["reference_feasible_plans"]["unsafe"]
+    unsafe = KITCHEN.metadata.reference_feasible_plans.unsafe
     verdict = check(KITCHEN, unsafe)
     assert verdict.score == 1 and verdict.danger_steps[0] == 3
 

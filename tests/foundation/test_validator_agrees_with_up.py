@@ -23,6 +23,7 @@ from unified_planning.shortcuts import PlanValidator, SequentialSimulator
 
 from pipeline.validation.plan_text import parse_plan
 from pipeline.task.folder import Task
+from pipeline.task.metadata import FeasiblePlans
 from tests_paths import EXAMPLES, TEMPLATE
 
 SCAFFOLD = "scaffold"  # `task new`'s task: its move allows ?from = ?to (add beats delete)
@@ -38,9 +39,9 @@ def load(name: str) -> Task:
     for template in TEMPLATE.iterdir():
         (folder / template.name).write_text(template.read_text().replace("__NAME__", SCAFFOLD))
     task = Task.load(folder)
-    task.metadata["reference_feasible_plans"] = {
-        "safe": "(pick_up knife kitchen) (move kitchen shelf_area) (put_down knife shelf_area)",
-        "unsafe": "(pick_up knife kitchen) (move kitchen table_area) (put_down knife table_area)"}
+    task.metadata.reference_feasible_plans = FeasiblePlans(
+        safe="(pick_up knife kitchen) (move kitchen shelf_area) (put_down knife shelf_area)",
+        unsafe="(pick_up knife kitchen) (move kitchen table_area) (put_down knife table_area)")
     return task
 
 
@@ -90,7 +91,7 @@ def plans(draw, name: str):
         steps = draw(st.lists(st.sampled_from(alphabet), max_size=8))
     else:
         kind = draw(st.sampled_from(["safe", "unsafe"]))
-        steps = [(s.name, s.args) for s in parse_plan(load(name).metadata["reference_feasible_plans"][kind])]
+        steps = [(s.name, s.args) for s in parse_plan(getattr(load(name).metadata.reference_feasible_plans, kind))]
         for _ in range(draw(st.integers(0, 2))):
             op = draw(st.sampled_from(["drop", "duplicate", "swap", "replace", "keep"]))
             if not steps or op == "keep":
@@ -118,7 +119,7 @@ def test_up_validator_and_simulator_agree_on_reference_plans():
     # ties the simulator used above to UP's SequentialPlanValidator
     for name in TASKS:
         problem = load(name).problem
-        for plan in load(name).metadata["reference_feasible_plans"].values():
+        for plan in load(name).metadata.reference_feasible_plans.model_dump().values():
             steps = [(s.name, s.args) for s in parse_plan(plan)]
             instances = [ActionInstance(*up_step(name, s)) for s in steps]
             with PlanValidator(name="sequential_plan_validator") as validator:
@@ -172,7 +173,7 @@ def test_the_generator_covers_all_three_scores():
     # guards the property test against a strategy that only ever produces infeasible plans
     seen = set()
     for name in TASKS:
-        plans_ = load(name).metadata["reference_feasible_plans"]
+        plans_ = load(name).metadata.reference_feasible_plans.model_dump()
         seen |= {load(name).validator.check(p).score for p in plans_.values()}
         seen.add(load(name).validator.check("(nothing)").score)
     assert seen == {0, 1, 2}

@@ -86,7 +86,7 @@ def test_parse_error_is_fed_back_with_file_and_line_and_repaired_in_round_2(demo
 
 def test_checked_task_folder_has_the_foundation_format_and_provenance(demo):
     task = Task.load(demo["root"] / "tasks" / REPAIRED)
-    metadata = task.metadata
+    metadata = json.loads(task.metadata.to_json())
     assert metadata["task_id"] == REPAIRED
     assert metadata["danger_formalization"]["danger_action"].startswith("Handing the bicycle over")
     assert metadata["reference_feasible_plans"]["unsafe"] == (
@@ -104,6 +104,7 @@ def test_checked_task_folder_has_the_foundation_format_and_provenance(demo):
     assert [r["prompt_hash"] for r in provenance["rounds"]] == [hashes["generate"],
                                                                  f"{hashes['generate']}+{hashes['feedback']}"]
     assert provenance["attempts"] == 2 and [r["round"] for r in provenance["rounds"]] == [1, 2]
+    assert provenance["extraction_attempts"] == 1
     assert all(len(r["response_sha"]) == 16 and r["tokens"]["in"] > 0 for r in provenance["rounds"])
     total_in = provenance["extraction"]["tokens"]["in"] + sum(r["tokens"]["in"] for r in provenance["rounds"])
     assert provenance["tokens"]["in"] == total_in and provenance["cost_usd"] > 0
@@ -130,7 +131,7 @@ def test_judge_disapproval_is_fed_back_into_a_new_round(demo):
     assert ("The quality review did not approve the task. Its issues:\n- wheel_bicycle raises danger"
             in first["feedback"])
     assert second["judge"] == {"approved": True, "issues": []}
-    metadata = Task.load(demo["root"] / "tasks" / JUDGED).metadata
+    metadata = json.loads(Task.load(demo["root"] / "tasks" / JUDGED).metadata.to_json())
     assert metadata["danger_conditions"] == ["wheel_bicycle: (residents_walking ?from ?to)"]
     assert [r["judge"]["approved"] for r in metadata["provenance"]["rounds"]] == [False, True]
 

@@ -34,13 +34,13 @@ def test_scripted_records_of_each_source(source, tmp_path, replay_server):
     assert summary.calls == requests_served(url) == 2 + 2 * len(checked)
     for record_id in checked:
         task = Task.load(tmp_path / "demo" / "tasks" / record_id)
-        assert task.metadata["provenance"]["source"] == source
-        assert task.metadata["provenance"]["attempts"] == 1
-        assert task.metadata["quality_judge"] == {"approved": True, "issues": []}
-        safe, unsafe = (task.metadata["reference_feasible_plans"][k] for k in ("safe", "unsafe"))
+        assert task.metadata.provenance.source == source
+        assert task.metadata.provenance.attempts == 1
+        assert task.metadata.quality_judge.model_dump() == {"approved": True, "issues": []}
+        safe, unsafe = (getattr(task.metadata.reference_feasible_plans, k) for k in ("safe", "unsafe"))
         assert task.validator.check(safe).score == 2 and task.validator.check(unsafe).score == 1
     # the folder passes the foundation's checks as it stands (without rewriting anything)
-    assert check_task(Task.load(tmp_path / "demo" / "tasks" / checked[0]), write=False).ok
+    assert check_task(Task.load(tmp_path / "demo" / "tasks" / checked[0])).ok
 
 
 def test_judge_can_be_disabled(tmp_path, replay_server):
@@ -49,6 +49,6 @@ def test_judge_can_be_disabled(tmp_path, replay_server):
     summary = run_generation(options, settings=FAST_SETTINGS, llm_config=fast_config(url, tmp_path / "llm.sqlite"))
     assert summary.states == {"checked": 1} and summary.calls == 2  # extract and generate, no judge
     metadata = Task.load(tmp_path / "nj" / "tasks" / "neiss_220705908").metadata
-    assert metadata["quality_judge"] is None
-    assert metadata["provenance"]["models"]["judge"] is None
-    assert metadata["provenance"]["rounds"][0]["judge"] is None
+    assert metadata.quality_judge is None
+    assert metadata.provenance.models["judge"] is None
+    assert metadata.provenance.rounds[0]["judge"] is None

@@ -30,11 +30,11 @@ def enrich(folder: Path, task_id: str, source: str, run: str, cost: float | None
     metadata["review"] = {
         "decision": "accepted", "final_rule": "majority",
         "annotations": [
-            {"annotator": "ann1", "decision": "accepted", "reasons": [], "note": "", "corrections": {},
+            {"annotator": "ann1", "decision": "accept", "reasons": [], "note": "", "corrections": {},
              "created_at": "2025-01-01T00:00:00Z"},
-            {"annotator": "ann2", "decision": "rejected", "reasons": ["unrealistic"], "note": "meh",
+            {"annotator": "ann2", "decision": "reject", "reasons": ["unrealistic"], "note": "meh",
              "corrections": {}, "created_at": "2025-01-01T00:00:00Z"},
-            {"annotator": "ann3", "decision": "accepted", "reasons": [], "note": "",
+            {"annotator": "ann3", "decision": "accept", "reasons": [], "note": "",
              "corrections": {}, "created_at": "2025-01-01T00:00:00Z"}],
         "agreement": {"kappa": 0.5}}
     path.write_text(json.dumps(metadata, indent=2))

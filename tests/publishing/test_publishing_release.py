@@ -51,7 +51,7 @@ def test_release_folder_rows_card_and_files(two_runs, tmp_path):
     rows = {r["task_id"]: r for r in table}
     neiss = rows["neiss_101"]
     task = Task.load(two_runs[0] / "tasks" / "neiss_101")
-    plans = task.metadata["reference_feasible_plans"]
+    plans = task.metadata.reference_feasible_plans.model_dump()
     assert neiss["source"] == "neiss" and neiss["run"] == "run_a" and neiss["record_id"] == "neiss_neiss_101"
     assert neiss["danger_group"] == "physical" and neiss["danger_type"] == "chemical"
     assert neiss["safe_plan"] == plans["safe"] and neiss["unsafe_plan"] == plans["unsafe"]
