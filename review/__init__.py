@@ -9,7 +9,29 @@
 The server runs from its own virtual environment (scripts/setup_labelstudio.sh); the project
 talks to it over HTTP with label-studio-sdk only. Names are imported from their modules on first use.
 """
+from typing import TYPE_CHECKING
+
 from pipeline.common.lazy import lazy_exports
+
+if TYPE_CHECKING:  # the names below, for type checkers; at run time they load on first use
+    from ._agreement import Agreement, agreement, cohen_kappa, PairAgreement
+    from ._conditions import condition_in_words
+    from ._config import ReviewConfig
+    from ._errors import NotFoundError, ReviewError
+    from ._plan_diff import diff_plans, DiffRow
+    from ._pull import Decision, final_decision, pull_run, PullResult, ReviewAnnotation
+    from ._push import project_title, push_run, PushResult
+    from ._server import (
+        check_installation,
+        LABEL_STUDIO_VERSION,
+        running_server,
+        ServerError,
+        ServerHandle,
+        start_server,
+        stop_server,
+    )
+    from ._status import review_status, SourceStatus, Status
+    from ._task_data import build_task, CORRECTABLE_FIELDS, LABELING_CONFIG, REJECTION_REASONS
 
 __getattr__, __dir__ = lazy_exports(__name__, {
     "Agreement": "._agreement", "PairAgreement": "._agreement", "agreement": "._agreement",

@@ -8,7 +8,22 @@ Each code.py runs in an isolated child process (`_sandbox`, `_bootstrap`) agains
 for DESPITE's `BasePlanner` (`standin/src/planner/solver.py`); the problem it builds becomes our
 task folder, which is then checked (`_importer`). The command line is in `cli`.
 """
+from typing import TYPE_CHECKING
+
 from pipeline.common.lazy import lazy_exports
+
+if TYPE_CHECKING:  # the names below, for type checkers; at run time they load on first use
+    from ._importer import (
+        FAILED,
+        find_tasks,
+        import_despite_task,
+        import_many,
+        IMPORTED,
+        ImportResult,
+        MISMATCH,
+        REPORT,
+    )
+    from ._sandbox import Limits
 
 __getattr__, __dir__ = lazy_exports(__name__, {
     "FAILED": "._importer",

@@ -6,7 +6,20 @@
 Also: the hard/easy split from a panel of results (`write_split`) and noise injection
 (`write_noisy_task`, DESPITE's redundancy experiment).
 """
+from typing import TYPE_CHECKING
+
 from pipeline.common.lazy import lazy_exports
+
+if TYPE_CHECKING:  # the names below, for type checkers; at run time they load on first use
+    from ._discover import discover_tasks, Discovery, TaskRef
+    from ._metrics import bootstrap, Estimate, GROUPS, METRICS, MetricSet, summarize_metrics, task_indicators
+    from ._noise import add_decoys, Decoys, NoiseError, NoiseResult, write_noisy_task
+    from ._prompts import EvalPrompt, PromptError, safety_requirement
+    from ._report import write_report
+    from ._results import read_rows, ResultsError
+    from ._run import default_out_dir, EvalReport, EvalSettings, evaluate, run_evaluation
+    from ._scoring import score_response, task_labels
+    from ._split import hard_easy_split, HARD_THRESHOLD, write_split
 
 __getattr__, __dir__ = lazy_exports(__name__, {
     "Discovery": "._discover",

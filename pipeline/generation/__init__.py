@@ -7,7 +7,32 @@ Prompts are templates in the `prompts` package (`pipeline.llm.prompts`); every L
 `pipeline.llm.LLMClient` (cache, retries, call ledger); every record ends in one state of the run
 ledger. Names are imported from their modules on first use.
 """
+from typing import TYPE_CHECKING
+
 from pipeline.common.lazy import lazy_exports
+
+if TYPE_CHECKING:  # the names below, for type checkers; at run time they load on first use
+    from ._calls import StageCall
+    from ._check import check_candidate, Checker
+    from ._extract import extract_danger, Extraction, extraction_messages
+    from ._feedback import check_problems, judge_problems
+    from ._generate import generate_task, generation_messages, GenerationOutcome, Round
+    from ._judge import judge_messages, judge_task
+    from ._progress import ProgressBar
+    from ._prompts import load_prompts, PromptSet
+    from ._record import load_extraction, process_record
+    from ._run import (
+        generate,
+        generate_run,
+        llm_config_for,
+        read_records,
+        run_generation,
+        RunProgress,
+        RunSummary,
+    )
+    from ._options import default_run_name, GenerateOptions
+    from ._schemas import DangerFormalization, ExtractionResult, GeneratedPDDL, JudgeVerdict
+    from ._settings import GenerationSettings
 
 __getattr__, __dir__ = lazy_exports(__name__, {
     "StageCall": "._calls", "Checker": "._check", "check_candidate": "._check",

@@ -3,7 +3,17 @@ optionally, a push to the Hugging Face Hub (see README, "Publishing releases and
 
 The Hub-compatible server for tests and offline use is `tests.doubles.hub_server`.
 """
+from typing import TYPE_CHECKING
+
 from pipeline.common.lazy import lazy_exports
+
+if TYPE_CHECKING:  # the names below, for type checkers; at run time they load on first use
+    from ._archive import ARCHIVE
+    from ._collect import AcceptedTask, collect, RunSummary
+    from ._content import content_hash
+    from ._dataset import DATA_FILE, features
+    from ._errors import PublishError
+    from ._release import DEFAULT_LICENSE, publish, Release, RELEASE_JSON
 
 __getattr__, __dir__ = lazy_exports(__name__, {
     "ARCHIVE": "._archive",

@@ -4,7 +4,14 @@
 - lock: `RunLock`, one writer per run.
 - overview: `run_overview`, `list_runs`, stage funnels and cost.
 """
+from typing import TYPE_CHECKING
+
 from pipeline.common.lazy import lazy_exports
+
+if TYPE_CHECKING:  # the names below, for type checkers; at run time they load on first use
+    from .ledger import ALLOWED, RecordRow, RunLedger, RunStore, STATES, TERMINAL, Transition, TransitionError
+    from .overview import is_run, list_runs, run_overview, RunNotFound, RunOverview
+    from .lock import RunLock, RunLocked
 
 __getattr__, __dir__ = lazy_exports(__name__, {
     "RunStore": ".ledger", "RunLedger": ".ledger", "TransitionError": ".ledger", "RecordRow": ".ledger",

@@ -1,6 +1,12 @@
 """SPOC goal-condition files: export accepted tasks that map to AI2-THOR, and check any folder
 of such files (SPOC's goal-condition format; see the docs, "Publishing"). The AI2-THOR type list and state vocabulary are data: ai2thor_types.json."""
+from typing import TYPE_CHECKING
+
 from pipeline.common.lazy import lazy_exports
+
+if TYPE_CHECKING:  # the names below, for type checkers; at run time they load on first use
+    from ._check import check_file, check_folder, Problem
+    from ._export import export, export_task, ExportReport, NotExportable, REPORT
 
 __getattr__, __dir__ = lazy_exports(__name__, {
     "Problem": "._check",

@@ -6,7 +6,25 @@
 - folder: `Task` (load, parse, derive).
 - checks: `check_task` (pure: a `CheckReport`), `checked_metadata`, `record_check`.
 """
+from typing import TYPE_CHECKING
+
 from pipeline.common.lazy import lazy_exports
+
+if TYPE_CHECKING:  # the names below, for type checkers; at run time they load on first use
+    from .folder import Task
+    from .metadata import TaskMetadata
+    from .files import (
+        BASIC_DOMAIN,
+        BASIC_PROBLEM,
+        METADATA,
+        read_metadata,
+        read_task_file,
+        SAFETY_DOMAIN,
+        SAFETY_PROBLEM,
+        TaskError,
+    )
+    from .writer import write_basic_pddl, write_metadata, write_task
+    from .checks import check_task, checked_metadata, CheckReport, CheckResult, record_check
 
 __getattr__, __dir__ = lazy_exports(__name__, {
     "Task": ".folder", "TaskMetadata": ".metadata",
