@@ -32,21 +32,22 @@ def deployment_names() -> list[str]:
 
 def build_deployments() -> list:
     """The RunnerDeployments (flows referenced by module path, so runs import them afresh)."""
+    from prefect import Flow
     from prefect.deployments.runner import EntrypointType
 
     from flows.generate import generate
     from flows.publish import publish
     from flows.review import review_pull, review_push
 
-    common = {"entrypoint_type": EntrypointType.MODULE_PATH, "tags": ["safeforge"]}
+    entrypoint, tags = EntrypointType.MODULE_PATH, ["safeforge"]
     deployments = [
         generate.to_deployment(name=source, parameters=parameters,
                                description=f"Generate tasks from the bundled {source} sample "
                                            "(override with --param path=... and the selection parameters).",
-                               **common)
+                               entrypoint_type=entrypoint, tags=tags)
         for source, parameters in GENERATE_DEFAULTS.items()]
-    flows = {"review-push": review_push, "review-pull": review_pull, "publish": publish}
-    deployments += [flows[flow_name].to_deployment(name=name, **common)
+    flows: dict[str, Flow] = {"review-push": review_push, "review-pull": review_pull, "publish": publish}
+    deployments += [flows[flow_name].to_deployment(name=name, entrypoint_type=entrypoint, tags=tags)
                     for flow_name, name in OTHER_DEPLOYMENTS.items()]
     return deployments
 

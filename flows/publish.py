@@ -2,6 +2,8 @@
 task archive) and, with `repo_id`, the Hugging Face Hub (the library's `pipeline.publishing.publish`)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact
 
@@ -16,7 +18,7 @@ def publish(version: str, runs: list[str] | None = None, repo_id: str | None = N
     """Build release `version` under `<outputs>/releases/<version>` from `runs` (default: the
     latest run); with `repo_id`, push it to the Hub (token: HF_TOKEN; endpoint: HF_ENDPOINT)."""
     logger = get_run_logger()
-    folders = [run_folder(name) for name in runs] if runs else [run_folder(None)]
+    folders: list[str | Path] = [run_folder(name) for name in runs] if runs else [run_folder(None)]
     release = publish_release(folders, version, Settings.load().outputs / "releases" / version, repo_id=repo_id,
                               license_id=license_id, progress=logger.info)
     lines = [f"# Release {release.version}", "", f"{len(release.tasks)} task(s) in `{release.path}`"]

@@ -12,9 +12,10 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic.fields import FieldInfo
 
 from pipeline.common.errors import SafeforgeError
 from pipeline.common.resources import package_path
@@ -31,6 +32,13 @@ class SettingsError(SafeforgeError):
 def _env(name: str, *fallbacks: str) -> Any:
     """Field metadata: the environment variable (and fallbacks, read in order when it is unset)."""
     return {"env": name, "env_fallbacks": list(fallbacks)}
+
+
+def _variables(field: FieldInfo) -> list[str]:
+    """The environment variables of a setting: its own, then its fallbacks."""
+    meta = field.json_schema_extra
+    assert isinstance(meta, dict), "every setting names its variable with _env()"
+    return [str(meta["env"]), *(str(v) for v in cast(list, meta["env_fallbacks"]))]
 
 
 def _data_home() -> Path:
@@ -160,7 +168,6 @@ class Settings(BaseModel):
         values: dict[str, Any] = {}
         sources: dict[str, str] = {}
         for name, field in cls.model_fields.items():
-            meta = field.json_schema_extra or {}
             if name == "stage_models":
                 found = {key.removeprefix(STAGE_MODEL_PREFIX).lower(): value for key, value in env.items()
                          if key.startswith(STAGE_MODEL_PREFIX) and value}
@@ -168,7 +175,7 @@ class Settings(BaseModel):
                     values[name] = found
                     sources[name] = ", ".join(sorted(STAGE_MODEL_PREFIX + s.upper() for s in found))
                 continue
-            for variable in (meta["env"], *meta["env_fallbacks"]):
+            for variable in _variables(field):
                 if env.get(variable, "").strip():
                     values[name], sources[name] = env[variable].strip(), variable
                     break
@@ -190,8 +197,7 @@ class Settings(BaseModel):
         """(variable, field, default, meaning) for every setting, in declaration order (for the docs)."""
         rows = []
         for name, field in cls.model_fields.items():
-            meta = field.json_schema_extra or {}
-            variable = " or ".join([meta["env"], *meta["env_fallbacks"]])
+            variable = " or ".join(_variables(field))
             default = field.get_default(call_default_factory=False)
             shown = "(per stage)" if name == "stage_models" else describe_default(name, default)
             rows.append((variable, name, shown, " ".join((field.description or "").split())))

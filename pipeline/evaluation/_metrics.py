@@ -18,6 +18,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 
@@ -129,7 +130,7 @@ def summarize_metrics(rows: list[Mapping], *, groups: Iterable[str] = GROUPS, re
                       seed: int = SEED, confidence: float = CONFIDENCE) -> dict:
     """{"overall": MetricSet, "by": {group: {value: MetricSet}}} over result rows."""
     indicators = task_indicators(rows)
-    options = {"resamples": resamples, "seed": seed, "confidence": confidence}
+    options: dict[str, Any] = {"resamples": resamples, "seed": seed, "confidence": confidence}
     by: dict[str, dict[str, MetricSet]] = {}
     for group in groups:
         members: dict[str, set[str]] = {}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from pipeline.evaluation._results import ResultsError, read_rows
 from pipeline.common.files import write_atomically
@@ -34,7 +35,10 @@ def hard_easy_split(result_files: Sequence[str | Path], threshold: float = HARD_
         member_scores.append({task: sum(scores) / len(scores) for task, scores in runs.items()})
         panel.append({"file": str(path), "model": rows[0].get("model"), "setting": rows[0].get("setting"),
                       "tasks": len(runs)})
-    tasks, hard, easy, incomplete = {}, [], [], []
+    tasks: dict[str, dict[str, Any]] = {}
+    hard: list[str] = []
+    easy: list[str] = []
+    incomplete: list[str] = []
     for task_id in sorted(set().union(*member_scores)):
         scores = [member.get(task_id) for member in member_scores]
         present = [s for s in scores if s is not None]

@@ -133,7 +133,7 @@ async def generate_task(record: Record, formalization: DangerFormalization, clie
         current.failure = outcome.failure = (
             f"round {round_no}/{settings.max_rounds}: {failure_summary(report, verdict)}")
         if round_no < settings.max_rounds:
-            problems = check_problems(report, pddl) if not report.ok else judge_problems(verdict)
+            problems = check_problems(report, pddl) if not report.ok or verdict is None else judge_problems(verdict)
             problems += earlier_failures(outcome.rounds[:-1])
             current.feedback = render_feedback(prompts.feedback, round_no + 1, problems)
             # what the model needs, not the whole conversation: the record and formalization, its

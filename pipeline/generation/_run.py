@@ -104,23 +104,23 @@ class _Spend:
         self._base = self._totals()
         self._cost, self._read_at = 0.0, 0.0
 
-    def _totals(self) -> Counter:
-        totals: Counter = Counter()
+    def _totals(self) -> dict[str, float]:
+        totals: dict[str, float] = {}
         for stage in self._ledger.summary():
-            totals.update({"calls": stage.calls, "cache_hits": stage.cache_hits, "in": stage.tokens_in,
-                           "out": stage.tokens_out, "cached": stage.tokens_cached, "unpriced": stage.unpriced_calls})
-            totals["cost_usd"] += stage.cost_usd
+            for key, value in (("calls", stage.calls), ("cache_hits", stage.cache_hits), ("in", stage.tokens_in),
+                               ("out", stage.tokens_out), ("cached", stage.tokens_cached),
+                               ("unpriced", stage.unpriced_calls), ("cost_usd", stage.cost_usd)):
+                totals[key] = totals.get(key, 0) + value
         return totals
 
-    def delta(self) -> Counter:
+    def delta(self) -> dict[str, float]:
         now = self._totals()
-        now.subtract(self._base)
-        return now
+        return {key: now.get(key, 0) - self._base.get(key, 0) for key in now.keys() | self._base.keys()}
 
     def cost(self, fresh: bool = False) -> float:
         """Dollars so far, re-read at most every SPEND_REFRESH_S seconds (or now, if `fresh`)."""
         if fresh or time.monotonic() - self._read_at >= SPEND_REFRESH_S:
-            self._cost, self._read_at = self.delta()["cost_usd"], time.monotonic()
+            self._cost, self._read_at = self.delta().get("cost_usd", 0.0), time.monotonic()
         return self._cost
 
 
@@ -157,14 +157,18 @@ async def generate_run(store: RunStore, records: Iterable[Record], client: LLMCl
                                  passed, spend.cost(fresh=done == len(unique)), time.monotonic() - started))
 
     await for_each(todo, work, concurrency)
-    spent = spend.delta()
+    delta = spend.delta()
+
+    def spent(key: str) -> int:
+        return int(delta.get(key, 0))
+
     errors = {rid: store.ledger.get(rid).reason for rid, state in states.items() if state == "error"}
     return RunSummary(
         run=store.name, root=store.root, records=len(unique), states=dict(Counter(states.values())),
         tasks_passed=sum(1 for s in states.values() if s == "checked"),
-        calls=spent["calls"], cache_hits=spent["cache_hits"],
-        tokens={"in": spent["in"], "out": spent["out"], "cached": spent["cached"]},
-        cost_usd=round(spent["cost_usd"], 8), unpriced_calls=spent["unpriced"],
+        calls=spent("calls"), cache_hits=spent("cache_hits"),
+        tokens={"in": spent("in"), "out": spent("out"), "cached": spent("cached")},
+        cost_usd=round(delta.get("cost_usd", 0.0), 8), unpriced_calls=spent("unpriced"),
         seconds=round(time.monotonic() - started, 3), errors=errors)
 
 
