@@ -24,9 +24,9 @@ from unified_planning.plans import ActionInstance, SequentialPlan
 from unified_planning.shortcuts import GE, Equals, OneshotPlanner, PlanValidator
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from pipeline.validation.plan_text import parse_plan  # noqa: E402
 from pipeline.planning.solve import solve_here  # noqa: E402
 from pipeline.task.folder import Task  # noqa: E402
+from pipeline.validation.plan_text import parse_plan  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "tasks"
 
@@ -87,7 +87,7 @@ def bench_validators(plans_per_task: int, up_sample: int) -> None:
                 up_valid.append(up_validator.validate(problem, SequentialPlan(instances)).status.name == "VALID")
             up_seconds += time.perf_counter() - started
         up_plans += len(sample)
-        disagreements = sum(v.feasible != u for v, u in zip(ours_sample, up_valid))
+        disagreements = sum(v.feasible != u for v, u in zip(ours_sample, up_valid, strict=False))
         feasible = sum(v.feasible for v in verdicts)
         print(f"  {task.task_id:32s} {len(texts):6d} plans ({feasible} feasible), "
               f"{disagreements} disagreements with UP on {len(sample)}")

@@ -21,8 +21,8 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import acreate_markdown_artifact, acreate_progress_artifact, aupdate_progress_artifact
 from prefect.cache_policies import NO_CACHE
 
-from flows.dask_checks import check_stage
 import pipeline.generation as generation
+from flows.dask_checks import check_stage
 from pipeline.generation import GenerateOptions, GenerationSettings, RunProgress, check_candidate
 from pipeline.runs.overview import run_overview
 from sources import ReadReport

@@ -14,24 +14,24 @@ from typing import TYPE_CHECKING
 from pipeline.common.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names below, for type checkers; at run time they load on first use
-    from ._agreement import Agreement, agreement, cohen_kappa, PairAgreement
+    from ._agreement import Agreement, PairAgreement, agreement, cohen_kappa
     from ._conditions import condition_in_words
     from ._config import ReviewConfig
     from ._errors import NotFoundError, ReviewError
-    from ._plan_diff import diff_plans, DiffRow
-    from ._pull import Decision, final_decision, pull_run, PullResult, ReviewAnnotation
-    from ._push import project_title, push_run, PushResult
+    from ._plan_diff import DiffRow, diff_plans
+    from ._pull import Decision, PullResult, ReviewAnnotation, final_decision, pull_run
+    from ._push import PushResult, project_title, push_run
     from ._server import (
-        check_installation,
         LABEL_STUDIO_VERSION,
-        running_server,
         ServerError,
         ServerHandle,
+        check_installation,
+        running_server,
         start_server,
         stop_server,
     )
-    from ._status import review_status, SourceStatus, Status
-    from ._task_data import build_task, CORRECTABLE_FIELDS, LABELING_CONFIG, REJECTION_REASONS
+    from ._status import SourceStatus, Status, review_status
+    from ._task_data import CORRECTABLE_FIELDS, LABELING_CONFIG, REJECTION_REASONS, build_task
 
 __getattr__, __dir__ = lazy_exports(__name__, {
     "Agreement": "._agreement", "PairAgreement": "._agreement", "agreement": "._agreement",

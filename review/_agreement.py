@@ -25,7 +25,7 @@ def cohen_kappa(first: Sequence[str], second: Sequence[str]) -> float | None:
     if not first:
         return None
     n = len(first)
-    observed = sum(a == b for a, b in zip(first, second)) / n
+    observed = sum(a == b for a, b in zip(first, second, strict=False)) / n
     labels = set(first) | set(second)
     expected = sum((first.count(label) / n) * (second.count(label) / n) for label in labels)
     if expected >= 1.0:
@@ -73,7 +73,7 @@ def agreement(decisions: Mapping[str, Mapping[str, str]]) -> Agreement | None:
             labels = by_pair.setdefault((a, b), ([], []))
             labels[0].append(votes[a])
             labels[1].append(votes[b])
-    pairs = [PairAgreement(pair, len(first), round(100.0 * sum(x == y for x, y in zip(first, second)) / len(first), 2),
+    pairs = [PairAgreement(pair, len(first), round(100.0 * sum(x == y for x, y in zip(first, second, strict=False)) / len(first), 2),
                            _rounded(cohen_kappa(first, second)))
              for pair, (first, second) in sorted(by_pair.items())]
     defined = [(p.cohen_kappa, p.tasks) for p in pairs if p.cohen_kappa is not None]

@@ -49,7 +49,7 @@ class LabelStudioClient:
     def close(self) -> None:
         self._http.close()
 
-    def __enter__(self) -> "LabelStudioClient":
+    def __enter__(self) -> LabelStudioClient:
         return self
 
     def __exit__(self, *exc) -> None:

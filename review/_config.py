@@ -31,7 +31,7 @@ class ReviewConfig:
     """Data dir of the server that `safeforge review server start` manages."""
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> "ReviewConfig":
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> ReviewConfig:
         """The review part of `Settings.load(environ)`."""
         settings = Settings.load(environ)
         return cls(

@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from pipeline.runs.ledger import RunStore
 from pipeline.common.files import write_atomically
+from pipeline.runs.ledger import RunStore
 from review._errors import ReviewError
 
 MAPPING_FILE = "review.json"
@@ -32,7 +32,7 @@ class ReviewMapping:
     tasks: dict[str, TaskLink] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, store: RunStore) -> "ReviewMapping":
+    def load(cls, store: RunStore) -> ReviewMapping:
         path = store.root / MAPPING_FILE
         if not path.exists():
             return cls()

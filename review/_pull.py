@@ -18,7 +18,7 @@ nothing in the run changes. Pulling again is harmless.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from pipeline.runs.ledger import RecordRow, RunStore
@@ -53,7 +53,7 @@ class ReviewAnnotation:
     lead_time: float | None
 
     @classmethod
-    def from_label_studio(cls, raw: dict, users: dict[int, str]) -> "ReviewAnnotation":
+    def from_label_studio(cls, raw: dict, users: dict[int, str]) -> ReviewAnnotation:
         values: dict[str, list] = {}
         for item in raw.get("result") or []:
             value = item.get("value") or {}
@@ -277,7 +277,7 @@ def _write_review(folder: Path, decision: Decision, annotations: list[ReviewAnno
         "agreement": task_agreement(_independent_votes(annotations), run_agreement),
         "corrections": corrections,
         "label_studio": {"project_id": project_id, "task_id": ls_task_id},
-        "pulled_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "pulled_at": datetime.now(UTC).isoformat(timespec="seconds"),
     })
     write_metadata(folder, metadata.model_copy(update={
         "danger_formalization": DangerFormalization.model_validate(formalization), "review": review}))

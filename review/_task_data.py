@@ -10,11 +10,18 @@ from html import escape
 from pathlib import Path
 
 from pipeline.pddl.up_io import PDDLError
-from pipeline.validation.plan_text import parse_plan
-from pipeline.task.files import (BASIC_DOMAIN, BASIC_PROBLEM, METADATA, SAFETY_DOMAIN, TaskError, read_metadata,
-                                 read_task_file)
+from pipeline.task.files import (
+    BASIC_DOMAIN,
+    BASIC_PROBLEM,
+    METADATA,
+    SAFETY_DOMAIN,
+    TaskError,
+    read_metadata,
+    read_task_file,
+)
 from pipeline.task.folder import Task
 from pipeline.task.metadata import Provenance, QualityJudge, TaskMetadata
+from pipeline.validation.plan_text import parse_plan
 from review._conditions import danger_conditions
 from review._plan_diff import DiffRow, diff_plans, plan_steps
 

@@ -27,8 +27,8 @@ import websockets
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.doubles.review_demo import demo_run
 from review import ReviewConfig, push_run, start_server, stop_server  # noqa: E402
+from tests.doubles.review_demo import demo_run  # noqa: E402
 
 USERNAME, PASSWORD, TOKEN = "reviewer@safeforge.local", "screenshot-password", "screenshot-token-0123"
 CHROMIUM_FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

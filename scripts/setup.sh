@@ -20,7 +20,7 @@ fi
 log=.venv/setup.log
 echo "setup: installing Safeforge and its pinned dependencies into .venv (log: $log)"
 if ! { .venv/bin/python -m pip install --upgrade pip \
-       && .venv/bin/python -m pip install -c constraints.txt -e ".[dev]"; } >"$log" 2>&1; then
+       && .venv/bin/python -m pip install -c constraints.txt -e ".[dev,docs]"; } >"$log" 2>&1; then
   tail -n 40 "$log"
   echo "setup: pip install failed; full log in $log" >&2
   exit 1

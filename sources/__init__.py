@@ -16,10 +16,10 @@ from pipeline.common.lazy import lazy_exports
 if TYPE_CHECKING:  # the names below, for type checkers; at run time they load on first use
     from .errors import SourceError, UnknownSource
     from .record import Record
+    from .registry import SOURCES, default_location, default_path, get_source, iter_records, task_source
     from .report import ReadReport, SkippedRow
-    from .registry import default_location, default_path, get_source, iter_records, SOURCES, task_source
-    from .spec import Download, Licence, SourceSpec
     from .selection import sample_key, select
+    from .spec import Download, Licence, SourceSpec
 
 __getattr__, __dir__ = lazy_exports(__name__, {
     "SourceError": ".errors", "UnknownSource": ".errors", "Record": ".record", "ReadReport": ".report",

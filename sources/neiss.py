@@ -176,12 +176,12 @@ def _records(table: Table, book: Codebook, wanted: _Filters, report: ReadReport,
         bad_rows = failing_rows(frame, schema, table.path)
         names, coded, columns = _decoded_columns(frame, book, date_format)
         n_fields = len(names)
-        for index, values in zip(frame.index, zip(*columns)):
+        for index, values in zip(frame.index, zip(*columns, strict=False), strict=False):
             report.read += 1
             if index in bad_rows:
                 report.skip(bad_rows[index])
                 continue
-            row = dict(zip(names, values))
+            row = dict(zip(names, values, strict=False))
             codes = [c for c in (_code(row[p], product_codes) for p in PRODUCTS if row.get(p))
                      if c is not None]
             age = _age_years(row.get("Age", ""))
@@ -189,7 +189,7 @@ def _records(table: Table, book: Codebook, wanted: _Filters, report: ReadReport,
             if reason:
                 report.filter_out(reason)
                 continue
-            raw_codes = dict(zip(coded, values[n_fields:-1]))
+            raw_codes = dict(zip(coded, values[n_fields:-1], strict=False))
             yield _record(row, raw_codes, values[-1], codes, age, f"{file}:row {index + 1}")
 
 

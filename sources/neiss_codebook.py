@@ -37,7 +37,7 @@ class Codebook:
         labels: dict[str, dict[int, str]] = {}
         for chunk in iter_chunks(table):
             rows = chunk.frame[list(_COLUMNS)].itertuples(index=False)
-            for index, (fmt, start, end, label) in zip(chunk.frame.index, rows):
+            for index, (fmt, start, end, label) in zip(chunk.frame.index, rows, strict=False):
                 try:
                     first, last = int(start), int(end)
                 except ValueError:

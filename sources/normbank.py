@@ -127,12 +127,12 @@ def _records(table: Table, norms: set[str] | None, settings: set[str] | None, re
         bad_rows = {} if frame.empty else failing_rows(frame, SCHEMA, table.path,
                                                        blame={LABEL_MISMATCH: "label"})
         names = [n for n in frame.columns if not str(n).startswith("Unnamed:")]
-        for index, values in zip(frame.index, zip(*(frame[n].tolist() for n in names))):
+        for index, values in zip(frame.index, zip(*(frame[n].tolist() for n in names), strict=False), strict=False):
             report.read += 1
             if index in bad_rows:
                 report.skip(bad_rows[index])
                 continue
-            row = dict(zip(names, values))
+            row = dict(zip(names, values, strict=False))
             if norms is not None and row["norm"].strip() not in norms:
                 report.filter_out("norm not selected")
                 continue

@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
-import sys
-
-sys.path.append(str(Path(__file__).parent))  # lets test modules import tests_paths (appended: tests/sources must not hide the sources package)
+# lets test modules import tests_paths (appended: tests/sources must not hide the sources package)
+sys.path.append(str(Path(__file__).parent))
 
 from tests_paths import EXAMPLES, TEMPLATE  # noqa: E402
 

@@ -5,7 +5,7 @@ import argparse
 import json
 from dataclasses import asdict
 
-from pipeline.settings import effective_settings
+from pipeline.settings import Settings, effective_settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -13,11 +13,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "config", help="the effective settings and where each came from",
         description="Print every setting Safeforge reads from the environment: its variable, its "
                     "effective value (secrets are never shown) and where the value came from.")
-    parser.add_argument("--json", action="store_true", help="one JSON object per setting")
+    shown = parser.add_mutually_exclusive_group()
+    shown.add_argument("--json", action="store_true", help="one JSON object per setting")
+    shown.add_argument("--markdown", action="store_true",
+                       help="the table of every variable, its default and meaning (docs/configuration.md)")
     parser.set_defaults(func=run_config)
 
 
+def variables_markdown() -> str:
+    """The table of docs/configuration.md, generated from the settings model."""
+    lines = ["| variable | default | meaning |", "|---|---|---|"]
+    for variable, _, default, meaning in Settings.variables():
+        escaped = meaning.replace("|", "\\|")
+        lines.append(f"| `{variable}` | `{default}` | {escaped} |")
+    return "\n".join(lines) + "\n"
+
+
 def run_config(args: argparse.Namespace) -> int:
+    if args.markdown:
+        print(variables_markdown(), end="")
+        return 0
     rows = effective_settings()
     if args.json:
         for row in rows:

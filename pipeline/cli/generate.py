@@ -6,12 +6,12 @@ import json
 import sys
 from pathlib import Path
 
+from pipeline.cli.sources import add_selection_arguments, count, filters
+from pipeline.generation._options import GenerateOptions
 from pipeline.generation._progress import ProgressBar
 from pipeline.generation._run import run_generation
-from pipeline.generation._options import GenerateOptions
 from pipeline.settings import Settings
 from sources import SOURCES, ReadReport
-from pipeline.cli.sources import add_selection_arguments, count, filters
 
 MISSING_ENDPOINT = """error: no LLM endpoint configured: set OPENAI_BASE_URL (and OPENAI_API_KEY if it needs one).
   DeepSeek:  export OPENAI_BASE_URL=https://api.deepseek.com/v1 OPENAI_API_KEY=sk-... SAFEFORGE_MODEL=deepseek-chat

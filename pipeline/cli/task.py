@@ -7,11 +7,11 @@ import sys
 from pathlib import Path
 
 from pipeline.common.resources import package_path
+from pipeline.task.checks import check_task, record_check
 from pipeline.task.files import METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM
 from pipeline.task.folder import Task
 from pipeline.task.metadata import TaskMetadata
 from pipeline.task.writer import write_task
-from pipeline.task.checks import check_task, record_check
 
 TEMPLATE = package_path("pipeline", "templates", "new_task")
 

@@ -15,13 +15,13 @@ from pipeline.common.lazy import lazy_exports
 if TYPE_CHECKING:  # the names below, for type checkers; at run time they load on first use
     from ._importer import (
         FAILED,
+        IMPORTED,
+        MISMATCH,
+        REPORT,
+        ImportResult,
         find_tasks,
         import_despite_task,
         import_many,
-        IMPORTED,
-        ImportResult,
-        MISMATCH,
-        REPORT,
     )
     from ._sandbox import Limits
 

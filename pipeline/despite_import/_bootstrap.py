@@ -291,8 +291,9 @@ def _code_traceback(exc: BaseException, code_path: str) -> str:
 def _build(request: dict) -> dict:
     import runpy
 
-    from pipeline.pddl.up_io import write_problem
     from src.planner.solver import BasePlanner
+
+    from pipeline.pddl.up_io import write_problem
 
     namespace = runpy.run_path(request["code"], run_name="despite_task")
     planner_class = namespace.get("DomainPlanner")
@@ -322,8 +323,9 @@ def main() -> None:
     sys.path.insert(0, request["code_root"])  # the same Safeforge as the parent's
     sys.path.insert(0, request["standin"])  # `from src.planner.solver import BasePlanner` finds ours
 
-    import unified_planning.shortcuts  # noqa: F401  (imported before the hook: it reads many files)
     import src.planner.solver  # noqa: F401
+    import unified_planning.shortcuts  # noqa: F401  (imported before the hook: it reads many files)
+
     import pipeline.pddl.up_io  # noqa: F401
 
     if request["audit_hook"]:

@@ -19,11 +19,11 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from pipeline.pddl import transforms
 from pipeline.despite_import._sandbox import Limits, run_code
+from pipeline.pddl import transforms
 from pipeline.pddl.up_io import PDDLError, parse_problem
 from pipeline.task.checks import CheckResult, check_task, checked_metadata
 from pipeline.task.files import METADATA, TaskError, read_metadata
@@ -80,7 +80,7 @@ def _metadata(despite: TaskMetadata, source: Path) -> TaskMetadata:
     plans = despite.reference_feasible_plans
     return despite.model_copy(update={"provenance": Provenance(
         source="despite", imported_from=source.name,
-        imported_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        imported_at=datetime.now(UTC).isoformat(timespec="seconds"),
         code_sha256=hashlib.sha256(code).hexdigest(),
         despite_reference_plans=plans.model_dump() if plans else None)})
 

@@ -11,15 +11,15 @@ from typing import TYPE_CHECKING
 from pipeline.common.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names below, for type checkers; at run time they load on first use
-    from ._discover import discover_tasks, Discovery, TaskRef
-    from ._metrics import bootstrap, Estimate, GROUPS, METRICS, MetricSet, summarize_metrics, task_indicators
-    from ._noise import add_decoys, Decoys, NoiseError, NoiseResult, write_noisy_task
+    from ._discover import Discovery, TaskRef, discover_tasks
+    from ._metrics import GROUPS, METRICS, Estimate, MetricSet, bootstrap, summarize_metrics, task_indicators
+    from ._noise import Decoys, NoiseError, NoiseResult, add_decoys, write_noisy_task
     from ._prompts import EvalPrompt, PromptError, safety_requirement
     from ._report import write_report
-    from ._results import read_rows, ResultsError
-    from ._run import default_out_dir, EvalReport, EvalSettings, evaluate, run_evaluation
+    from ._results import ResultsError, read_rows
+    from ._run import EvalReport, EvalSettings, default_out_dir, evaluate, run_evaluation
     from ._scoring import score_response, task_labels
-    from ._split import hard_easy_split, HARD_THRESHOLD, write_split
+    from ._split import HARD_THRESHOLD, hard_easy_split, write_split
 
 __getattr__, __dir__ = lazy_exports(__name__, {
     "Discovery": "._discover",

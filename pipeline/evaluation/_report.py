@@ -9,8 +9,8 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from pipeline.evaluation._metrics import GROUPS, METRICS, MetricSet
 from pipeline.common.files import write_atomically
+from pipeline.evaluation._metrics import GROUPS, METRICS, MetricSet
 
 SUMMARY_JSON = "summary.json"
 SUMMARY_MD = "summary.md"
@@ -74,7 +74,7 @@ def plot(metrics: Mapping, title: str, path: Path) -> None:
     FigureCanvasAgg(figure)
     axes = figure.subplots(len(panels), 1)
     width = 0.8 / len(METRICS)
-    for ax, (group, members) in zip(axes, panels):
+    for ax, (group, members) in zip(axes, panels, strict=False):
         labels = list(members)
         for index, name in enumerate(METRICS):
             heights, below, above = [], [], []

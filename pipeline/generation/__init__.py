@@ -13,24 +13,24 @@ from pipeline.common.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names below, for type checkers; at run time they load on first use
     from ._calls import StageCall
-    from ._check import check_candidate, Checker
-    from ._extract import extract_danger, Extraction, extraction_messages
+    from ._check import Checker, check_candidate
+    from ._extract import Extraction, extract_danger, extraction_messages
     from ._feedback import check_problems, judge_problems
-    from ._generate import generate_task, generation_messages, GenerationOutcome, Round
+    from ._generate import GenerationOutcome, Round, generate_task, generation_messages
     from ._judge import judge_messages, judge_task
+    from ._options import GenerateOptions, default_run_name
     from ._progress import ProgressBar
-    from ._prompts import load_prompts, PromptSet
+    from ._prompts import PromptSet, load_prompts
     from ._record import load_extraction, process_record
     from ._run import (
+        RunProgress,
+        RunSummary,
         generate,
         generate_run,
         llm_config_for,
         read_records,
         run_generation,
-        RunProgress,
-        RunSummary,
     )
-    from ._options import default_run_name, GenerateOptions
     from ._schemas import DangerFormalization, ExtractionResult, GeneratedPDDL, JudgeVerdict
     from ._settings import GenerationSettings
 

@@ -12,14 +12,13 @@ import os
 import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Union
 
 from pipeline.generation._feedback import PARSE_CHECK
 from pipeline.pddl.up_io import PDDLError
-from pipeline.task.folder import Task, TaskError
 from pipeline.task.checks import CheckReport, CheckResult, check_task
+from pipeline.task.folder import Task, TaskError
 
-Checker = Callable[[Path], Union[CheckReport, Awaitable[CheckReport]]]
+Checker = Callable[[Path], CheckReport | Awaitable[CheckReport]]
 """checker(task_dir) -> CheckReport, sync (run in a worker thread) or async (awaited)."""
 
 # At most one check per CPU at a time in this process (each starts two planner processes), so
@@ -52,7 +51,7 @@ def _failed(task_dir: Path, name: str, detail: str) -> CheckReport:
 
 async def run_checker(checker: Checker, task_dir: Path) -> CheckReport:
     """Call a sync checker in a worker thread, or await an async one."""
-    if inspect.iscoroutinefunction(checker) or inspect.iscoroutinefunction(getattr(checker, "__call__", None)):
+    if inspect.iscoroutinefunction(checker) or inspect.iscoroutinefunction(type(checker).__call__):
         return await checker(task_dir)  # type: ignore[misc]
     outcome = await asyncio.to_thread(checker, task_dir)
     return await outcome if inspect.isawaitable(outcome) else outcome

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipeline.generation._calls import StageCall
-from pipeline.llm.prompts import PromptTemplate, data_block
 from pipeline.generation._schemas import DangerFormalization, ExtractionResult
 from pipeline.generation._settings import GenerationSettings
 from pipeline.llm import LLMClient
+from pipeline.llm.prompts import PromptTemplate, data_block
 from sources import SOURCES, Record
 
 STAGE = "extract"

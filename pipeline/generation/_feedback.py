@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import re
 
-from pipeline.llm.prompts import PromptTemplate
 from pipeline.generation._schemas import GeneratedPDDL, JudgeVerdict
+from pipeline.llm.prompts import PromptTemplate
 from pipeline.task.checks import CheckReport
 
 PARSE_CHECK = "parse"

@@ -9,17 +9,22 @@ from typing import Any
 from pipeline.generation._calls import StageCall, add_costs, add_tokens
 from pipeline.generation._check import Checker, run_checker
 from pipeline.generation._extract import formalization_block, record_block
-from pipeline.generation._feedback import (check_problems, earlier_failures, failure_summary, judge_problems,
-                                          render_feedback)
+from pipeline.generation._feedback import (
+    check_problems,
+    earlier_failures,
+    failure_summary,
+    judge_problems,
+    render_feedback,
+)
 from pipeline.generation._judge import judge_task
 from pipeline.generation._prompts import PromptSet
 from pipeline.generation._schemas import DangerFormalization, GeneratedPDDL, JudgeVerdict
 from pipeline.generation._settings import GenerationSettings
 from pipeline.llm import LLMClient, LLMError
+from pipeline.task.checks import CheckReport
 from pipeline.task.metadata import DangerFormalization as TaskFormalization
 from pipeline.task.metadata import TaskMetadata
 from pipeline.task.writer import write_task
-from pipeline.task.checks import CheckReport
 from sources import Record
 
 STAGE = "generate"

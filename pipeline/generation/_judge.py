@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from pipeline.generation._calls import StageCall
 from pipeline.generation._extract import formalization_block, record_block
-from pipeline.llm.prompts import PromptTemplate, data_block
 from pipeline.generation._schemas import DangerFormalization, GeneratedPDDL, JudgeVerdict
 from pipeline.generation._settings import GenerationSettings
 from pipeline.llm import LLMClient
+from pipeline.llm.prompts import PromptTemplate, data_block
 from pipeline.task.checks import CheckReport
 from sources import Record
 

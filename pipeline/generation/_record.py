@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from pipeline.common.files import write_atomically
 from pipeline.generation._calls import add_costs, add_tokens
 from pipeline.generation._check import Checker, check_candidate
 from pipeline.generation._extract import STAGE as EXTRACT_STAGE
@@ -33,7 +34,6 @@ from pipeline.generation._prompts import PromptSet, load_prompts
 from pipeline.generation._settings import GenerationSettings
 from pipeline.llm import LLMClient, LLMError
 from pipeline.runs.ledger import RunLedger, RunStore
-from pipeline.common.files import write_atomically
 from pipeline.task.checks import checked_metadata
 from pipeline.task.files import read_metadata
 from pipeline.task.metadata import CheckOutcome, Provenance, QualityJudge

@@ -100,7 +100,7 @@ def describe_differences(cached: dict[str, Any], requested: dict[str, Any]) -> l
     cached_messages, requested_messages = cached.get("messages", []), requested.get("messages", [])
     lines += [
         f"messages[{index}] differs"
-        for index, (old, new) in enumerate(zip(cached_messages, requested_messages))
+        for index, (old, new) in enumerate(zip(cached_messages, requested_messages, strict=False))
         if old != new
     ]
     if len(cached_messages) != len(requested_messages):

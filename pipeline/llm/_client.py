@@ -14,7 +14,7 @@ import openai
 from openai.types.chat import ChatCompletion
 from pydantic import BaseModel
 
-from pipeline.llm._cache import CacheRequest, CachedResponse, ResponseCache
+from pipeline.llm._cache import CachedResponse, CacheRequest, ResponseCache
 from pipeline.llm._config import LLMConfig
 from pipeline.llm._errors import LLMError
 from pipeline.llm._ledger import CallLedger, LedgerRow

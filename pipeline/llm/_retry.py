@@ -10,7 +10,7 @@ import asyncio
 import random
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import TypeVar
 
@@ -53,7 +53,7 @@ def retry_after_seconds(headers: Mapping[str, str], now: datetime | None = None)
         when = parsedate_to_datetime(value)
     except (TypeError, ValueError):
         return None
-    return max(0.0, (when - (now or datetime.now(timezone.utc))).total_seconds())
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
 def _status_reason(status: int) -> ErrorReason:

@@ -56,7 +56,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from pipeline.settings import Settings
 from pipeline.llm._replay_files import (
     LoadedEntry,
     ReplayFormatError,
@@ -64,6 +63,7 @@ from pipeline.llm._replay_files import (
     load_entries,
     message_text,
 )
+from pipeline.settings import Settings
 
 logger = logging.getLogger("pipeline.llm.replay_server")
 
@@ -168,7 +168,7 @@ class _ReplayState:
                 "ambiguous": self.ambiguous,
                 "faults": dict(self.faults),
                 "response_formats": dict(self.response_formats),
-                "served_by_entry": {e.source: n for e, n in zip(self.entries, self.matched) if n},
+                "served_by_entry": {e.source: n for e, n in zip(self.entries, self.matched, strict=False) if n},
             }
 
     def set_faults(self, body: dict[str, Any]) -> None:

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 from pipeline.common.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names below, for type checkers; at run time they load on first use
-    from .up_io import expression_to_pddl, parse_problem, PDDLError, write_problem
-    from .danger import analyse, DANGER, DangerAnalysis, DangerEffect
+    from .danger import DANGER, DangerAnalysis, DangerEffect, analyse
     from .transforms import basic_problem, safe_problem, unsafe_problem
+    from .up_io import PDDLError, expression_to_pddl, parse_problem, write_problem
 
 __getattr__, __dir__ = lazy_exports(__name__, {
     "PDDLError": ".up_io", "parse_problem": ".up_io", "write_problem": ".up_io", "expression_to_pddl": ".up_io",

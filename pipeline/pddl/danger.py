@@ -191,7 +191,7 @@ def _check_satisfiable(problem: upm.Problem, effect: DangerEffect, result: Dange
     if len(atoms) > _MAX_SAT_ATOMS:
         return  # too large to enumerate; the unsafe reference plan still tests reachability
     for assignment in itertools.product((False, True), repeat=len(atoms)):
-        if _evaluate(effect.condition, dict(zip(atoms, assignment))):
+        if _evaluate(effect.condition, dict(zip(atoms, assignment, strict=False))):
             return
     result.issues.append(
         f"action {effect.action}: the danger condition {expression_to_pddl(effect.condition)} "

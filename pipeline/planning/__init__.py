@@ -11,10 +11,10 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time they load o
         CLASSICAL_ENGINE,
         CLASSICAL_ENGINE_CONDITIONAL,
         NUMERIC_ENGINE,
-        reference_plans,
         ReferencePlans,
-        solve,
         SolveResult,
+        reference_plans,
+        solve,
     )
 
 __getattr__, __dir__ = lazy_exports(__name__, {

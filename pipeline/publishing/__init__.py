@@ -9,11 +9,11 @@ from pipeline.common.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names below, for type checkers; at run time they load on first use
     from ._archive import ARCHIVE
-    from ._collect import AcceptedTask, collect, RunSummary
+    from ._collect import AcceptedTask, RunSummary, collect
     from ._content import content_hash
     from ._dataset import DATA_FILE, features
     from ._errors import PublishError
-    from ._release import DEFAULT_LICENSE, publish, Release, RELEASE_JSON
+    from ._release import DEFAULT_LICENSE, RELEASE_JSON, Release, publish
 
 __getattr__, __dir__ = lazy_exports(__name__, {
     "ARCHIVE": "._archive",

@@ -16,7 +16,7 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from pipeline.publishing import _hub
@@ -61,7 +61,7 @@ def _release_json(folder: Path, version: str, license_id: str, repo_id: str | No
                   released: list[ReleasedTask], duplicates: list[Duplicate]) -> None:
     files = {str(p.relative_to(folder)): _sha256(p) for p in sorted(folder.rglob("*")) if p.is_file()}
     body = {
-        "version": version, "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "version": version, "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "license": license_id, "repo_id": repo_id,
         "runs": [run.to_dict() for run in runs],
         "stats": stats.to_dict(),

@@ -6,11 +6,11 @@ import re
 from dataclasses import dataclass
 
 from pipeline.pddl.up_io import PDDLError
-from pipeline.validation.plan_text import parse_plan
 from pipeline.publishing._collect import AcceptedTask
 from pipeline.publishing._errors import PublishError
-from pipeline.task.folder import Task, TaskError
 from pipeline.task.checks import check_task
+from pipeline.task.folder import Task, TaskError
+from pipeline.validation.plan_text import parse_plan
 
 
 @dataclass

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 from pipeline.common.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names below, for type checkers; at run time they load on first use
-    from .ledger import ALLOWED, RecordRow, RunLedger, RunStore, STATES, TERMINAL, Transition, TransitionError
-    from .overview import is_run, list_runs, run_overview, RunNotFound, RunOverview
+    from .ledger import ALLOWED, STATES, TERMINAL, RecordRow, RunLedger, RunStore, Transition, TransitionError
     from .lock import RunLock, RunLocked
+    from .overview import RunNotFound, RunOverview, is_run, list_runs, run_overview
 
 __getattr__, __dir__ = lazy_exports(__name__, {
     "RunStore": ".ledger", "RunLedger": ".ledger", "TransitionError": ".ledger", "RecordRow": ".ledger",

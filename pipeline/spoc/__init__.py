@@ -1,12 +1,13 @@
 """SPOC goal-condition files: export accepted tasks that map to AI2-THOR, and check any folder
-of such files (SPOC's goal-condition format; see the docs, "Publishing"). The AI2-THOR type list and state vocabulary are data: ai2thor_types.json."""
+of such files (SPOC's goal-condition format; see the docs, "Publishing"). The AI2-THOR type list
+and state vocabulary are data: ai2thor_types.json."""
 from typing import TYPE_CHECKING
 
 from pipeline.common.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names below, for type checkers; at run time they load on first use
-    from ._check import check_file, check_folder, Problem
-    from ._export import export, export_task, ExportReport, NotExportable, REPORT
+    from ._check import Problem, check_file, check_folder
+    from ._export import REPORT, ExportReport, NotExportable, export, export_task
 
 __getattr__, __dir__ = lazy_exports(__name__, {
     "Problem": "._check",

@@ -125,8 +125,8 @@ def _hazard(view: ThorView, fired: list, trace: list[Snapshot]) -> tuple[_Hazard
                                  and len(atom) == 3 and all(a in view.objects for a in atom[1:])]
                         children = [child for parent, child in added if parent == obj]
                     return _Hazard(kind, obj, children[0] if children else None), step
-        described = "; ".join(f"({' '.join(l.atom)})" if l.positive else f"(not ({' '.join(l.atom)}))"
-                              for l in found) or "a condition that is not a conjunction of literals"
+        described = "; ".join(f"({' '.join(lit.atom)})" if lit.positive else f"(not ({' '.join(lit.atom)}))"
+                              for lit in found) or "a condition that is not a conjunction of literals"
         raise NotExportable(f"the unsafe plan's danger at step {step} ({ground.text}: {described}) is not an "
                             "appliance left on, a container left open or a dirty receptacle of AI2-THOR types")
     raise NotExportable("the unsafe reference plan raises no danger")

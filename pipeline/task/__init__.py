@@ -11,20 +11,20 @@ from typing import TYPE_CHECKING
 from pipeline.common.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names below, for type checkers; at run time they load on first use
-    from .folder import Task
-    from .metadata import TaskMetadata
+    from .checks import CheckReport, CheckResult, check_task, checked_metadata, record_check
     from .files import (
         BASIC_DOMAIN,
         BASIC_PROBLEM,
         METADATA,
-        read_metadata,
-        read_task_file,
         SAFETY_DOMAIN,
         SAFETY_PROBLEM,
         TaskError,
+        read_metadata,
+        read_task_file,
     )
+    from .folder import Task
+    from .metadata import TaskMetadata
     from .writer import write_basic_pddl, write_metadata, write_task
-    from .checks import check_task, checked_metadata, CheckReport, CheckResult, record_check
 
 __getattr__, __dir__ = lazy_exports(__name__, {
     "Task": ".folder", "TaskMetadata": ".metadata",

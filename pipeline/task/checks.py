@@ -10,7 +10,6 @@ plans, the danger conditions); `record_check` writes it into the task folder, th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
 from pathlib import Path
 
 from pipeline.planning.solve import ReferencePlans

@@ -18,8 +18,16 @@ import unified_planning.model as upm
 from pipeline.pddl import danger, transforms
 from pipeline.pddl.up_io import PDDLError, parse_problem, write_problem
 from pipeline.planning.solve import ReferencePlans, reference_plans
-from pipeline.task.files import (BASIC_DOMAIN, BASIC_PROBLEM, METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM, TaskError,
-                                 read_metadata, read_task_file)
+from pipeline.task.files import (
+    BASIC_DOMAIN,
+    BASIC_PROBLEM,
+    METADATA,
+    SAFETY_DOMAIN,
+    SAFETY_PROBLEM,
+    TaskError,
+    read_metadata,
+    read_task_file,
+)
 from pipeline.task.metadata import TaskMetadata
 from pipeline.validation.validator import Validator
 
@@ -36,13 +44,13 @@ class Task:
     metadata: TaskMetadata = field(default_factory=TaskMetadata)
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> "Task":
+    def load(cls, path: str | os.PathLike) -> Task:
         folder = Path(path)
         if not folder.is_dir():
             raise TaskError(f"{folder}: not a task folder (expected {SAFETY_DOMAIN}, {SAFETY_PROBLEM}, {METADATA})")
         metadata = read_metadata(folder) if os.path.lexists(folder / METADATA) else TaskMetadata()
         task = cls(folder, read_task_file(folder / SAFETY_DOMAIN), read_task_file(folder / SAFETY_PROBLEM), metadata)
-        task.problem  # parse now, so a broken task fails at load time
+        task.problem  # noqa: B018 - parse now, so a broken task fails at load time
         return task
 
     @property

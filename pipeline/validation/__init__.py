@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from pipeline.common.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names below, for type checkers; at run time they load on first use
-    from .plan_text import format_plan, parse_plan, Step
+    from .plan_text import Step, format_plan, parse_plan
     from .simulator import Simulator, State
     from .validator import Validator, Verdict
 

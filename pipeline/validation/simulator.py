@@ -30,7 +30,7 @@ class State:
     atoms: set
     numbers: dict
 
-    def copy(self) -> "State":
+    def copy(self) -> State:
         return State(set(self.atoms), dict(self.numbers))
 
 
@@ -159,7 +159,7 @@ class Simulator:
             def quantified(s, e):
                 names = [n for n, _ in domains]
                 choices = itertools.product(*(self.objects_of(t) for _, t in domains))
-                return combine(body(s, {**e, **dict(zip(names, c))}) for c in choices)
+                return combine(body(s, {**e, **dict(zip(names, c, strict=False))}) for c in choices)
             return quantified
         binary = {
             "is_equals": lambda x, y: x == y, "is_le": lambda x, y: x <= y,
@@ -228,7 +228,7 @@ class Simulator:
             return (f"{action.name} takes {len(params)} argument(s) "
                     f"({' '.join('?' + p.name for p in params) or 'none'}), got {len(args)}")
         env = {}
-        for param, arg in zip(params, args):
+        for param, arg in zip(params, args, strict=False):
             obj = self.objects.get(arg.lower())
             if obj is None:
                 return f"unknown object '{arg}'"
@@ -264,7 +264,7 @@ class Simulator:
             if effect.forall:
                 names = [n for n, _ in effect.forall]
                 choices = itertools.product(*(self.objects_of(t) for _, t in effect.forall))
-                envs = [{**ground.env, **dict(zip(names, c))} for c in choices]
+                envs = [{**ground.env, **dict(zip(names, c, strict=False))} for c in choices]
             for env in envs:
                 try:
                     if effect.condition is not None and not effect.condition(state, env):

@@ -65,7 +65,7 @@ class Validator:
         sim = self.simulator
         state = sim.initial.copy()
         danger_steps, first_danger = [], ""
-        for index, (step, ground) in enumerate(zip(steps, grounds), start=1):
+        for index, (step, ground) in enumerate(zip(steps, grounds, strict=False), start=1):
             if isinstance(ground, str):
                 return False, False, f"step {index} {step}: {ground}", index, danger_steps
             unmet = sim.unmet_precondition(ground, state)

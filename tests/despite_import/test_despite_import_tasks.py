@@ -10,10 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.despite_import import (
-    FAILED, IMPORTED, MISMATCH, REPORT, find_tasks, import_despite_task, import_many,
-)
 from pipeline.cli import import_despite as despite_cli
+from pipeline.despite_import import (
+    FAILED,
+    IMPORTED,
+    MISMATCH,
+    REPORT,
+    find_tasks,
+    import_despite_task,
+    import_many,
+)
 from pipeline.despite_import._importer import _basic_pddl_check
 from pipeline.task.folder import Task
 

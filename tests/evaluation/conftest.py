@@ -10,12 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from evaluation_helpers import MODEL
+from tests_paths import EXAMPLES
 
 from pipeline.llm import LLMConfig
 from pipeline.llm.replay_server import running_replay_server
 from pipeline.task.folder import Task
-from evaluation_helpers import MODEL
-from tests_paths import EXAMPLES
+
 
 @pytest.fixture(scope="session")
 def example_tasks() -> dict[str, Task]:

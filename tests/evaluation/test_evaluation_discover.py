@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 from evaluation_helpers import MODEL, answer, entry, plan_text, requests_served
+from tests_paths import EXAMPLES
 
 from pipeline.evaluation import discover_tasks
 from pipeline.runs.ledger import RunStore
-from tests_paths import EXAMPLES
 
 PATH_TO_ACCEPTED = ("extracted", "checked", "in_review", "accepted")
 

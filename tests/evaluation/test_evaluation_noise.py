@@ -6,11 +6,11 @@ import subprocess
 import sys
 
 import pytest
+from tests_paths import EXAMPLES
 
 from pipeline.evaluation import NoiseError, add_decoys, write_noisy_task
-from pipeline.task.folder import Task
 from pipeline.task.checks import check_task, record_check
-from tests_paths import EXAMPLES
+from pipeline.task.folder import Task
 
 
 def names_of(problem) -> set[str]:

@@ -5,9 +5,9 @@ import hashlib
 import re
 
 import pytest
-
-from pipeline.evaluation import PromptError, EvalPrompt, safety_requirement
 from tests_paths import REPO
+
+from pipeline.evaluation import EvalPrompt, PromptError, safety_requirement
 
 
 def test_implicit_prompt_is_the_basic_pddl_and_nothing_about_safety(example_tasks):

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-
 from flows_support import base_env, free_port, kill_group
-from pipeline.llm.replay_server import running_replay_server
 from tests_paths import REPO
+
+from pipeline.llm.replay_server import running_replay_server
 
 REPLAY = REPO / "pipeline" / "llm" / "replay_responses"
 SERVER_START_TIMEOUT_S = 180

@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from tests_paths import REPO
 
 

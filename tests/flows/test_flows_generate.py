@@ -7,12 +7,12 @@ import asyncio
 import json
 
 import pytest
+from flows_support import tasks_of
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 from prefect.testing.utilities import prefect_test_harness
 
 from flows.generate import artifact_key, generate
-from flows_support import tasks_of
 from pipeline.runs.ledger import RunLedger
 from pipeline.runs.lock import RunLock, RunLocked
 from pipeline.task.folder import Task

@@ -13,12 +13,12 @@ from pathlib import Path
 import httpx
 import psutil
 from flows_support import base_env, free_port
+from tests_paths import REPO
 
 from pipeline.runs.ledger import RunLedger, RunStore
-from pipeline.task.folder import Task
 from pipeline.settings import Settings
+from pipeline.task.folder import Task
 from review._mapping import ReviewMapping
-from tests_paths import REPO
 
 SAFEFORGE = [sys.executable, "-m", "pipeline.cli"]
 PREFECT = str(Path(sys.executable).with_name("prefect"))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
-from pathlib import Path
 
 from tests_paths import REPO
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import psutil
 import pytest
+from tests_paths import EXAMPLES, REPO
 
 from pipeline.planning import solve as planning
 from pipeline.task.folder import Task
-from tests_paths import EXAMPLES, REPO
 
 N = 20  # 2**20 states, the goal is relaxed-reachable but not reachable: search cannot finish fast
 _ALL = " ".join(f"(b{i})" for i in range(N))
@@ -66,7 +66,7 @@ def test_concurrent_solves_do_not_mix_results():
     tasks = [Task.load(EXAMPLES / n) for n in names]
     with ThreadPoolExecutor(max_workers=4) as pool:
         results = list(pool.map(lambda t: t.reference_plans(), tasks))
-    for task, plans in zip(tasks, results):
+    for task, plans in zip(tasks, results, strict=False):
         assert task.validator.check(" ".join(plans.safe.plan)).score == 2, task.task_id
         assert task.validator.check(" ".join(plans.unsafe.plan)).score == 1, task.task_id
 

@@ -9,12 +9,12 @@ import subprocess
 import sys
 
 import pytest
+from tests_paths import REPO
 
 from pipeline.task.checks import check_task, record_check
 from pipeline.task.files import TaskError, read_metadata
 from pipeline.task.folder import Task
 from pipeline.task.metadata import SCHEMA_VERSION, TaskMetadata, json_schema
-from tests_paths import REPO
 
 EXAMPLES = REPO / "examples" / "tasks"
 

@@ -5,10 +5,10 @@ import json
 from pathlib import Path
 
 import pytest
-
-from pipeline.validation.plan_text import parse_plan
-from pipeline.task.folder import Task
 from tests_paths import EXAMPLES
+
+from pipeline.task.folder import Task
+from pipeline.validation.plan_text import parse_plan
 
 WAREHOUSE = Task.load(EXAMPLES / "warehouse_heavy_crate_ramp")
 KITCHEN = Task.load(EXAMPLES / "kitchen_mopped_floor_hot_soup")
@@ -93,7 +93,7 @@ def test_names_sharing_a_prefix_are_never_confused():
 
 
 def test_plan_text_is_read_from_groups_in_free_text_case_insensitively():
-    text = f"""Sure! Here is my plan (safe version):
+    text = """Sure! Here is my plan (safe version):
     1. (RECHARGE Charging_Dock)
     2. (move charging_dock, mezzanine)
     3) (move_box engine_crate mezzanine lift_lobby)

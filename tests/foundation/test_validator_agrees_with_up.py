@@ -18,13 +18,13 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests_paths import EXAMPLES, TEMPLATE
 from unified_planning.plans import ActionInstance, SequentialPlan
 from unified_planning.shortcuts import PlanValidator, SequentialSimulator
 
-from pipeline.validation.plan_text import parse_plan
 from pipeline.task.folder import Task
 from pipeline.task.metadata import FeasiblePlans
-from tests_paths import EXAMPLES, TEMPLATE
+from pipeline.validation.plan_text import parse_plan
 
 SCAFFOLD = "scaffold"  # `task new`'s task: its move allows ?from = ?to (add beats delete)
 TASKS = sorted(p.name for p in EXAMPLES.iterdir()) + [SCAFFOLD]

@@ -10,11 +10,12 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from tests_paths import REPO
+
 from pipeline.generation import GenerationSettings, RunSummary, generate_run
 from pipeline.llm import LLMClient, LLMConfig
 from pipeline.runs.ledger import RunStore
 from sources import Record
-from tests_paths import REPO
 
 REPLAY = REPO / "pipeline" / "llm" / "replay_responses"
 FAST_SETTINGS = GenerationSettings(planner_time_limit=30)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import shutil
 
+from tests_paths import TEMPLATE
+
 from pipeline.generation import GeneratedPDDL, check_candidate, check_problems
 from pipeline.task.checks import CheckReport, CheckResult
-from tests_paths import TEMPLATE
 
 
 def candidate(tmp_path, domain: str | None = None, problem: str | None = None):

@@ -7,8 +7,8 @@ import pytest
 from generation_helpers import FAST_SETTINGS, fast_config, requests_served
 
 from pipeline.generation import GenerateOptions, run_generation
-from pipeline.task.folder import Task
 from pipeline.task.checks import check_task
+from pipeline.task.folder import Task
 
 EXPECTED = {
     "normbank": {"normbank_0": "checked", "normbank_1": "checked"},

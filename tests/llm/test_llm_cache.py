@@ -10,8 +10,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-from pipeline.llm import CachedResponse, CacheRequest, CallLedger, LLMClient, ResponseCache
 from pipeline.cli.llm import register
+from pipeline.llm import CachedResponse, CacheRequest, CallLedger, LLMClient, ResponseCache
 
 VALID = {"hazard": "bleach under sink", "severity": 4}
 ENTRY = {"match": {"contains": ["sink"]}, "response": {"content": VALID}}

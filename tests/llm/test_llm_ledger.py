@@ -9,8 +9,8 @@ import logging
 import pytest
 from openai.types import CompletionUsage
 
-from pipeline.llm import CallLedger, LedgerRow, LLMClient, ModelPrice, PriceTable, TokenUsage
 from pipeline.cli.llm import register
+from pipeline.llm import CallLedger, LedgerRow, LLMClient, ModelPrice, PriceTable, TokenUsage
 
 VALID = {"hazard": "loose rug", "severity": 1}
 LONG_PREFIX = "Background: " + "the hallway has a loose rug near the stairs. " * 40  # 1812 chars

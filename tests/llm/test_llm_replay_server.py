@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from openai.types.chat import ChatCompletion
 
-from pipeline.llm._replay_files import ReplayFormatError, load_entries
 from pipeline.cli.llm import register
+from pipeline.llm._replay_files import ReplayFormatError, load_entries
 from pipeline.llm.replay_server import ReplayServer, run_from_args
 
 REPO = Path(__file__).parents[2]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
 import pytest
@@ -107,7 +107,7 @@ def test_server_wide_faults_from_the_admin_endpoint(start_replay, make_config, s
 
 
 def test_retry_after_header_forms():
-    now = datetime(2025, 1, 1, tzinfo=timezone.utc)
+    now = datetime(2025, 1, 1, tzinfo=UTC)
     assert retry_after_seconds({"retry-after": "2"}) == 2.0
     assert retry_after_seconds({"retry-after": "1.5", "retry-after-ms": "250"}) == 0.25
     assert retry_after_seconds({"retry-after": format_datetime(now + timedelta(seconds=30))}, now) == 30.0

@@ -8,10 +8,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from tests_paths import EXAMPLES
 
 from pipeline.llm import CallLedger, LedgerRow
 from pipeline.runs.ledger import RunStore
-from tests_paths import EXAMPLES
 
 PATH_TO_ACCEPTED = ("extracted", "checked", "in_review", "accepted")
 

@@ -14,9 +14,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests_paths import REPO
 
 from tests.doubles.hub_server import running_hub_server
-from tests_paths import REPO
 
 SENTINEL = "hf_sentinel_token_5e1d9c"
 

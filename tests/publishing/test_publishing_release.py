@@ -9,9 +9,9 @@ import pytest
 import yaml
 
 from pipeline.cli.main import main
-from pipeline.validation.plan_text import parse_plan
 from pipeline.publishing import ARCHIVE, DATA_FILE, PublishError, content_hash, features, publish
 from pipeline.task.folder import Task
+from pipeline.validation.plan_text import parse_plan
 
 
 @pytest.fixture

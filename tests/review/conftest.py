@@ -10,8 +10,8 @@ import pytest
 from label_studio_sdk import LabelStudio
 from review_helpers import ADMIN, PASSWORD, TOKEN, free_port
 
-from tests.doubles.review_demo import demo_run
 from review import ReviewConfig, ServerError, check_installation, start_server, stop_server
+from tests.doubles.review_demo import demo_run
 
 
 @pytest.fixture(scope="session")

@@ -7,13 +7,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+from tests_paths import EXAMPLES, REPO, SAMPLES
 
 from pipeline.cli.main import main
 from pipeline.publishing import publish
 from pipeline.runs.ledger import RunStore
 from pipeline.spoc import REPORT, NotExportable, check_folder, export, export_task
 from pipeline.task.folder import Task
-from tests_paths import EXAMPLES, REPO, SAMPLES
 
 FIXTURES = REPO / "tests" / "fixtures" / "spoc"
 ALFRED = ("alfred_dirty_plate", "alfred_egg_fridge", "alfred_heat_potato")
