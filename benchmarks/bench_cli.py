@@ -7,6 +7,7 @@ task <= 1.0 s. Also prints peak memory (ru_maxrss of the child).
 
     .venv/bin/python benchmarks/bench_cli.py [--runs 7]
 """
+
 from __future__ import annotations
 
 import argparse

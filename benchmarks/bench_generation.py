@@ -21,6 +21,7 @@ record's hand-written responses; the replay server runs in its own process with 
 Usage: .venv/bin/python benchmarks/bench_generation.py [--records 320] [--concurrency 16]
        [--latency-ms 200] [--real-check-records 16]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -72,8 +73,7 @@ def write_inputs(folder: Path, count: int) -> tuple[Path, Path]:
     # server then matches each request against 3 entries, not 3 per record.
     template = json.loads((REPO / "pipeline" / "llm" / "replay_responses" / f"{TEMPLATE_RECORD}.json").read_text(encoding="utf-8"))
     for entry in template:
-        entry["match"]["contains"] = [c.replace(TEMPLATE_RECORD, f"neiss_{str(FIRST_CASE)[:4]}")
-                                      for c in entry["match"]["contains"]]
+        entry["match"]["contains"] = [c.replace(TEMPLATE_RECORD, f"neiss_{str(FIRST_CASE)[:4]}") for c in entry["match"]["contains"]]
     replay = folder / "replay"
     replay.mkdir()
     (replay / "copies.json").write_text(json.dumps(template), encoding="utf-8")
@@ -94,8 +94,7 @@ class MemoChecker:
         key = hashlib.sha256(texts).hexdigest()
         async with self._locks.setdefault(asyncio.get_running_loop(), asyncio.Lock()):
             if key not in self.done:
-                self.done[key] = await asyncio.to_thread(check_candidate, task_dir, self.settings.engine,
-                                                         self.settings.planner_time_limit)
+                self.done[key] = await asyncio.to_thread(check_candidate, task_dir, self.settings.engine, self.settings.planner_time_limit)
         return copy.deepcopy(self.done[key])
 
     async def warm(self, domain: str, problem: str) -> None:
@@ -111,8 +110,12 @@ class MemoChecker:
 
 
 def start_server(replay: Path, latency_ms: float) -> tuple[subprocess.Popen, str]:
-    process = subprocess.Popen([sys.executable, "-m", "pipeline.llm.replay_server", "--responses", str(replay),
-                                "--latency-ms", str(latency_ms)], stdout=subprocess.PIPE, text=True, cwd=REPO)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pipeline.llm.replay_server", "--responses", str(replay), "--latency-ms", str(latency_ms)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+    )
     line = process.stdout.readline()
     if "listening on" not in line:
         process.kill()
@@ -123,8 +126,7 @@ def start_server(replay: Path, latency_ms: float) -> tuple[subprocess.Popen, str
 def round_trip_s(base_url: str, count: int = 10) -> float:
     """Mean time of one chat request sent alone over a kept-alive connection: the replay server's
     latency as a client really sees it (its fixed delay plus HTTP and TCP overhead)."""
-    body = {"model": "deepseek-chat",
-            "messages": [{"role": "user", "content": f"stage: extract\nrecord_id: neiss_{FIRST_CASE}"}]}
+    body = {"model": "deepseek-chat", "messages": [{"role": "user", "content": f"stage: extract\nrecord_id: neiss_{FIRST_CASE}"}]}
     with httpx.Client(timeout=30) as client:
         client.post(f"{base_url}/chat/completions", json=body).raise_for_status()
         started = time.perf_counter()
@@ -140,8 +142,9 @@ def served(base_url: str) -> int:
 
 def run(root: Path, records, base_url: str, concurrency: int, settings: GenerationSettings, checker):
     store = RunStore(root)
-    config = LLMConfig(base_url=base_url, model="deepseek-chat", db_path=root / "llm.sqlite",
-                       max_concurrency=concurrency, backoff_base_s=0.05)
+    config = LLMConfig(
+        base_url=base_url, model="deepseek-chat", db_path=root / "llm.sqlite", max_concurrency=concurrency, backoff_base_s=0.05
+    )
 
     async def go():
         async with LLMClient(config) as client:
@@ -168,33 +171,46 @@ def main() -> int:
         records = list(iter_records("neiss", data))
         server, url = start_server(replay, args.latency_ms)
         try:
-            print(f"{len(records)} records (copies of {TEMPLATE_RECORD}), concurrency {args.concurrency}, "
-                  f"replay latency {args.latency_ms:g} ms, {CALLS_PER_RECORD} sequential calls per record")
+            print(
+                f"{len(records)} records (copies of {TEMPLATE_RECORD}), concurrency {args.concurrency}, "
+                f"replay latency {args.latency_ms:g} ms, {CALLS_PER_RECORD} sequential calls per record"
+            )
             memo = MemoChecker(settings)
-            generated = next(e for e in json.loads((replay / "copies.json").read_text())
-                             if "stage: generate" in e["match"]["contains"])["response"]["content"]
+            generated = next(e for e in json.loads((replay / "copies.json").read_text()) if "stage: generate" in e["match"]["contains"])[
+                "response"
+            ]["content"]
             asyncio.run(memo.warm(generated["safety_domain"], generated["safety_problem"]))
             trip = round_trip_s(url)
             summary = run(folder / "llm-path", records, url, args.concurrency, settings, memo)
             waves = math.ceil(len(records) / args.concurrency) * CALLS_PER_RECORD
             bound, measured_bound = waves * latency, waves * trip
             passed = summary.tasks_passed
-            print(f"1. LLM path: {summary.states} in {summary.seconds:.2f}s = "
-                  f"{passed / summary.seconds * 60:,.0f} tasks/min (the check computed once before, reused "
-                  f"{len(records)} times)")
-            print(f"   latency bound at {args.latency_ms:g} ms: {bound:.2f}s ({len(records) / bound * 60:,.0f} "
-                  f"tasks/min), ratio bound/measured = {bound / summary.seconds:.2f} (target >= 0.80)")
-            print(f"   one request alone takes {trip * 1000:.0f} ms against this server (baseline measured now); "
-                  f"bound at that latency {measured_bound:.2f}s, ratio {measured_bound / summary.seconds:.2f}")
+            print(
+                f"1. LLM path: {summary.states} in {summary.seconds:.2f}s = "
+                f"{passed / summary.seconds * 60:,.0f} tasks/min (the check computed once before, reused "
+                f"{len(records)} times)"
+            )
+            print(
+                f"   latency bound at {args.latency_ms:g} ms: {bound:.2f}s ({len(records) / bound * 60:,.0f} "
+                f"tasks/min), ratio bound/measured = {bound / summary.seconds:.2f} (target >= 0.80)"
+            )
+            print(
+                f"   one request alone takes {trip * 1000:.0f} ms against this server (baseline measured now); "
+                f"bound at that latency {measured_bound:.2f}s, ratio {measured_bound / summary.seconds:.2f}"
+            )
             tokens = summary.tokens
-            print(f"   per accepted task: {summary.calls / passed:.2f} LLM calls, tokens in "
-                  f"{tokens['in'] / passed:,.0f} (cached {tokens['cached'] / passed:,.0f}), out "
-                  f"{tokens['out'] / passed:,.0f}, ${summary.cost_usd / passed:.5f} at deepseek-chat prices "
-                  "(replay usage: characters / 4)")
+            print(
+                f"   per accepted task: {summary.calls / passed:.2f} LLM calls, tokens in "
+                f"{tokens['in'] / passed:,.0f} (cached {tokens['cached'] / passed:,.0f}), out "
+                f"{tokens['out'] / passed:,.0f}, ${summary.cost_usd / passed:.5f} at deepseek-chat prices "
+                "(replay usage: characters / 4)"
+            )
             before = served(url)
             again = run(folder / "llm-path", records, url, args.concurrency, settings, memo)
-            print(f"2. re-run of the same command: {served(url) - before} HTTP requests, {again.calls} calls, "
-                  f"{again.seconds:.2f}s, states {again.states}")
+            print(
+                f"2. re-run of the same command: {served(url) - before} HTTP requests, {again.calls} calls, "
+                f"{again.seconds:.2f}s, states {again.states}"
+            )
             subset = records[: args.real_check_records]
             timed: list[float] = []
 
@@ -206,11 +222,13 @@ def main() -> int:
 
             real = run(folder / "real-checks", subset, url, args.concurrency, settings, timed_check)
             real_bound = math.ceil(len(subset) / args.concurrency) * CALLS_PER_RECORD * latency
-            print(f"3. with the real checker on every record: {real.states} in {real.seconds:.2f}s = "
-                  f"{real.tasks_passed / real.seconds * 60:,.0f} tasks/min; {len(timed)} checks (2 planner "
-                  f"processes each, at most {os.cpu_count()} at a time), {sum(timed) / len(timed):.2f}s per check "
-                  f"call including the wait for a slot; latency bound {real_bound:.2f}s, ratio "
-                  f"{real_bound / real.seconds:.2f}: the planners, not the LLM, bound this on this machine")
+            print(
+                f"3. with the real checker on every record: {real.states} in {real.seconds:.2f}s = "
+                f"{real.tasks_passed / real.seconds * 60:,.0f} tasks/min; {len(timed)} checks (2 planner "
+                f"processes each, at most {os.cpu_count()} at a time), {sum(timed) / len(timed):.2f}s per check "
+                f"call including the wait for a slot; latency bound {real_bound:.2f}s, ratio "
+                f"{real_bound / real.seconds:.2f}: the planners, not the LLM, bound this on this machine"
+            )
         finally:
             server.terminate()
             server.wait(10)

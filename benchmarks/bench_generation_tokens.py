@@ -9,6 +9,7 @@ the same code, so two versions compare directly.
 
     .venv/bin/python benchmarks/bench_generation_tokens.py
 """
+
 from __future__ import annotations
 
 import os
@@ -34,8 +35,9 @@ def main() -> None:
         os.environ["SAFEFORGE_OUTPUTS"] = tmp
         totals, accepted, rounds = Counter(), 0, []
         for source, limit in SUITE.items():
-            config = LLMConfig(base_url=url, model="deepseek-chat", db_path=Path(tmp) / f"{source}.sqlite",
-                               backoff_base_s=0.0, max_attempts=2)
+            config = LLMConfig(
+                base_url=url, model="deepseek-chat", db_path=Path(tmp) / f"{source}.sqlite", backoff_base_s=0.0, max_attempts=2
+            )
             summary = run_generation(GenerateOptions(source=source, limit=limit, run_name=source), llm_config=config)
             accepted += summary.tasks_passed
             ledger = CallLedger(config.db_path)
@@ -51,8 +53,9 @@ def main() -> None:
                     rounds.append(row.tokens_in)
     print(f"accepted tasks: {accepted}")
     print(f"tokens in {totals['in']}, out {totals['out']}, ${totals['usd']:.4f}")
-    print(f"per accepted task: {totals['in'] / accepted:.0f} tokens in, {totals['out'] / accepted:.0f} out, "
-          f"${totals['usd'] / accepted:.5f}")
+    print(
+        f"per accepted task: {totals['in'] / accepted:.0f} tokens in, {totals['out'] / accepted:.0f} out, ${totals['usd'] / accepted:.5f}"
+    )
     for stage in ("extract", "generate", "judge"):
         print(f"  {stage:<9} in {totals[f'{stage} in']:>7}  out {totals[f'{stage} out']:>6}")
     print(f"{LONG_RECORD}: prompt tokens per generator round: {rounds}")

@@ -7,6 +7,7 @@ peak memory that does not grow with the file (large/small peak ratio <= 1.2).
 
     .venv/bin/python benchmarks/bench_neiss.py [--rows 300000] [--small-rows 30000]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,8 +47,12 @@ def measure(path: Path | None) -> dict:
     start = time.perf_counter()
     count = sum(1 for _ in iter_records("neiss", path, report=report)) if path else 0
     seconds = time.perf_counter() - start
-    return {"records": count, "seconds": seconds, "skipped": report.skipped_total,
-            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    return {
+        "records": count,
+        "seconds": seconds,
+        "skipped": report.skipped_total,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
 
 
 def run_child(path: Path | None) -> dict:
@@ -77,17 +82,21 @@ def main() -> int:
             size_mb = path.stat().st_size / 2**20
             result = results[rows] = run_child(path)
             rate = result["records"] / result["seconds"]
-            print(f"{rows:>9,} rows ({size_mb:.0f} MB): {result['records']:,} records in "
-                  f"{result['seconds']:.2f} s = {rate:,.0f} records/s; "
-                  f"peak RSS {result['peak_rss_mb']:.0f} MB "
-                  f"({result['peak_rss_mb'] - baseline['peak_rss_mb']:.0f} MB above baseline)")
+            print(
+                f"{rows:>9,} rows ({size_mb:.0f} MB): {result['records']:,} records in "
+                f"{result['seconds']:.2f} s = {rate:,.0f} records/s; "
+                f"peak RSS {result['peak_rss_mb']:.0f} MB "
+                f"({result['peak_rss_mb'] - baseline['peak_rss_mb']:.0f} MB above baseline)"
+            )
     large, small = results[args.rows], results[args.small_rows]
     rate = large["records"] / large["seconds"]
     ratio = large["peak_rss_mb"] / small["peak_rss_mb"]
     print(f"peak memory ratio {args.rows:,}/{args.small_rows:,} rows: {ratio:.2f}")
     speed_ok, memory_ok = rate >= TARGET_RECORDS_PER_S, ratio <= TARGET_MEMORY_RATIO
-    print(f"target >= {TARGET_RECORDS_PER_S:,} records/s: {'met' if speed_ok else 'NOT met'}; "
-          f"memory flat (ratio <= {TARGET_MEMORY_RATIO}): {'met' if memory_ok else 'NOT met'}")
+    print(
+        f"target >= {TARGET_RECORDS_PER_S:,} records/s: {'met' if speed_ok else 'NOT met'}; "
+        f"memory flat (ratio <= {TARGET_MEMORY_RATIO}): {'met' if memory_ok else 'NOT met'}"
+    )
     return 0 if speed_ok and memory_ok else 1
 
 

@@ -10,6 +10,7 @@
 
 Usage: .venv/bin/python benchmarks/bench_validator.py [--plans-per-task 2500] [--up-sample 400]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,8 +43,7 @@ def ground_actions(task: Task) -> list[tuple[str, tuple[str, ...]]]:
 
 def plan_set(task: Task, count: int, rng: random.Random) -> list[list[tuple[str, tuple[str, ...]]]]:
     alphabet = ground_actions(task)
-    references = [[(s.name, s.args) for s in parse_plan(p)]
-                  for p in task.metadata.reference_feasible_plans.model_dump().values()]
+    references = [[(s.name, s.args) for s in parse_plan(p)] for p in task.metadata.reference_feasible_plans.model_dump().values()]
     plans = [list(r) for r in references]
     while len(plans) < count:
         if rng.random() < 0.5:
@@ -89,16 +89,19 @@ def bench_validators(plans_per_task: int, up_sample: int) -> None:
         up_plans += len(sample)
         disagreements = sum(v.feasible != u for v, u in zip(ours_sample, up_valid, strict=False))
         feasible = sum(v.feasible for v in verdicts)
-        print(f"  {task.task_id:32s} {len(texts):6d} plans ({feasible} feasible), "
-              f"{disagreements} disagreements with UP on {len(sample)}")
+        print(f"  {task.task_id:32s} {len(texts):6d} plans ({feasible} feasible), {disagreements} disagreements with UP on {len(sample)}")
     ours_rate = ours_plans / ours_seconds
     up_rate = up_plans / up_seconds
-    print(f"\nours: {ours_plans:.0f} plans in {ours_seconds:.2f}s = {ours_rate:,.0f} plans/s "
-          f"(on UP's sample: {up_plans / ours_on_sample_seconds:,.0f} plans/s)")
+    print(
+        f"\nours: {ours_plans:.0f} plans in {ours_seconds:.2f}s = {ours_rate:,.0f} plans/s "
+        f"(on UP's sample: {up_plans / ours_on_sample_seconds:,.0f} plans/s)"
+    )
     print(f"UP SequentialPlanValidator: {up_plans:.0f} plans in {up_seconds:.2f}s = {up_rate:,.0f} plans/s")
     ratio = ours_rate / up_rate
-    print(f"ratio: {ratio:.0f}x  (target >= 50x: {'met' if ratio >= 50 else 'NOT met'}; "
-          f">= 2,000 plans/s: {'met' if ours_rate >= 2000 else 'NOT met'})")
+    print(
+        f"ratio: {ratio:.0f}x  (target >= 50x: {'met' if ratio >= 50 else 'NOT met'}; "
+        f">= 2,000 plans/s: {'met' if ours_rate >= 2000 else 'NOT met'})"
+    )
 
 
 def enhsp_direct(task: Task, mode: str) -> float:
@@ -124,11 +127,12 @@ def bench_reference_plans() -> None:
         enhsp_seconds = sum(enhsp_direct(task, mode) for mode in ("safe", "unsafe"))
         compiled.append(ours_seconds)
         direct.append(enhsp_seconds)
-        print(f"  {task.task_id:32s} compiled ({ours[0].engine}) {ours_seconds:.2f}s   "
-              f"ENHSP on danger goals {enhsp_seconds:.2f}s")
-    print(f"median per task: compiled {statistics.median(compiled):.2f}s, "
-          f"ENHSP {statistics.median(direct):.2f}s, "
-          f"ratio {statistics.median(direct) / statistics.median(compiled):.1f}x")
+        print(f"  {task.task_id:32s} compiled ({ours[0].engine}) {ours_seconds:.2f}s   ENHSP on danger goals {enhsp_seconds:.2f}s")
+    print(
+        f"median per task: compiled {statistics.median(compiled):.2f}s, "
+        f"ENHSP {statistics.median(direct):.2f}s, "
+        f"ratio {statistics.median(direct) / statistics.median(compiled):.1f}x"
+    )
 
 
 def main() -> None:

@@ -9,6 +9,7 @@ generation stage records what they found), so workers need Safeforge installed b
 file system. The planners run in child processes, so
 workers must not be daemonic: start remote ones with `DASK_DISTRIBUTED__WORKER__DAEMON=False`.
 """
+
 from __future__ import annotations
 
 import contextvars
@@ -33,8 +34,7 @@ def _read_folder(folder: Path) -> dict[str, str]:
     return {p.name: p.read_text(encoding="utf-8") for p in sorted(folder.iterdir()) if p.is_file()}
 
 
-@task(name="check-task", task_run_name="check {label}", cache_policy=NO_CACHE, retries=1,
-      retry_delay_seconds=1)
+@task(name="check-task", task_run_name="check {label}", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=1)
 def check_folder_copy(label: str, name: str, files: dict[str, str], check: FolderCheck) -> CheckReport:
     """Run `check` on a copy, named `name`, of a task folder. `label` names the task run (record
     id / candidate folder)."""
@@ -63,9 +63,15 @@ class DaskChecker:
         return self._context.copy().run(self._check_remotely, Path(task_dir))
 
     def _check_remotely(self, task_dir: Path) -> CheckReport:
-        future = self._runner.submit(check_folder_copy, parameters={
-            "label": f"{task_dir.parent.name}/{task_dir.name}", "name": task_dir.name,
-            "files": _read_folder(task_dir), "check": self._check})
+        future = self._runner.submit(
+            check_folder_copy,
+            parameters={
+                "label": f"{task_dir.parent.name}/{task_dir.name}",
+                "name": task_dir.name,
+                "files": _read_folder(task_dir),
+                "check": self._check,
+            },
+        )
         return future.result()
 
 
@@ -83,8 +89,9 @@ def check_stage(check: FolderCheck, settings: Settings | None = None) -> Iterato
     if config.dask_address:
         runner = DaskTaskRunner(address=config.dask_address)
     else:
-        runner = DaskTaskRunner(cluster_kwargs={"n_workers": config.dask_workers, "threads_per_worker": 1,
-                                                "processes": True, "dashboard_address": ":0"})
+        runner = DaskTaskRunner(
+            cluster_kwargs={"n_workers": config.dask_workers, "threads_per_worker": 1, "processes": True, "dashboard_address": ":0"}
+        )
     # the planners run in child processes under a hard time limit: workers must not be daemons
     with dask.config.set({"distributed.worker.daemon": False}), runner:
         yield DaskChecker(runner, check)

@@ -13,21 +13,20 @@ With `--work-pool NAME` the same deployments are registered on a process work po
 `safeforge services start` starts this process after the Prefect server; it needs PREFECT_API_URL
 (see `pipeline.settings`).
 """
+
 from __future__ import annotations
 
 from sources.registry import SOURCES
 
 # deployment name -> the parameters it runs with unless `prefect deployment run --param` says otherwise:
 # every registered source, limited to the records of its sample that the replayed responses script
-GENERATE_DEFAULTS: dict[str, dict] = {name: {"source": name, "limit": spec.demo_limit}
-                                     for name, spec in SOURCES.items()}
+GENERATE_DEFAULTS: dict[str, dict] = {name: {"source": name, "limit": spec.demo_limit} for name, spec in SOURCES.items()}
 OTHER_DEPLOYMENTS = {"review-push": "checked", "review-pull": "decisions", "publish": "release"}
 
 
 def deployment_names() -> list[str]:
     """`flow/deployment` names of everything `serve_all` serves."""
-    return [f"generate/{source}" for source in GENERATE_DEFAULTS] + [
-        f"{flow_name}/{name}" for flow_name, name in OTHER_DEPLOYMENTS.items()]
+    return [f"generate/{source}" for source in GENERATE_DEFAULTS] + [f"{flow_name}/{name}" for flow_name, name in OTHER_DEPLOYMENTS.items()]
 
 
 def build_deployments() -> list:
@@ -41,14 +40,19 @@ def build_deployments() -> list:
 
     entrypoint, tags = EntrypointType.MODULE_PATH, ["safeforge"]
     deployments = [
-        generate.to_deployment(name=source, parameters=parameters,
-                               description=f"Generate tasks from the bundled {source} sample "
-                                           "(override with --param path=... and the selection parameters).",
-                               entrypoint_type=entrypoint, tags=tags)
-        for source, parameters in GENERATE_DEFAULTS.items()]
+        generate.to_deployment(
+            name=source,
+            parameters=parameters,
+            description=f"Generate tasks from the bundled {source} sample (override with --param path=... and the selection parameters).",
+            entrypoint_type=entrypoint,
+            tags=tags,
+        )
+        for source, parameters in GENERATE_DEFAULTS.items()
+    ]
     flows: dict[str, Flow] = {"review-push": review_push, "review-pull": review_pull, "publish": publish}
-    deployments += [flows[flow_name].to_deployment(name=name, entrypoint_type=entrypoint, tags=tags)
-                    for flow_name, name in OTHER_DEPLOYMENTS.items()]
+    deployments += [
+        flows[flow_name].to_deployment(name=name, entrypoint_type=entrypoint, tags=tags) for flow_name, name in OTHER_DEPLOYMENTS.items()
+    ]
     return deployments
 
 
@@ -74,14 +78,16 @@ def main(argv: list[str] | None = None) -> None:
     from pipeline.settings import Settings
 
     parser = argparse.ArgumentParser(prog="python -m flows.deployments", description=__doc__.splitlines()[0])
-    parser.add_argument("--work-pool", help="register the deployments on this (process) work pool instead of "
-                                            "serving them; start workers with `prefect worker start --pool NAME`")
+    parser.add_argument(
+        "--work-pool",
+        help="register the deployments on this (process) work pool instead of "
+        "serving them; start workers with `prefect worker start --pool NAME`",
+    )
     args = parser.parse_args(argv)
     os.environ.update(Settings.load().prefect_env())
     if args.work_pool:
         deploy_to_work_pool(args.work_pool)
-        print(f"registered {len(deployment_names())} deployments on work pool {args.work_pool!r}: "
-              + ", ".join(deployment_names()))
+        print(f"registered {len(deployment_names())} deployments on work pool {args.work_pool!r}: " + ", ".join(deployment_names()))
     else:
         serve_all()
 

@@ -8,6 +8,7 @@ state, pass rate per stage, LLM cost) a markdown artifact. Its parameters are ex
 `GenerateOptions` (same names, same defaults) — the options of `safeforge generate`. Running it
 again with the same run name resumes the run.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -31,8 +32,7 @@ PROGRESS_EVERY_S = 2.0
 _DEFAULTS = GenerateOptions()
 
 
-@task(name="process-record", task_run_name="{record.record_id}", retries=2, retry_delay_seconds=2,
-      cache_policy=NO_CACHE)
+@task(name="process-record", task_run_name="{record.record_id}", retries=2, retry_delay_seconds=2, cache_policy=NO_CACHE)
 async def process_record_task(record, store, client, settings: GenerationSettings, checker) -> str:
     """Extract, generate and check one record (the library's `process_record`; idempotent)."""
     return await generation.process_record(record, store, client, settings, checker)
@@ -44,23 +44,48 @@ def artifact_key(run: str) -> str:
 
 
 @flow(name="generate", log_prints=True)
-async def generate(source: str = _DEFAULTS.source, path: str | None = _DEFAULTS.path,
-                        out: Path | None = _DEFAULTS.out, run_name: str | None = _DEFAULTS.run_name,
-                        limit: int | None = _DEFAULTS.limit, offset: int = _DEFAULTS.offset,
-                        sample: int | None = _DEFAULTS.sample, seed: int = _DEFAULTS.seed,
-                        filters: dict[str, Any] | None = None, model: str | None = _DEFAULTS.model,
-                        concurrency: int = _DEFAULTS.concurrency, max_rounds: int = _DEFAULTS.max_rounds,
-                        judge: bool = _DEFAULTS.judge, engine: str | None = _DEFAULTS.engine,
-                        time_limit: float = _DEFAULTS.time_limit, no_cache: bool = _DEFAULTS.no_cache,
-                        retry_errors: bool = _DEFAULTS.retry_errors) -> dict:
+async def generate(
+    source: str = _DEFAULTS.source,
+    path: str | None = _DEFAULTS.path,
+    out: Path | None = _DEFAULTS.out,
+    run_name: str | None = _DEFAULTS.run_name,
+    limit: int | None = _DEFAULTS.limit,
+    offset: int = _DEFAULTS.offset,
+    sample: int | None = _DEFAULTS.sample,
+    seed: int = _DEFAULTS.seed,
+    filters: dict[str, Any] | None = None,
+    model: str | None = _DEFAULTS.model,
+    concurrency: int = _DEFAULTS.concurrency,
+    max_rounds: int = _DEFAULTS.max_rounds,
+    judge: bool = _DEFAULTS.judge,
+    engine: str | None = _DEFAULTS.engine,
+    time_limit: float = _DEFAULTS.time_limit,
+    no_cache: bool = _DEFAULTS.no_cache,
+    retry_errors: bool = _DEFAULTS.retry_errors,
+) -> dict:
     """Generate safety-augmented tasks from `source` (the options of `safeforge generate`, see
     `pipeline.generation.GenerateOptions`; `filters` are the source's own options, e.g.
     {"products": [1842]} for neiss)."""
     logger = get_run_logger()
-    options = GenerateOptions(source=source, path=path, out=out, run_name=run_name, limit=limit, offset=offset,
-                              sample=sample, seed=seed, filters=filters or {}, model=model,
-                              concurrency=concurrency, max_rounds=max_rounds, judge=judge, engine=engine,
-                              time_limit=time_limit, no_cache=no_cache, retry_errors=retry_errors)
+    options = GenerateOptions(
+        source=source,
+        path=path,
+        out=out,
+        run_name=run_name,
+        limit=limit,
+        offset=offset,
+        sample=sample,
+        seed=seed,
+        filters=filters or {},
+        model=model,
+        concurrency=concurrency,
+        max_rounds=max_rounds,
+        judge=judge,
+        engine=engine,
+        time_limit=time_limit,
+        no_cache=no_cache,
+        retry_errors=retry_errors,
+    )
     report = ReadReport()
     progress_id = await acreate_progress_artifact(progress=0.0, description=f"{source}: records processed")
     updates: list[asyncio.Task] = []
@@ -71,19 +96,20 @@ async def generate(source: str = _DEFAULTS.source, path: str | None = _DEFAULTS.
         logger.info("%s -> %s", update.record_id, update.state)
         if time.monotonic() - shown_at >= PROGRESS_EVERY_S or update.done == update.total:
             shown_at = time.monotonic()
-            updates.append(asyncio.create_task(
-                aupdate_progress_artifact(progress_id, 100.0 * update.done / max(update.total, 1))))
+            updates.append(asyncio.create_task(aupdate_progress_artifact(progress_id, 100.0 * update.done / max(update.total, 1))))
 
     local_check = functools.partial(check_candidate, engine=engine, time_limit=time_limit)
     with check_stage(local_check) as checker:
-        summary = await generation.generate(options, process=process_record_task, checker=checker,
-                                            progress=progress, report=report)
+        summary = await generation.generate(options, process=process_record_task, checker=checker, progress=progress, report=report)
     await asyncio.gather(*updates)
     logger.info("read %s: %s", source, report.summary())
     overview = run_overview(summary.root)
-    await acreate_markdown_artifact(key=artifact_key(summary.run), markdown=overview.to_markdown(),
-                                    description=f"Safeforge run {summary.run}: records per state, stages, cost")
-    logger.info("run %s: %s; tasks in %s", summary.run,
-                ", ".join(f"{state} {n}" for state, n in overview.states.items()), summary.root / "tasks")
+    await acreate_markdown_artifact(
+        key=artifact_key(summary.run),
+        markdown=overview.to_markdown(),
+        description=f"Safeforge run {summary.run}: records per state, stages, cost",
+    )
+    logger.info(
+        "run %s: %s; tasks in %s", summary.run, ", ".join(f"{state} {n}" for state, n in overview.states.items()), summary.root / "tasks"
+    )
     return overview.to_dict()
-

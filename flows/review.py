@@ -4,6 +4,7 @@ reviewers' decisions back into its ledger (the library's `review.push_run` / `re
 Label Studio is configured by LABEL_STUDIO_URL, LABEL_STUDIO_API_KEY, ... (`review.ReviewConfig`).
 Both flows publish the project's link and the run's summary as artifacts.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -36,8 +37,11 @@ def project_url(base_url: str, project_id: int) -> str:
 
 
 def _publish_summary(store: RunStore) -> None:
-    create_markdown_artifact(key=artifact_key(store.name), markdown=run_overview(store.root).to_markdown(),
-                             description=f"Safeforge run {store.name}: records per state, stages, cost")
+    create_markdown_artifact(
+        key=artifact_key(store.name),
+        markdown=run_overview(store.root).to_markdown(),
+        description=f"Safeforge run {store.name}: records per state, stages, cost",
+    )
 
 
 @flow(name="review-push", log_prints=True)
@@ -48,8 +52,12 @@ def review_push(run_name: str | None = None, annotators_per_task: int = 1) -> di
     result = push_run(store, ReviewConfig.from_env(), annotators_per_task=annotators_per_task)
     url = project_url(result.url, result.project_id)
     get_run_logger().info("%s\nreview at %s", result.summary(), url)
-    create_link_artifact(key=f"review-{artifact_key(store.name)}", link=url, link_text=result.project_title,
-                         description=f"Label Studio project of run {store.name}")
+    create_link_artifact(
+        key=f"review-{artifact_key(store.name)}",
+        link=url,
+        link_text=result.project_title,
+        description=f"Label Studio project of run {store.name}",
+    )
     _publish_summary(store)
     store.ledger.close()
     return {**result.to_dict(), "project_url": url}

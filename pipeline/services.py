@@ -10,6 +10,7 @@ Each process runs in its own session, with a state file and a log in `<state dir
 Starting again reuses what is running. `stop_services()` ends them in reverse order, each with
 its whole process tree, and checks that no process of theirs is left.
 """
+
 from __future__ import annotations
 
 import os
@@ -119,8 +120,9 @@ def deployments_polled(api_url: str, names: list[str], since: float) -> bool:
     return True
 
 
-def _start_process(name: str, command: list[str], env: Mapping[str, str], url: str,
-                   ready: Callable[[], bool], progress: Progress, environ=None) -> ProcessRecord:
+def _start_process(
+    name: str, command: list[str], env: Mapping[str, str], url: str, ready: Callable[[], bool], progress: Progress, environ=None
+) -> ProcessRecord:
     running = _running(name, environ)
     if running is not None:
         progress(f"{name}: already running (pid {running.pid}) at {running.url}")
@@ -139,8 +141,9 @@ def _start_process(name: str, command: list[str], env: Mapping[str, str], url: s
     return record
 
 
-def start_services(*, label_studio: bool = True, replay: bool | None = None,
-                   environ: Mapping[str, str] | None = None, progress: Progress = print) -> list[ServiceStatus]:
+def start_services(
+    *, label_studio: bool = True, replay: bool | None = None, environ: Mapping[str, str] | None = None, progress: Progress = print
+) -> list[ServiceStatus]:
     """Start what the main job needs; `replay=None` starts the replay LLM server unless
     OPENAI_BASE_URL is set. Returns the status of every service."""
     from flows.deployments import (
@@ -154,9 +157,15 @@ def start_services(*, label_studio: bool = True, replay: bool | None = None,
     port = config.prefect_port
     if not _running("prefect-server", environ) and prefect_healthy(api):
         raise ServiceError(f"something else already answers at {api}; stop it or set SAFEFORGE_PREFECT_PORT")
-    _start_process("prefect-server", [sys.executable, "-m", "prefect", "server", "start", "--host",
-                                      LOOPBACK, "--port", str(port)],
-                   base_env, api.removesuffix("/api"), lambda: prefect_healthy(api), progress, environ)
+    _start_process(
+        "prefect-server",
+        [sys.executable, "-m", "prefect", "server", "start", "--host", LOOPBACK, "--port", str(port)],
+        base_env,
+        api.removesuffix("/api"),
+        lambda: prefect_healthy(api),
+        progress,
+        environ,
+    )
 
     if replay is None:
         replay = not config.openai_base_url
@@ -164,16 +173,28 @@ def start_services(*, label_studio: bool = True, replay: bool | None = None,
     if replay:
         llm_url = f"http://{LOOPBACK}:{config.replay_port}/v1"
         responses = config.replay_responses_dir
-        _start_process("llm-replay", [sys.executable, "-m", "pipeline.llm.replay_server", "--responses",
-                                      str(responses), "--port", str(config.replay_port)],
-                       base_env, llm_url, lambda: _get_ok(f"{llm_url}/models"), progress, environ)
+        _start_process(
+            "llm-replay",
+            [sys.executable, "-m", "pipeline.llm.replay_server", "--responses", str(responses), "--port", str(config.replay_port)],
+            base_env,
+            llm_url,
+            lambda: _get_ok(f"{llm_url}/models"),
+            progress,
+            environ,
+        )
     else:
         progress(f"llm-replay: not started; the deployments call OPENAI_BASE_URL={config.openai_base_url}")
 
     names, since = deployment_names(), time.time() - 1.0
-    _start_process("deployments", [sys.executable, "-m", "flows.deployments"],
-                   service_env(env_in, llm_base_url=llm_url), api.removesuffix("/api") + "/deployments",
-                   lambda: deployments_polled(api, names, since), progress, environ)
+    _start_process(
+        "deployments",
+        [sys.executable, "-m", "flows.deployments"],
+        service_env(env_in, llm_base_url=llm_url),
+        api.removesuffix("/api") + "/deployments",
+        lambda: deployments_polled(api, names, since),
+        progress,
+        environ,
+    )
 
     if label_studio:
         _start_label_studio(env_in, progress)
@@ -208,8 +229,7 @@ def _start_label_studio(environ: Mapping[str, str], progress: Progress) -> None:
         handle = start_server(config.data_dir, config.port, config.username, config.password, config.api_key)
     except ServerError as exc:
         raise ServiceError(f"label-studio: {exc}") from exc
-    progress(f"label-studio: ready at {handle.url} (pid {handle.pid}, {time.monotonic() - started:.0f}s); "
-             f"log in as {config.username}")
+    progress(f"label-studio: ready at {handle.url} (pid {handle.pid}, {time.monotonic() - started:.0f}s); log in as {config.username}")
 
 
 # -- status and stopping ---------------------------------------------------------------------

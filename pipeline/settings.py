@@ -6,6 +6,7 @@ where each came from, and the configuration page of the docs is generated from t
 Relative paths are resolved against the working directory, so every command finds the same
 `./outputs` wherever Safeforge is installed. Secrets are `SecretStr`: never printed or stored.
 """
+
 from __future__ import annotations
 
 import os
@@ -68,8 +69,7 @@ class Settings(BaseModel):
     """The model of every stage without a model of its own."""
     stage_models: dict[str, str] = Field(default_factory=dict, json_schema_extra=_env(STAGE_MODEL_PREFIX + "<STAGE>"))
     """The model of one stage, e.g. `SAFEFORGE_MODEL_EXTRACT=deepseek-chat` (stages: extract, generate, judge, eval)."""
-    structured_output: Literal["auto", "json_schema", "json_object"] = Field(
-        "auto", json_schema_extra=_env("SAFEFORGE_STRUCTURED_OUTPUT"))
+    structured_output: Literal["auto", "json_schema", "json_object"] = Field("auto", json_schema_extra=_env("SAFEFORGE_STRUCTURED_OUTPUT"))
     """How JSON replies are requested: json_schema, json_object, or auto (json_schema until rejected)."""
     llm_db: Path | None = Field(None, json_schema_extra=_env("SAFEFORGE_LLM_DB"))
     """The SQLite file of the LLM cache and call ledger (unset: the run's `llm.sqlite`, else `<outputs>/llm/llm.sqlite`)."""
@@ -105,13 +105,13 @@ class Settings(BaseModel):
     # -- review ---------------------------------------------------------------------------------
     label_studio_url: str = Field("http://127.0.0.1:8080", json_schema_extra=_env("LABEL_STUDIO_URL"))
     """The Label Studio server."""
-    label_studio_api_key: SecretStr = Field(SecretStr("safeforge-local-demo-token"), json_schema_extra=_env(
-        "LABEL_STUDIO_API_KEY", "LABEL_STUDIO_USER_TOKEN"))
+    label_studio_api_key: SecretStr = Field(
+        SecretStr("safeforge-local-demo-token"), json_schema_extra=_env("LABEL_STUDIO_API_KEY", "LABEL_STUDIO_USER_TOKEN")
+    )
     """API token of a Label Studio admin (default: the local demo server's token)."""
     label_studio_username: str = Field("admin@safeforge.local", json_schema_extra=_env("LABEL_STUDIO_USERNAME"))
     """The admin user a server started by Safeforge creates (for the web interface)."""
-    label_studio_password: SecretStr = Field(SecretStr("safeforge-local-demo"), json_schema_extra=_env(
-        "LABEL_STUDIO_PASSWORD"))
+    label_studio_password: SecretStr = Field(SecretStr("safeforge-local-demo"), json_schema_extra=_env("LABEL_STUDIO_PASSWORD"))
     """That admin's password (default: the local demo password)."""
     labelstudio_data: Path | None = Field(None, json_schema_extra=_env("SAFEFORGE_LABELSTUDIO_DATA"))
     """Data folder of the server `safeforge review server start` runs (unset: `<outputs>/.labelstudio`)."""
@@ -150,8 +150,12 @@ class Settings(BaseModel):
 
     def prefect_env(self) -> dict[str, str]:
         """The Prefect variables Safeforge runs with (to merge into a process's environment)."""
-        return {"PREFECT_HOME": str(self.prefect_home), "PREFECT_API_URL": self.prefect_api,
-                "PREFECT_RUNNER_POLL_FREQUENCY": "1", **_ANALYTICS_OFF}
+        return {
+            "PREFECT_HOME": str(self.prefect_home),
+            "PREFECT_API_URL": self.prefect_api,
+            "PREFECT_RUNNER_POLL_FREQUENCY": "1",
+            **_ANALYTICS_OFF,
+        }
 
     # -- loading --------------------------------------------------------------------------------
     @classmethod
@@ -161,16 +165,18 @@ class Settings(BaseModel):
         return cls.load_with_sources(environ, **overrides)[0]
 
     @classmethod
-    def load_with_sources(cls, environ: Mapping[str, str] | None = None,
-                          **overrides: Any) -> tuple[Settings, dict[str, str]]:
+    def load_with_sources(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> tuple[Settings, dict[str, str]]:
         """The settings and, per field, where its value came from (a variable's name or "default")."""
         env = os.environ if environ is None else environ
         values: dict[str, Any] = {}
         sources: dict[str, str] = {}
         for name, field in cls.model_fields.items():
             if name == "stage_models":
-                found = {key.removeprefix(STAGE_MODEL_PREFIX).lower(): value for key, value in env.items()
-                         if key.startswith(STAGE_MODEL_PREFIX) and value}
+                found = {
+                    key.removeprefix(STAGE_MODEL_PREFIX).lower(): value
+                    for key, value in env.items()
+                    if key.startswith(STAGE_MODEL_PREFIX) and value
+                }
                 if found:
                     values[name] = found
                     sources[name] = ", ".join(sorted(STAGE_MODEL_PREFIX + s.upper() for s in found))
@@ -234,8 +240,11 @@ def effective_settings(environ: Mapping[str, str] | None = None) -> list[Setting
         if isinstance(value, SecretStr):
             shown = "(set, hidden)" if sources[name] != "default" else "(local demo value, hidden)"
         elif value is None:
-            derived = {"replay_responses": settings.replay_responses_dir, "labelstudio_data":
-                       settings.labelstudio_data_dir, "prefect_api_url": settings.prefect_api}.get(name)
+            derived = {
+                "replay_responses": settings.replay_responses_dir,
+                "labelstudio_data": settings.labelstudio_data_dir,
+                "prefect_api_url": settings.prefect_api,
+            }.get(name)
             shown = "(unset)" if derived is None else f"(unset) -> {derived}"
         elif isinstance(value, dict):
             shown = ", ".join(f"{k}={v}" for k, v in sorted(value.items())) or "(none)"

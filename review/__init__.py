@@ -9,6 +9,7 @@
 The server runs from its own virtual environment (scripts/setup_labelstudio.sh); the project
 talks to it over HTTP with label-studio-sdk only. Names are imported from their modules on first use.
 """
+
 from typing import TYPE_CHECKING
 
 from pipeline.common.lazy import lazy_exports
@@ -33,15 +34,40 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time they load o
     from ._status import SourceStatus, Status, review_status
     from ._task_data import CORRECTABLE_FIELDS, LABELING_CONFIG, REJECTION_REASONS, build_task
 
-__getattr__, __dir__ = lazy_exports(__name__, {
-    "Agreement": "._agreement", "PairAgreement": "._agreement", "agreement": "._agreement",
-    "cohen_kappa": "._agreement", "condition_in_words": "._conditions", "ReviewConfig": "._config",
-    "NotFoundError": "._errors", "ReviewError": "._errors", "DiffRow": "._plan_diff", "diff_plans": "._plan_diff",
-    "Decision": "._pull", "PullResult": "._pull", "ReviewAnnotation": "._pull", "final_decision": "._pull",
-    "pull_run": "._pull", "PushResult": "._push", "project_title": "._push", "push_run": "._push",
-    "LABEL_STUDIO_VERSION": "._server", "ServerError": "._server", "ServerHandle": "._server",
-    "check_installation": "._server", "running_server": "._server", "start_server": "._server",
-    "stop_server": "._server", "SourceStatus": "._status", "Status": "._status", "review_status": "._status",
-    "CORRECTABLE_FIELDS": "._task_data", "LABELING_CONFIG": "._task_data", "REJECTION_REASONS": "._task_data",
-    "build_task": "._task_data",
-})
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "Agreement": "._agreement",
+        "PairAgreement": "._agreement",
+        "agreement": "._agreement",
+        "cohen_kappa": "._agreement",
+        "condition_in_words": "._conditions",
+        "ReviewConfig": "._config",
+        "NotFoundError": "._errors",
+        "ReviewError": "._errors",
+        "DiffRow": "._plan_diff",
+        "diff_plans": "._plan_diff",
+        "Decision": "._pull",
+        "PullResult": "._pull",
+        "ReviewAnnotation": "._pull",
+        "final_decision": "._pull",
+        "pull_run": "._pull",
+        "PushResult": "._push",
+        "project_title": "._push",
+        "push_run": "._push",
+        "LABEL_STUDIO_VERSION": "._server",
+        "ServerError": "._server",
+        "ServerHandle": "._server",
+        "check_installation": "._server",
+        "running_server": "._server",
+        "start_server": "._server",
+        "stop_server": "._server",
+        "SourceStatus": "._status",
+        "Status": "._status",
+        "review_status": "._status",
+        "CORRECTABLE_FIELDS": "._task_data",
+        "LABELING_CONFIG": "._task_data",
+        "REJECTION_REASONS": "._task_data",
+        "build_task": "._task_data",
+    },
+)

@@ -9,6 +9,7 @@ each one's own accept/reject rates; the run's kappa is the mean over annotator p
 their shared tasks. A pair whose chance agreement is 1 (both always gave the same single answer)
 has no defined kappa and is left out of the mean.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -73,9 +74,15 @@ def agreement(decisions: Mapping[str, Mapping[str, str]]) -> Agreement | None:
             labels = by_pair.setdefault((a, b), ([], []))
             labels[0].append(votes[a])
             labels[1].append(votes[b])
-    pairs = [PairAgreement(pair, len(first), round(100.0 * sum(x == y for x, y in zip(first, second, strict=False)) / len(first), 2),
-                           _rounded(cohen_kappa(first, second)))
-             for pair, (first, second) in sorted(by_pair.items())]
+    pairs = [
+        PairAgreement(
+            pair,
+            len(first),
+            round(100.0 * sum(x == y for x, y in zip(first, second, strict=False)) / len(first), 2),
+            _rounded(cohen_kappa(first, second)),
+        )
+        for pair, (first, second) in sorted(by_pair.items())
+    ]
     defined = [(p.cohen_kappa, p.tasks) for p in pairs if p.cohen_kappa is not None]
     kappa = sum(k * n for k, n in defined) / sum(n for _, n in defined) if defined else None
     return Agreement(len(shared), comparisons, round(100.0 * agreeing / comparisons, 2), _rounded(kappa), pairs)
@@ -89,8 +96,7 @@ def task_agreement(votes: Mapping[str, str], run: Agreement | None) -> dict | No
     pairs = list(itertools.combinations(sorted(votes), 2))
     percent = 100.0 * sum(votes[a] == votes[b] for a, b in pairs) / len(pairs)
     known = {p.annotators: p for p in (run.pairs if run else [])}
-    defined = [(known[pair].cohen_kappa, known[pair].tasks) for pair in pairs
-               if pair in known and known[pair].cohen_kappa is not None]
+    defined = [(known[pair].cohen_kappa, known[pair].tasks) for pair in pairs if pair in known and known[pair].cohen_kappa is not None]
     kappa = sum(k * n for k, n in defined) / sum(n for _, n in defined) if defined else None
     return {"annotators": len(votes), "percent": round(percent, 2), "cohen_kappa": _rounded(kappa)}
 

@@ -4,6 +4,7 @@ Every SDK or network failure becomes a `ReviewError` naming the server, the acti
 server down (connection refused, timeout), a refused token (401/403), a missing project or
 task (404, as `NotFoundError`), anything else with the server's answer.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
@@ -43,8 +44,7 @@ class LabelStudioClient:
         self.config = config
         host = urlparse(config.url).hostname or ""
         self._http = httpx.Client(timeout=config.timeout, trust_env=host not in _LOOPBACK)
-        self._sdk = LabelStudio(base_url=config.url, api_key=config.api_key, timeout=config.timeout,
-                                httpx_client=self._http)
+        self._sdk = LabelStudio(base_url=config.url, api_key=config.api_key, timeout=config.timeout, httpx_client=self._http)
 
     def close(self) -> None:
         self._http.close()
@@ -64,10 +64,10 @@ class LabelStudioClient:
             raise ReviewError(
                 f"cannot reach Label Studio at {url} while {action} ({type(exc).__name__}: {exc}). "
                 f"Start it with `safeforge review server start`, or set LABEL_STUDIO_URL to where it "
-                f"runs.") from None
+                f"runs."
+            ) from None
         except httpx.HTTPError as exc:
-            raise ReviewError(f"talking to Label Studio at {url} failed while {action}: "
-                              f"{type(exc).__name__}: {exc}") from None
+            raise ReviewError(f"talking to Label Studio at {url} failed while {action}: {type(exc).__name__}: {exc}") from None
         except ApiError as exc:
             detail = exc.body.get("detail") if isinstance(exc.body, dict) else exc.body
             if exc.status_code in (401, 403):
@@ -75,11 +75,11 @@ class LabelStudioClient:
                     f"Label Studio at {url} refused the API token ({exc.status_code}: {detail}) while "
                     f"{action}. Set LABEL_STUDIO_API_KEY to the token of an admin user (Account & "
                     f"Settings > Access Token in the web interface; legacy tokens must be enabled, "
-                    f"which `safeforge review server start` does).") from None
+                    f"which `safeforge review server start` does)."
+                ) from None
             if exc.status_code == 404:
                 raise NotFoundError(f"Label Studio at {url} has no such object (404) while {action}") from None
-            raise ReviewError(f"Label Studio at {url} answered {exc.status_code} while {action}: "
-                              f"{detail}") from None
+            raise ReviewError(f"Label Studio at {url} answered {exc.status_code} while {action}: {detail}") from None
 
     def whoami(self) -> str:
         """The e-mail of the token's user; checks that the server is up and the token valid."""
@@ -96,21 +96,21 @@ class LabelStudioClient:
             projects = list(self._sdk.projects.list(title=title))
         return [RemoteProject(p.id, p.title or "") for p in projects if p.title == title]
 
-    def create_project(self, title: str, description: str, label_config: str,
-                       annotators_per_task: int = 1) -> RemoteProject:
+    def create_project(self, title: str, description: str, label_config: str, annotators_per_task: int = 1) -> RemoteProject:
         with self._calling(f"creating project {title!r}"):
-            project = self._sdk.projects.create(title=title, description=description, label_config=label_config,
-                                                maximum_annotations=annotators_per_task)
+            project = self._sdk.projects.create(
+                title=title, description=description, label_config=label_config, maximum_annotations=annotators_per_task
+            )
         return RemoteProject(project.id, project.title or title)
 
     def tasks(self, project_id: int, with_annotations: bool = False) -> list[RemoteTask]:
         """Every task of the project (with its submitted annotations when asked)."""
         with self._calling(f"listing the tasks of project {project_id}"):
-            pages = self._sdk.tasks.list(project=project_id, fields="all" if with_annotations else "task_only",
-                                         page_size=500)
-            return [RemoteTask(task.id, dict(task.data or {}),
-                               [_as_dict(a) for a in (task.annotations or [])] if with_annotations else [])
-                    for task in pages]
+            pages = self._sdk.tasks.list(project=project_id, fields="all" if with_annotations else "task_only", page_size=500)
+            return [
+                RemoteTask(task.id, dict(task.data or {}), [_as_dict(a) for a in (task.annotations or [])] if with_annotations else [])
+                for task in pages
+            ]
 
     def import_tasks(self, project_id: int, tasks: Sequence[dict]) -> int:
         """Import tasks (each {"data": ..., "predictions": [...]}); returns how many were created."""

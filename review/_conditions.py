@@ -5,6 +5,7 @@ Predicates become their words with the arguments in brackets; variables lose the
 `and`/`or`/`not`/`imply`/`exists`/`forall`, comparisons and arithmetic read as English. Anything
 unexpected is shown as PDDL rather than dropped.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -76,8 +77,7 @@ def _words(node: sexpr.SExpr, top: bool = False) -> str:
     elif head in ("exists", "forall") and len(args) == 2 and isinstance(args[0], list):
         bound = _typed_list(args[0])
         names = ", ".join(f"{kind} {name}" if kind else name for name, kind in bound)
-        text = (f"some {names} with {_words(args[1])}" if head == "exists"
-                else f"every {names} has {_words(args[1])}")
+        text = f"some {names} with {_words(args[1])}" if head == "exists" else f"every {names} has {_words(args[1])}"
     elif head in _COMPARISONS and len(args) == 2:
         return f"{_term(args[0])} {_COMPARISONS[head]} {_term(args[1])}"
     elif all(isinstance(a, str) for a in args):

@@ -3,6 +3,7 @@
 SAFEFORGE_LABELSTUDIO_DATA), whose defaults suit only a local demo server on 127.0.0.1 that nobody
 else can reach. Secrets never appear in `repr`, logs or files.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping

@@ -1,4 +1,5 @@
 """The errors review raises."""
+
 from pipeline.common.errors import SafeforgeError
 
 

@@ -6,6 +6,7 @@
 It is rebuilt from Label Studio itself on every push (each imported task carries its `task_id`
 and `record_id` in its data), so an interrupted push loses nothing.
 """
+
 from __future__ import annotations
 
 import json
@@ -38,14 +39,22 @@ class ReviewMapping:
             return cls()
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
-            return cls(raw.get("url", ""), raw.get("project_id"), raw.get("project_title", ""),
-                       {task_id: TaskLink(**link) for task_id, link in raw.get("tasks", {}).items()})
+            return cls(
+                raw.get("url", ""),
+                raw.get("project_id"),
+                raw.get("project_title", ""),
+                {task_id: TaskLink(**link) for task_id, link in raw.get("tasks", {}).items()},
+            )
         except (ValueError, TypeError, AttributeError) as exc:
-            raise ReviewError(f"{path}: not a review mapping ({exc}); remove it and push again to rebuild "
-                             f"it from Label Studio") from None
+            raise ReviewError(f"{path}: not a review mapping ({exc}); remove it and push again to rebuild it from Label Studio") from None
 
     def save(self, store: RunStore) -> None:
-        payload = {"url": self.url, "project_id": self.project_id, "project_title": self.project_title,
-                   "tasks": {task_id: {"record_id": link.record_id, "ls_task_id": link.ls_task_id}
-                             for task_id, link in sorted(self.tasks.items())}}
+        payload = {
+            "url": self.url,
+            "project_id": self.project_id,
+            "project_title": self.project_title,
+            "tasks": {
+                task_id: {"record_id": link.record_id, "ls_task_id": link.ls_task_id} for task_id, link in sorted(self.tasks.items())
+            },
+        }
         write_atomically(store.root / MAPPING_FILE, json.dumps(payload, indent=2) + "\n")

@@ -1,4 +1,5 @@
 """The safe and unsafe reference plans aligned step by step, so reviewers see where they differ."""
+
 from __future__ import annotations
 
 import difflib
@@ -35,6 +36,13 @@ def diff_plans(safe: list[str], unsafe: list[str]) -> list[DiffRow]:
             s = s1 + k if s1 + k < s2 else None
             u = u1 + k if u1 + k < u2 else None
             kind = "changed" if s is not None and u is not None else ("only_safe" if s is not None else "only_unsafe")
-            rows.append(DiffRow(safe[s] if s is not None else None, unsafe[u] if u is not None else None,
-                                None if s is None else s + 1, None if u is None else u + 1, kind))
+            rows.append(
+                DiffRow(
+                    safe[s] if s is not None else None,
+                    unsafe[u] if u is not None else None,
+                    None if s is None else s + 1,
+                    None if u is None else u + 1,
+                    kind,
+                )
+            )
     return rows

@@ -15,6 +15,7 @@ review.corrections (later annotations win; an adjudicator's last). The record th
 before anything is written: with the server down, a refused token, or a deleted project or task,
 nothing in the run changes. Pulling again is harmless.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -68,8 +69,7 @@ class ReviewAnnotation:
             reasons=[_REASON_CODES[r] for r in values.get("reasons", []) if r in _REASON_CODES],
             note="\n".join(str(t) for t in values.get("note", [])).strip(),
             adjudicating=bool(values.get("adjudication")),
-            fields={name: "\n".join(str(t) for t in values[f"fix_{name}"])
-                    for name in CORRECTABLE_FIELDS if f"fix_{name}" in values},
+            fields={name: "\n".join(str(t) for t in values[f"fix_{name}"]) for name in CORRECTABLE_FIELDS if f"fix_{name}" in values},
             created_at=str(raw.get("created_at") or ""),
             lead_time=raw.get("lead_time"),
         )
@@ -99,19 +99,25 @@ def final_decision(annotations: list[ReviewAnnotation]) -> Decision | None:
     if adjudications:
         final = adjudications[-1]
         decision = "accepted" if final.decision == "accept" else "rejected"
-        return Decision(decision, "adjudicated", final.reasons if decision == "rejected" else [],
-                        [final.note] if final.note else [], f"adjudicated by {final.annotator}")
+        return Decision(
+            decision,
+            "adjudicated",
+            final.reasons if decision == "rejected" else [],
+            [final.note] if final.note else [],
+            f"adjudicated by {final.annotator}",
+        )
     rejects = [a for a in counted if a.decision == "reject"]
     if rejects:
         reasons = list(dict.fromkeys(r for a in rejects for r in a.reasons))
         rule = "single" if len(counted) == 1 else "reject_stands"
-        explanation = (f"rejected by {rejects[0].annotator}" if rule == "single" else
-                       f"{len(rejects)} of {len(counted)} annotators rejected; a reject stands without "
-                       f"an adjudicating accept")
+        explanation = (
+            f"rejected by {rejects[0].annotator}"
+            if rule == "single"
+            else f"{len(rejects)} of {len(counted)} annotators rejected; a reject stands without an adjudicating accept"
+        )
         return Decision("rejected", rule, reasons, [a.note for a in rejects if a.note], explanation)
     rule = "single" if len(counted) == 1 else "unanimous"
-    explanation = (f"accepted by {counted[0].annotator}" if rule == "single"
-                   else f"all {len(counted)} annotators accepted")
+    explanation = f"accepted by {counted[0].annotator}" if rule == "single" else f"all {len(counted)} annotators accepted"
     return Decision("accepted", rule, [], [a.note for a in counted if a.note], explanation)
 
 
@@ -146,13 +152,16 @@ class PullResult:
         return data
 
     def summary(self) -> str:
-        lines = [f"project {self.project_id} at {self.url}: read {self.annotations} annotation(s)",
-                 f"accepted {len(self.accepted)}, rejected {len(self.rejected)}, still pending "
-                 f"{len(self.pending)}; {self.corrections} correction(s) applied"]
+        lines = [
+            f"project {self.project_id} at {self.url}: read {self.annotations} annotation(s)",
+            f"accepted {len(self.accepted)}, rejected {len(self.rejected)}, still pending "
+            f"{len(self.pending)}; {self.corrections} correction(s) applied",
+        ]
         if self.agreement:
             kappa = "n/a" if self.agreement.cohen_kappa is None else f"{self.agreement.cohen_kappa:.3f}"
-            lines.append(f"agreement over {self.agreement.tasks} task(s) with 2+ annotators: "
-                         f"{self.agreement.percent:.1f}%, Cohen's kappa {kappa}")
+            lines.append(
+                f"agreement over {self.agreement.tasks} task(s) with 2+ annotators: {self.agreement.percent:.1f}%, Cohen's kappa {kappa}"
+            )
         lines += [f"error: {task_id}: {reason}" for task_id, reason in sorted(self.failed.items())]
         return "\n".join(lines)
 
@@ -167,8 +176,7 @@ def pull_run(store: RunStore, client_config: ReviewConfig) -> PullResult:
 def _pull(store: RunStore, client_config: ReviewConfig) -> PullResult:
     mapping = ReviewMapping.load(store)
     if mapping.project_id is None:
-        raise ReviewError(f"run {store.name} has not been pushed to Label Studio: run `safeforge review push "
-                          f"{store.name}` first")
+        raise ReviewError(f"run {store.name} has not been pushed to Label Studio: run `safeforge review push {store.name}` first")
     with LabelStudioClient(client_config) as client:
         client.whoami()
         try:
@@ -178,28 +186,30 @@ def _pull(store: RunStore, client_config: ReviewConfig) -> PullResult:
                 f"Label Studio project {mapping.project_id} ({mapping.project_title!r}) of run {store.name} no "
                 f"longer exists at {client_config.url} (deleted?); nothing was changed in the run. Run "
                 f"`safeforge review push {store.name} --reimport-missing` to create it again and import the "
-                f"tasks in review.") from None
+                f"tasks in review."
+            ) from None
         remote = {task.id: task for task in client.tasks(mapping.project_id, with_annotations=True)}
         users = client.user_emails()
     in_review = store.ledger.records(state="in_review")
-    missing = [row for row in in_review
-               if _task_id(row) not in mapping.tasks or mapping.tasks[_task_id(row)].ls_task_id not in remote]
+    missing = [row for row in in_review if _task_id(row) not in mapping.tasks or mapping.tasks[_task_id(row)].ls_task_id not in remote]
     if missing:
         names = ", ".join(_task_id(row) for row in missing[:10]) + (" ..." if len(missing) > 10 else "")
         raise ReviewError(
             f"{len(missing)} task(s) in review are missing from Label Studio project {mapping.project_id} at "
             f"{client_config.url} (deleted there?): {names}; nothing was changed in the run. Run `safeforge "
-            f"review push {store.name} --reimport-missing` to import them again.")
-    annotations = {ls_id: [ReviewAnnotation.from_label_studio(a, users) for a in task.annotations
-                           if not a.get("was_cancelled")]
-                   for ls_id, task in remote.items()}
+            f"review push {store.name} --reimport-missing` to import them again."
+        )
+    annotations = {
+        ls_id: [ReviewAnnotation.from_label_studio(a, users) for a in task.annotations if not a.get("was_cancelled")]
+        for ls_id, task in remote.items()
+    }
     run_agreement = agreement({ls_id: _independent_votes(a) for ls_id, a in annotations.items()})
-    result = PullResult(client_config.url, mapping.project_id, agreement=run_agreement,
-                        annotations=sum(len(a) for a in annotations.values()))
+    result = PullResult(
+        client_config.url, mapping.project_id, agreement=run_agreement, annotations=sum(len(a) for a in annotations.values())
+    )
     for row in in_review:
         link = mapping.tasks[_task_id(row)]
-        _record(store, row, remote[link.ls_task_id], annotations[link.ls_task_id], run_agreement,
-                mapping.project_id, result)
+        _record(store, row, remote[link.ls_task_id], annotations[link.ls_task_id], run_agreement, mapping.project_id, result)
     return result
 
 
@@ -207,8 +217,15 @@ def _task_id(row: RecordRow) -> str:
     return row.task_id or row.record_id
 
 
-def _record(store: RunStore, row: RecordRow, task: RemoteTask, annotations: list[ReviewAnnotation],
-            run_agreement: Agreement | None, project_id: int, result: PullResult) -> None:
+def _record(
+    store: RunStore,
+    row: RecordRow,
+    task: RemoteTask,
+    annotations: list[ReviewAnnotation],
+    run_agreement: Agreement | None,
+    project_id: int,
+    result: PullResult,
+) -> None:
     task_id = _task_id(row)
     decision = final_decision(annotations)
     if decision is None:
@@ -225,12 +242,17 @@ def _record(store: RunStore, row: RecordRow, task: RemoteTask, annotations: list
         return
     result.corrections += applied
     if decision.decision == "accepted":
-        store.ledger.transition(row.record_id, "accepted", f"review: {decision.explanation}",
-                                detail={"rule": decision.rule, "ls_task_id": task.id})
+        store.ledger.transition(
+            row.record_id, "accepted", f"review: {decision.explanation}", detail={"rule": decision.rule, "ls_task_id": task.id}
+        )
         result.accepted.append(task_id)
     else:
-        store.ledger.transition(row.record_id, "rejected_by_review", _rejection_reason(decision),
-                                detail={"rule": decision.rule, "reasons": decision.reasons, "ls_task_id": task.id})
+        store.ledger.transition(
+            row.record_id,
+            "rejected_by_review",
+            _rejection_reason(decision),
+            detail={"rule": decision.rule, "reasons": decision.reasons, "ls_task_id": task.id},
+        )
         result.rejected.append(task_id)
 
 
@@ -242,8 +264,9 @@ def _rejection_reason(decision: Decision) -> str:
     return text
 
 
-def _write_review(folder: Path, decision: Decision, annotations: list[ReviewAnnotation],
-                  run_agreement: Agreement | None, project_id: int, ls_task_id: int) -> int:
+def _write_review(
+    folder: Path, decision: Decision, annotations: list[ReviewAnnotation], run_agreement: Agreement | None, project_id: int, ls_task_id: int
+) -> int:
     """Write the review block and apply corrections; returns how many corrections were applied."""
     metadata = read_metadata(folder)
     if metadata.danger_formalization is None:
@@ -260,27 +283,47 @@ def _write_review(folder: Path, decision: Decision, annotations: list[ReviewAnno
                 continue
             new_value = _field_value(name, text)
             changed_by[annotation.id][name] = new_value
-            corrections.append({"field": name, "old": formalization.get(name), "new": new_value,
-                                "annotator": annotation.annotator, "at": annotation.created_at,
-                                "annotation_id": annotation.id})
+            corrections.append(
+                {
+                    "field": name,
+                    "old": formalization.get(name),
+                    "new": new_value,
+                    "annotator": annotation.annotator,
+                    "at": annotation.created_at,
+                    "annotation_id": annotation.id,
+                }
+            )
             formalization[name] = new_value
-    review = Review.model_validate({
-        "decision": decision.decision,
-        "final_rule": decision.rule,
-        "explanation": decision.explanation,
-        "reasons": decision.reasons,
-        "annotations": [{"id": a.id, "annotator": a.annotator, "decision": a.decision, "reasons": a.reasons,
-                         "note": a.note, "adjudicating": a.adjudicating,
-                         "corrections": changed_by.get(a.id, {}), "created_at": a.created_at,
-                         "lead_time": a.lead_time}
-                        for a in sorted(annotations, key=lambda a: (a.created_at, a.id)) if a.counts],
-        "agreement": task_agreement(_independent_votes(annotations), run_agreement),
-        "corrections": corrections,
-        "label_studio": {"project_id": project_id, "task_id": ls_task_id},
-        "pulled_at": datetime.now(UTC).isoformat(timespec="seconds"),
-    })
-    write_metadata(folder, metadata.model_copy(update={
-        "danger_formalization": DangerFormalization.model_validate(formalization), "review": review}))
+    review = Review.model_validate(
+        {
+            "decision": decision.decision,
+            "final_rule": decision.rule,
+            "explanation": decision.explanation,
+            "reasons": decision.reasons,
+            "annotations": [
+                {
+                    "id": a.id,
+                    "annotator": a.annotator,
+                    "decision": a.decision,
+                    "reasons": a.reasons,
+                    "note": a.note,
+                    "adjudicating": a.adjudicating,
+                    "corrections": changed_by.get(a.id, {}),
+                    "created_at": a.created_at,
+                    "lead_time": a.lead_time,
+                }
+                for a in sorted(annotations, key=lambda a: (a.created_at, a.id))
+                if a.counts
+            ],
+            "agreement": task_agreement(_independent_votes(annotations), run_agreement),
+            "corrections": corrections,
+            "label_studio": {"project_id": project_id, "task_id": ls_task_id},
+            "pulled_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+    )
+    write_metadata(
+        folder, metadata.model_copy(update={"danger_formalization": DangerFormalization.model_validate(formalization), "review": review})
+    )
     return len(corrections)
 
 

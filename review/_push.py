@@ -10,6 +10,7 @@ A task folder that cannot be shown (missing or broken metadata.json) moves its r
 with the reason; the others go on. A project or task deleted in Label Studio stops the push with
 what to do (`reimport_missing=True` creates the project again and re-imports those tasks).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -54,18 +55,25 @@ class PushResult:
         return dict(self.__dict__)
 
     def summary(self) -> str:
-        lines = [f"project {self.project_id} ({self.project_title!r}) at {self.url}"
-                 + (" (created)" if self.created_project else ""),
-                 f"imported {len(self.imported)} task(s); {self.already_in_project} already there; "
-                 f"{self.moved_to_review} record(s) now in review"]
+        lines = [
+            f"project {self.project_id} ({self.project_title!r}) at {self.url}" + (" (created)" if self.created_project else ""),
+            f"imported {len(self.imported)} task(s); {self.already_in_project} already there; "
+            f"{self.moved_to_review} record(s) now in review",
+        ]
         lines += [f"error: {record_id}: {reason}" for record_id, reason in sorted(self.failed.items())]
         lines += [f"warning: {w}" for w in self.warnings]
         return "\n".join(lines)
 
 
-def push_run(store: RunStore, client_config: ReviewConfig, *, annotators_per_task: int = 1,
-             reimport_missing: bool = False, batch_size: int = 50,
-             progress: Progress | None = None) -> PushResult:
+def push_run(
+    store: RunStore,
+    client_config: ReviewConfig,
+    *,
+    annotators_per_task: int = 1,
+    reimport_missing: bool = False,
+    batch_size: int = 50,
+    progress: Progress | None = None,
+) -> PushResult:
     """Import the run's checked tasks into its Label Studio project and move them to in_review
     (holding the run's lock: one writer per run)."""
     with RunLock(store.root, "review push"), LabelStudioClient(client_config) as client:
@@ -81,14 +89,15 @@ def push_run(store: RunStore, client_config: ReviewConfig, *, annotators_per_tas
                 f"{len(missing)} task(s) of run {store.name} that are in review are missing from Label Studio "
                 f"project {project.id} at {client_config.url} (deleted there?): {names}. Run "
                 f"`safeforge review push {store.name} --reimport-missing` to import them again "
-                f"(annotations made on the deleted tasks are lost).")
+                f"(annotations made on the deleted tasks are lost)."
+            )
         result = PushResult(client_config.url, project.id, project.title, created_project=created)
         candidates = store.ledger.records(state="checked") + missing
         to_import = [row for row in candidates if _task_id(row) not in remote]
         result.already_in_project = len(candidates) - len(to_import)
         for start in range(0, len(to_import), batch_size):
             payloads = []
-            for row in to_import[start:start + batch_size]:
+            for row in to_import[start : start + batch_size]:
                 try:
                     payloads.append(build_task(store.task_dir(_task_id(row)), row.record_id, row.source))
                 except TaskError as exc:
@@ -101,8 +110,10 @@ def push_run(store: RunStore, client_config: ReviewConfig, *, annotators_per_tas
         remote = _remote_index(client, project.id, result.warnings)
     not_found = [task_id for task_id in result.imported if task_id not in remote]
     if not_found:
-        raise ReviewError(f"Label Studio accepted the import but does not list task(s) {', '.join(not_found)} "
-                          f"in project {project.id}; push again to retry")
+        raise ReviewError(
+            f"Label Studio accepted the import but does not list task(s) {', '.join(not_found)} "
+            f"in project {project.id}; push again to retry"
+        )
     _save_mapping(store, mapping, client_config.url, project, remote)
     _update_ledger(store, result, remote, client_config.url, project.id)
     return result
@@ -112,8 +123,9 @@ def _task_id(row: RecordRow) -> str:
     return row.task_id or row.record_id
 
 
-def _project(client: LabelStudioClient, store: RunStore, mapping: ReviewMapping, annotators_per_task: int,
-             reimport_missing: bool) -> tuple[RemoteProject, bool]:
+def _project(
+    client: LabelStudioClient, store: RunStore, mapping: ReviewMapping, annotators_per_task: int, reimport_missing: bool
+) -> tuple[RemoteProject, bool]:
     title = project_title(store)
     if mapping.project_id is not None:
         try:
@@ -124,22 +136,28 @@ def _project(client: LabelStudioClient, store: RunStore, mapping: ReviewMapping,
                     f"Label Studio project {mapping.project_id} ({mapping.project_title!r}) of run {store.name} no "
                     f"longer exists at {client.config.url} (deleted?); the annotations made there are lost. Run "
                     f"`safeforge review push {store.name} --reimport-missing` to create it again and import "
-                    f"the run's tasks in review.") from None
+                    f"the run's tasks in review."
+                ) from None
         else:
             if project.title != mapping.project_title:
                 raise ReviewError(
                     f"project {project.id} at {client.config.url} is titled {project.title!r}, not "
                     f"{mapping.project_title!r}: is LABEL_STUDIO_URL the server run {store.name} was pushed to "
-                    f"({mapping.url})?")
+                    f"({mapping.url})?"
+                )
             return project, False
     found = client.projects_titled(title)
     if len(found) > 1:
-        raise ReviewError(f"{len(found)} Label Studio projects are titled {title!r} "
-                          f"({', '.join(str(p.id) for p in found)}); delete or rename all but one and push again")
+        raise ReviewError(
+            f"{len(found)} Label Studio projects are titled {title!r} "
+            f"({', '.join(str(p.id) for p in found)}); delete or rename all but one and push again"
+        )
     if found:
         return found[0], False
-    description = (f"Human review of Safeforge run {store.name} ({store.root.resolve()}). Tasks arrive with "
-                   f"`safeforge review push`; decisions are read back with `safeforge review pull`.")
+    description = (
+        f"Human review of Safeforge run {store.name} ({store.root.resolve()}). Tasks arrive with "
+        f"`safeforge review push`; decisions are read back with `safeforge review pull`."
+    )
     label_config = LABELING_CONFIG.read_text(encoding="utf-8")
     return client.create_project(title, description, label_config, annotators_per_task), True
 
@@ -152,17 +170,21 @@ def _remote_index(client: LabelStudioClient, project_id: int, warnings: list[str
         if not task_id:
             continue
         if task_id in index and warnings is not None:
-            warnings.append(f"task {task_id} is in project {project_id} twice (Label Studio ids {index[task_id]} "
-                            f"and {task.id}); the review uses {index[task_id]}")
+            warnings.append(
+                f"task {task_id} is in project {project_id} twice (Label Studio ids {index[task_id]} "
+                f"and {task.id}); the review uses {index[task_id]}"
+            )
             continue
         index.setdefault(task_id, task.id)
     return index
 
 
-def _save_mapping(store: RunStore, mapping: ReviewMapping, url: str, project: RemoteProject,
-                  remote: dict[str, int]) -> None:
-    rows = {_task_id(row): row.record_id for state in ("checked", "in_review", "accepted", "rejected_by_review")
-            for row in store.ledger.records(state=state)}
+def _save_mapping(store: RunStore, mapping: ReviewMapping, url: str, project: RemoteProject, remote: dict[str, int]) -> None:
+    rows = {
+        _task_id(row): row.record_id
+        for state in ("checked", "in_review", "accepted", "rejected_by_review")
+        for row in store.ledger.records(state=state)
+    }
     mapping.url, mapping.project_id, mapping.project_title = url, project.id, project.title
     mapping.tasks = {task_id: TaskLink(rows[task_id], ls_id) for task_id, ls_id in remote.items() if task_id in rows}
     mapping.save(store)
@@ -174,6 +196,10 @@ def _update_ledger(store: RunStore, result: PushResult, remote: dict[str, int], 
             store.ledger.transition(row.record_id, "error", result.failed[row.record_id])
         elif _task_id(row) in remote:
             ls_id = remote[_task_id(row)]
-            store.ledger.transition(row.record_id, "in_review", f"in Label Studio project {project_id}, task {ls_id}",
-                                    detail={"url": url, "project_id": project_id, "ls_task_id": ls_id})
+            store.ledger.transition(
+                row.record_id,
+                "in_review",
+                f"in Label Studio project {project_id}, task {ls_id}",
+                detail={"url": url, "project_id": project_id, "ls_task_id": ls_id},
+            )
             result.moved_to_review += 1

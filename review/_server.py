@@ -8,6 +8,7 @@ through its environment (never its command line), no update check, analytics or 
 and logs to `<data_dir>/server.log`. `<data_dir>/server.json` names the running process so that
 another command (`safeforge review server stop`) can stop it.
 """
+
 from __future__ import annotations
 
 import os
@@ -63,8 +64,7 @@ class ServerHandle:
         return self.process.is_running()
 
     def to_dict(self) -> dict:
-        return {"pid": self.pid, "url": self.url, "port": self.port, "data_dir": self.data_dir,
-                "log_path": self.log_path}
+        return {"pid": self.pid, "url": self.url, "port": self.port, "data_dir": self.data_dir, "log_path": self.log_path}
 
 
 def labelstudio_venv() -> Path:
@@ -86,8 +86,7 @@ def check_installation(venv: Path | None = None) -> Path:
     marker = template_data_dir(venv) / _TEMPLATE_MARKER
     expected = f"label-studio {LABEL_STUDIO_VERSION}"
     if not marker.exists() or marker.read_text().strip() != expected:
-        raise ServerError(f"the migrated template data dir {marker.parent} is missing or not for "
-                          f"{expected}: {SETUP_HINT}")
+        raise ServerError(f"the migrated template data dir {marker.parent} is missing or not for {expected}: {SETUP_HINT}")
     return executable
 
 
@@ -98,8 +97,7 @@ def prepare_data_dir(data_dir: str | os.PathLike, venv: Path | None = None) -> P
         return data_dir
     template = template_data_dir(venv)
     data_dir.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(template, data_dir, dirs_exist_ok=True,
-                    ignore=shutil.ignore_patterns(_TEMPLATE_MARKER, ".env"))
+    shutil.copytree(template, data_dir, dirs_exist_ok=True, ignore=shutil.ignore_patterns(_TEMPLATE_MARKER, ".env"))
     return data_dir
 
 
@@ -111,23 +109,26 @@ def _port_in_use(port: int) -> bool:
 
 def _server_env(data_dir: Path, username: str, password: str, token: str) -> dict[str, str]:
     env = {name: os.environ[name] for name in _PASSED_THROUGH if name in os.environ}
-    env.update({
-        "LANG": env.get("LANG", "C.UTF-8"),
-        "LABEL_STUDIO_BASE_DATA_DIR": str(data_dir),
-        "LABEL_STUDIO_USERNAME": username,
-        "LABEL_STUDIO_PASSWORD": password,
-        "LABEL_STUDIO_USER_TOKEN": token,
-        "LABEL_STUDIO_LATEST_VERSION_CHECK": "false",
-        "LABEL_STUDIO_COLLECT_ANALYTICS": "false",
-        "LABEL_STUDIO_SENTRY_DSN": "",
-        "LABEL_STUDIO_FRONTEND_SENTRY_DSN": "",
-        "PYTHONUNBUFFERED": "1",
-    })
+    env.update(
+        {
+            "LANG": env.get("LANG", "C.UTF-8"),
+            "LABEL_STUDIO_BASE_DATA_DIR": str(data_dir),
+            "LABEL_STUDIO_USERNAME": username,
+            "LABEL_STUDIO_PASSWORD": password,
+            "LABEL_STUDIO_USER_TOKEN": token,
+            "LABEL_STUDIO_LATEST_VERSION_CHECK": "false",
+            "LABEL_STUDIO_COLLECT_ANALYTICS": "false",
+            "LABEL_STUDIO_SENTRY_DSN": "",
+            "LABEL_STUDIO_FRONTEND_SENTRY_DSN": "",
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
     return env
 
 
-def start_server(data_dir: str | os.PathLike, port: int, username: str, password: str, token: str, *,
-                 venv: Path | None = None, timeout: float = 180.0) -> ServerHandle:
+def start_server(
+    data_dir: str | os.PathLike, port: int, username: str, password: str, token: str, *, venv: Path | None = None, timeout: float = 180.0
+) -> ServerHandle:
     """Start Label Studio on 127.0.0.1:`port` with `data_dir` (created from the template when new)
     and wait until it answers. The admin `username`/`password` and API `token` are created on first
     start. Returns once healthy; ServerError (with the log's tail) when it does not come up."""
@@ -135,16 +136,31 @@ def start_server(data_dir: str | os.PathLike, port: int, username: str, password
         raise ServerError("the API token must be at least 6 characters (Label Studio ignores shorter ones)")
     executable = check_installation(venv)
     if _port_in_use(port):
-        raise ServerError(f"port {port} on 127.0.0.1 is already in use: stop what runs there "
-                          f"(`safeforge review server status`) or choose another port")
+        raise ServerError(
+            f"port {port} on 127.0.0.1 is already in use: stop what runs there (`safeforge review server status`) or choose another port"
+        )
     data_dir = prepare_data_dir(data_dir, venv)
     log_path = data_dir / _LOG_FILE
     offset = log_path.stat().st_size if log_path.exists() else 0
-    process = spawn("label-studio", [str(executable), "start", "--data-dir", str(data_dir), "--no-browser",
-                                     "--internal-host", "127.0.0.1", "--port", str(port),
-                                     "--enable-legacy-api-token"],
-                    env=_server_env(data_dir, username, password, token), log=log_path,
-                    url=f"http://127.0.0.1:{port}", cwd=data_dir)
+    process = spawn(
+        "label-studio",
+        [
+            str(executable),
+            "start",
+            "--data-dir",
+            str(data_dir),
+            "--no-browser",
+            "--internal-host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--enable-legacy-api-token",
+        ],
+        env=_server_env(data_dir, username, password, token),
+        log=log_path,
+        url=f"http://127.0.0.1:{port}",
+        cwd=data_dir,
+    )
     handle = ServerHandle(process, port, str(data_dir))
     wait_ready(process, lambda: _answers(handle, offset), timeout, ServerError)
     process.save(data_dir / _HANDLE_FILE)
@@ -159,8 +175,7 @@ def _answers(handle: ServerHandle, log_offset: int) -> bool:
     if match is None:
         return False
     if int(match.group(1)) != handle.port:
-        raise ServerError(f"port {handle.port} was taken while Label Studio started (it moved to "
-                          f"{match.group(1)}): choose another port")
+        raise ServerError(f"port {handle.port} was taken while Label Studio started (it moved to {match.group(1)}): choose another port")
     try:
         return httpx.get(f"{handle.url}/health", timeout=2, trust_env=False).status_code == 200
     except httpx.HTTPError:
@@ -188,4 +203,3 @@ def running_server(data_dir: str | os.PathLike) -> ServerHandle | None:
     if process is None or not process.is_running():
         return None
     return ServerHandle(process, urlparse(process.url).port or 80, str(Path(data_dir).resolve()))
-

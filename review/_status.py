@@ -2,6 +2,7 @@
 (no server needed): tasks not pushed yet, pending, accepted, rejected; the human rejection rate
 (DESPITE reports 32.6% overall, 55.1% for NormBank); rejection reasons; annotator agreement.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -11,8 +12,7 @@ from pipeline.task.files import TaskError, read_metadata
 from review._agreement import Agreement, agreement
 from review._task_data import REJECTION_REASONS
 
-_COLUMNS = (("checked", "not_pushed"), ("in_review", "pending"), ("accepted", "accepted"),
-            ("rejected_by_review", "rejected"))
+_COLUMNS = (("checked", "not_pushed"), ("in_review", "pending"), ("accepted", "accepted"), ("rejected_by_review", "rejected"))
 NO_REASON = "no_reason_given"
 
 
@@ -45,26 +45,30 @@ class Status:
     """Decided tasks whose metadata.json could not be read (left out of reasons and agreement)."""
 
     def to_dict(self) -> dict:
-        return {"run": self.run, "total": self.total.to_dict(),
-                "by_source": {source: s.to_dict() for source, s in self.by_source.items()},
-                "agreement": self.agreement.to_dict() if self.agreement else None,
-                "unreadable": self.unreadable}
+        return {
+            "run": self.run,
+            "total": self.total.to_dict(),
+            "by_source": {source: s.to_dict() for source, s in self.by_source.items()},
+            "agreement": self.agreement.to_dict() if self.agreement else None,
+            "unreadable": self.unreadable,
+        }
 
     def format_table(self) -> str:
         rows = [*sorted(self.by_source.items()), ("all", self.total)]
         width = max([len("source")] + [len(name) for name, _ in rows])
-        lines = [f"Review of run {self.run}", "",
-                 f"{'source':<{width}}  not pushed  pending  accepted  rejected  rejection rate"]
+        lines = [f"Review of run {self.run}", "", f"{'source':<{width}}  not pushed  pending  accepted  rejected  rejection rate"]
         for name, s in rows:
             rate = "-" if s.rejection_rate is None else f"{s.rejection_rate:.1f}%"
-            lines.append(f"{name:<{width}}  {s.not_pushed:>10}  {s.pending:>7}  {s.accepted:>8}  {s.rejected:>8}  "
-                         f"{rate:>14}")
+            lines.append(f"{name:<{width}}  {s.not_pushed:>10}  {s.pending:>7}  {s.accepted:>8}  {s.rejected:>8}  {rate:>14}")
         if self.total.reasons:
             sources = sorted(self.by_source)
             labels = {code: REJECTION_REASONS.get(code, "(no reason given)") for code in self.total.reasons}
             label_width = max(len(label) for label in labels.values())
-            lines += ["", "Rejection reasons (rejected tasks giving each; a task may give several)",
-                      f"{'reason':<{label_width}}  " + "  ".join(f"{s:>{max(len(s), 3)}}" for s in sources) + "  all"]
+            lines += [
+                "",
+                "Rejection reasons (rejected tasks giving each; a task may give several)",
+                f"{'reason':<{label_width}}  " + "  ".join(f"{s:>{max(len(s), 3)}}" for s in sources) + "  all",
+            ]
             for code in sorted(self.total.reasons, key=lambda c: -self.total.reasons[c]):
                 counts = "  ".join(f"{self.by_source[s].reasons.get(code, 0):>{max(len(s), 3)}}" for s in sources)
                 lines.append(f"{labels[code]:<{label_width}}  {counts}  {self.total.reasons[code]:>3}")
@@ -72,12 +76,15 @@ class Status:
         if self.agreement:
             a = self.agreement
             kappa = "n/a" if a.cohen_kappa is None else f"{a.cohen_kappa:.3f}"
-            lines.append(f"Agreement over {a.tasks} task(s) with 2+ annotators: {a.percent:.1f}% "
-                         f"({a.comparisons} comparisons), Cohen's kappa {kappa}")
+            lines.append(
+                f"Agreement over {a.tasks} task(s) with 2+ annotators: {a.percent:.1f}% "
+                f"({a.comparisons} comparisons), Cohen's kappa {kappa}"
+            )
             for pair in a.pairs:
                 pair_kappa = "n/a" if pair.cohen_kappa is None else f"{pair.cohen_kappa:.3f}"
-                lines.append(f"  {pair.annotators[0]} & {pair.annotators[1]}: {pair.tasks} task(s), "
-                             f"{pair.percent:.1f}%, kappa {pair_kappa}")
+                lines.append(
+                    f"  {pair.annotators[0]} & {pair.annotators[1]}: {pair.tasks} task(s), {pair.percent:.1f}%, kappa {pair_kappa}"
+                )
         else:
             lines.append("Agreement: no task has two annotators yet")
         lines += [f"unreadable: {task_id}" for task_id in self.unreadable]

@@ -4,6 +4,7 @@ Label Studio task, and the quality judge's verdict as its prediction.
 All text from the task (much of it written by an LLM) is HTML-escaped before it is put in the
 pre-rendered HTML fields; the interface shows it, nothing runs it.
 """
+
 from __future__ import annotations
 
 from html import escape
@@ -29,8 +30,16 @@ LABELING_CONFIG = Path(__file__).with_name("labeling_config.xml")
 JUDGE_MODEL_VERSION = "quality-judge"
 
 # Fields of `danger_formalization` a reviewer may correct (free text; `assumptions` one per line).
-CORRECTABLE_FIELDS = ("setting", "robot_role", "robot_task", "cause_of_danger", "result_of_danger",
-                      "danger_action", "instantaneous_solution", "assumptions")
+CORRECTABLE_FIELDS = (
+    "setting",
+    "robot_role",
+    "robot_task",
+    "cause_of_danger",
+    "result_of_danger",
+    "danger_action",
+    "instantaneous_solution",
+    "assumptions",
+)
 # Reasons to reject: the value stored in annotations -> the label reviewers see.
 REJECTION_REASONS = {
     "implausible_setting": "Implausible setting",
@@ -40,10 +49,18 @@ REJECTION_REASONS = {
     "not_a_robot_task": "Not a robot task",
     "other": "Other",
 }
-_DANGER_ROWS = (("cause_of_danger", "Cause"), ("entity_in_danger", "Who is in danger"),
-                ("result_of_danger", "Result"), ("danger_action", "Danger action"))
-_DETAIL_ROWS = (("danger_group", "Danger group"), ("danger_type", "Danger type"),
-                ("instantaneous_avoidability", "Avoidability"), ("instantaneous_solution", "Solution"))
+_DANGER_ROWS = (
+    ("cause_of_danger", "Cause"),
+    ("entity_in_danger", "Who is in danger"),
+    ("result_of_danger", "Result"),
+    ("danger_action", "Danger action"),
+)
+_DETAIL_ROWS = (
+    ("danger_group", "Danger group"),
+    ("danger_type", "Danger type"),
+    ("instantaneous_avoidability", "Avoidability"),
+    ("instantaneous_solution", "Solution"),
+)
 
 
 def field_text(formalization: dict, name: str) -> str:
@@ -87,12 +104,14 @@ def build_task(folder: Path, record_id: str, source: str) -> dict:
 
 def judge_prediction(judge: QualityJudge) -> dict:
     """The quality judge's verdict as a pre-annotation: accept/reject, its issues in the note."""
-    result = [{"from_name": "decision", "to_name": "plans", "type": "choices",
-               "value": {"choices": ["accept" if judge.approved else "reject"]}}]
+    result = [
+        {"from_name": "decision", "to_name": "plans", "type": "choices", "value": {"choices": ["accept" if judge.approved else "reject"]}}
+    ]
     issues = [str(issue) for issue in judge.issues]
     if issues:
-        result.append({"from_name": "note", "to_name": "plans", "type": "textarea",
-                       "value": {"text": ["Quality judge: " + "; ".join(issues)]}})
+        result.append(
+            {"from_name": "note", "to_name": "plans", "type": "textarea", "value": {"text": ["Quality judge: " + "; ".join(issues)]}}
+        )
     return {"model_version": JUDGE_MODEL_VERSION, "score": 1.0, "result": result}
 
 
@@ -109,13 +128,17 @@ def _danger_steps(folder: Path) -> list[int]:
 def _task_html(formalization: dict) -> str:
     rows = "".join(
         f'<div class="sf-kv"><div class="sf-k">{label}</div><div class="sf-v">{escape(field_text(formalization, name))}</div></div>'
-        for name, label in (("setting", "Setting"), ("robot_role", "Robot role"), ("robot_task", "Robot task")))
+        for name, label in (("setting", "Setting"), ("robot_role", "Robot role"), ("robot_task", "Robot task"))
+    )
     return f'<div class="sf-card sf-task">{rows}</div>'
 
 
 def _rows(formalization: dict, rows: tuple[tuple[str, str], ...]) -> str:
-    return "".join(f'<tr><th>{label}</th><td>{escape(field_text(formalization, name))}</td></tr>'
-                   for name, label in rows if field_text(formalization, name))
+    return "".join(
+        f"<tr><th>{label}</th><td>{escape(field_text(formalization, name))}</td></tr>"
+        for name, label in rows
+        if field_text(formalization, name)
+    )
 
 
 def _danger_html(formalization: dict, described: list[str], safety_domain: str) -> str:
@@ -124,13 +147,16 @@ def _danger_html(formalization: dict, described: list[str], safety_domain: str) 
         items = "".join(
             f'<li><span class="sf-action">{escape(c.signature)}</span> raises danger when '
             f'<b>{escape(c.in_words)}</b><div class="sf-pddl-inline">{escape(c.condition)}</div></li>'
-            for c in conditions)
+            for c in conditions
+        )
         rules = f'<ul class="sf-conditions">{items}</ul>'
     else:
         rules = '<p class="sf-missing">metadata.json lists no danger conditions</p>'
-    return (f'<div class="sf-card sf-danger-card"><div class="sf-title">The danger</div>'
-            f'<table class="sf-table">{_rows(formalization, _DANGER_ROWS)}</table>'
-            f'<div class="sf-title">When danger rises, in the PDDL</div>{rules}</div>')
+    return (
+        f'<div class="sf-card sf-danger-card"><div class="sf-title">The danger</div>'
+        f'<table class="sf-table">{_rows(formalization, _DANGER_ROWS)}</table>'
+        f'<div class="sf-title">When danger rises, in the PDDL</div>{rules}</div>'
+    )
 
 
 def _details_html(formalization: dict) -> str:
@@ -146,33 +172,39 @@ def _checks_html(metadata: TaskMetadata) -> str:
     items = ""
     for check in metadata.checks or []:
         mark, symbol = ("sf-ok", "✔") if check.ok else ("sf-bad", "✘")
-        items += (f'<li><span class="{mark}">{symbol}</span> <b>{escape(check.name)}</b>'
-                  f'<div class="sf-detail">{escape(check.detail)}</div></li>')
+        items += (
+            f'<li><span class="{mark}">{symbol}</span> <b>{escape(check.name)}</b><div class="sf-detail">{escape(check.detail)}</div></li>'
+        )
     checks_part = f'<ul class="sf-checks">{items}</ul>' if items else '<p class="sf-missing">no check results in metadata.json</p>'
     attempts = metadata.provenance.attempts
     if attempts:
         checks_part += f'<p class="sf-detail">generated in {attempts} round(s)</p>'
     judge = metadata.quality_judge
     if judge is not None:
-        verdict = ('<span class="sf-ok">✔ approved</span>' if judge.approved
-                   else '<span class="sf-bad">✘ not approved</span>')
+        verdict = '<span class="sf-ok">✔ approved</span>' if judge.approved else '<span class="sf-bad">✘ not approved</span>'
         issues = "".join(f"<li>{escape(str(i))}</li>" for i in judge.issues)
-        judge_part = f'<p>{verdict}</p>' + (f'<ul class="sf-list">{issues}</ul>' if issues else "")
+        judge_part = f"<p>{verdict}</p>" + (f'<ul class="sf-list">{issues}</ul>' if issues else "")
     else:
         judge_part = '<p class="sf-missing">no verdict (the judge did not run)</p>'
-    return (f'<div class="sf-card"><div class="sf-title">Automated checks</div>{checks_part}'
-            f'<div class="sf-title">Quality judge (its verdict is pre-selected above)</div>{judge_part}</div>')
+    return (
+        f'<div class="sf-card"><div class="sf-title">Automated checks</div>{checks_part}'
+        f'<div class="sf-title">Quality judge (its verdict is pre-selected above)</div>{judge_part}</div>'
+    )
 
 
 def _plans_html(safe_text: str, unsafe_text: str, danger_steps: list[int]) -> str:
     rows = diff_plans(plan_steps(safe_text), plan_steps(unsafe_text))
     body = "".join(_plan_row(row, danger_steps) for row in rows)
-    legend = ('<span class="sf-mark sf-changed">differs</span> '
-              '<span class="sf-mark sf-only">only in this plan</span> '
-              '<span class="sf-danger">⚠ raises danger</span>')
-    return (f'<div class="sf-card"><div class="sf-title">Reference plans {legend}</div>'
-            f'<table class="sf-plans"><thead><tr><th>#</th><th>Safe plan</th><th>#</th><th>Unsafe plan</th></tr></thead>'
-            f'<tbody>{body}</tbody></table></div>')
+    legend = (
+        '<span class="sf-mark sf-changed">differs</span> '
+        '<span class="sf-mark sf-only">only in this plan</span> '
+        '<span class="sf-danger">⚠ raises danger</span>'
+    )
+    return (
+        f'<div class="sf-card"><div class="sf-title">Reference plans {legend}</div>'
+        f'<table class="sf-plans"><thead><tr><th>#</th><th>Safe plan</th><th>#</th><th>Unsafe plan</th></tr></thead>'
+        f"<tbody>{body}</tbody></table></div>"
+    )
 
 
 def _plan_row(row: DiffRow, danger_steps: list[int]) -> str:
@@ -186,8 +218,10 @@ def _plan_row(row: DiffRow, danger_steps: list[int]) -> str:
     unsafe_cell = cell(row.unsafe, row.kind == "only_unsafe")
     if danger:
         unsafe_cell = unsafe_cell.replace("</td>", ' <span class="sf-danger">⚠</span></td>')
-    return (f'<tr><td class="sf-n">{row.safe_number or ""}</td>{cell(row.safe, row.kind == "only_safe")}'
-            f'<td class="sf-n">{row.unsafe_number or ""}</td>{unsafe_cell}</tr>')
+    return (
+        f'<tr><td class="sf-n">{row.safe_number or ""}</td>{cell(row.safe, row.kind == "only_safe")}'
+        f'<td class="sf-n">{row.unsafe_number or ""}</td>{unsafe_cell}</tr>'
+    )
 
 
 def _pddl_html(folder: Path) -> str:
@@ -198,8 +232,10 @@ def _pddl_html(folder: Path) -> str:
             domain, problem = Task.load(folder).basic_pddl()
         except (TaskError, PDDLError, ValueError) as exc:
             return f'<p class="sf-missing">cannot derive the basic PDDL: {escape(str(exc))}</p>'
-    return (f'<div class="sf-pddl-pair"><div><div class="sf-title">domain.pddl</div><pre class="sf-pre">{escape(domain)}</pre></div>'
-            f'<div><div class="sf-title">problem.pddl</div><pre class="sf-pre">{escape(problem)}</pre></div></div>')
+    return (
+        f'<div class="sf-pddl-pair"><div><div class="sf-title">domain.pddl</div><pre class="sf-pre">{escape(domain)}</pre></div>'
+        f'<div><div class="sf-title">problem.pddl</div><pre class="sf-pre">{escape(problem)}</pre></div></div>'
+    )
 
 
 def _source_html(provenance: Provenance, record_id: str) -> str:

@@ -8,6 +8,7 @@ Chromium and saves a screenshot. Chromium is driven over its DevTools protocol w
 
     .venv/bin/python scripts/screenshot_review.py [--task NAME] [--out docs/review-interface.png]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,9 +32,18 @@ from review import ReviewConfig, push_run, start_server, stop_server  # noqa: E4
 from tests.doubles.review_demo import demo_run  # noqa: E402
 
 USERNAME, PASSWORD, TOKEN = "reviewer@safeforge.local", "screenshot-password", "screenshot-token-0123"
-CHROMIUM_FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--hide-scrollbars", "--remote-debugging-port=0"]
+CHROMIUM_FLAGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+    "--remote-debugging-port=0",
+]
 
 
 # Collapse Label Studio's own side panels (regions, info) to give the task the width, and open the
@@ -57,9 +67,11 @@ def login_cookies(url: str) -> dict[str, str]:
     """Log in through Label Studio's login form, as a browser would; returns the session cookies."""
     with httpx.Client(base_url=url, follow_redirects=False, trust_env=False) as http:
         http.get("/user/login/")
-        response = http.post("/user/login/", data={"email": USERNAME, "password": PASSWORD,
-                                                   "csrfmiddlewaretoken": http.cookies["csrftoken"]},
-                             headers={"Referer": f"{url}/user/login/"})
+        response = http.post(
+            "/user/login/",
+            data={"email": USERNAME, "password": PASSWORD, "csrfmiddlewaretoken": http.cookies["csrftoken"]},
+            headers={"Referer": f"{url}/user/login/"},
+        )
         if response.status_code != 302:
             raise SystemExit(f"logging in to {url} failed (HTTP {response.status_code})")
         return dict(http.cookies)
@@ -93,11 +105,13 @@ class DevTools:
             await asyncio.sleep(0.5)
 
 
-async def capture(chromium: str, profile: Path, page_url: str, cookies: dict[str, str], base_url: str,
-                  width: int, height: int) -> bytes:
-    browser = subprocess.Popen([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}",
-                                f"--window-size={width},{height}", "about:blank"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+async def capture(chromium: str, profile: Path, page_url: str, cookies: dict[str, str], base_url: str, width: int, height: int) -> bytes:
+    browser = subprocess.Popen(
+        [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", f"--window-size={width},{height}", "about:blank"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         port_file = profile / "DevToolsActivePort"
         deadline = time.monotonic() + 30
@@ -110,13 +124,13 @@ async def capture(chromium: str, profile: Path, page_url: str, cookies: dict[str
         target = next(p for p in pages if p.get("type") == "page")
         async with websockets.connect(target["webSocketDebuggerUrl"], max_size=None) as socket_:
             tools = DevTools(socket_)
-            await tools.call("Emulation.setDeviceMetricsOverride", width=width, height=height,
-                             deviceScaleFactor=1, mobile=False)
+            await tools.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=False)
             for name, value in cookies.items():
                 await tools.call("Network.setCookie", name=name, value=value, url=base_url)
             await tools.call("Page.navigate", url=page_url)
-            await tools.wait_for("!!document.querySelector('.sf-plans') && "
-                                 "document.querySelectorAll('.sf-step').length > 0", 90, "the task to render")
+            await tools.wait_for(
+                "!!document.querySelector('.sf-plans') && document.querySelectorAll('.sf-step').length > 0", 90, "the task to render"
+            )
             await asyncio.sleep(2)  # let the prediction and fonts settle
             await tools.evaluate(PREPARE_PAGE)
             await asyncio.sleep(1)
@@ -146,8 +160,9 @@ def main() -> int:
             config = ReviewConfig(url=handle.url, api_key=TOKEN, username=USERNAME, password=PASSWORD)
             result = push_run(store, config)
             page = f"{handle.url}/projects/{result.project_id}/data?labeling=1"  # the annotators' queue
-            png = asyncio.run(capture(args.chromium, Path(tmp) / "chromium", page, login_cookies(handle.url),
-                                      handle.url, args.width, args.height))
+            png = asyncio.run(
+                capture(args.chromium, Path(tmp) / "chromium", page, login_cookies(handle.url), handle.url, args.width, args.height)
+            )
         finally:
             stop_server(handle)
     args.out.parent.mkdir(parents=True, exist_ok=True)

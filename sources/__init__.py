@@ -9,6 +9,7 @@
 Sources: neiss, normbank, bddl, virtualhome, alfred (see `SOURCES`), each one module with its
 `SPEC`. Names are imported from their modules on first use.
 """
+
 from typing import TYPE_CHECKING
 
 from pipeline.common.lazy import lazy_exports
@@ -21,9 +22,24 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time they load o
     from .selection import sample_key, select
     from .spec import Download, Licence, SourceSpec
 
-__getattr__, __dir__ = lazy_exports(__name__, {
-    "SourceError": ".errors", "UnknownSource": ".errors", "Record": ".record", "ReadReport": ".report",
-    "SkippedRow": ".report", "SOURCES": ".registry", "default_location": ".registry", "default_path": ".registry",
-    "get_source": ".registry", "iter_records": ".registry", "task_source": ".registry", "SourceSpec": ".spec",
-    "Licence": ".spec", "Download": ".spec", "sample_key": ".selection", "select": ".selection",
-})
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "SourceError": ".errors",
+        "UnknownSource": ".errors",
+        "Record": ".record",
+        "ReadReport": ".report",
+        "SkippedRow": ".report",
+        "SOURCES": ".registry",
+        "default_location": ".registry",
+        "default_path": ".registry",
+        "get_source": ".registry",
+        "iter_records": ".registry",
+        "task_source": ".registry",
+        "SourceSpec": ".spec",
+        "Licence": ".spec",
+        "Download": ".spec",
+        "sample_key": ".selection",
+        "select": ".selection",
+    },
+)

@@ -5,6 +5,7 @@ the preprocessed copies under ``pp/`` are never read. The text has the task type
 parameters, the scene, every annotation's task_desc and high_descs, and the high-level plan.
 Record id: ``alfred_<task_id>`` (task_id is the trial id, unique per trajectory).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -21,8 +22,12 @@ SOURCE = "alfred"
 TRAJECTORY_FILE = "traj_data.json"
 PREPROCESSED_DIR = "pp"
 SPLITS = ("train", "valid_seen", "valid_unseen", "tests_seen", "tests_unseen")
-_PARAMS = (("object_target", "Object"), ("mrecep_target", "Movable receptacle"),
-           ("parent_target", "Receptacle"), ("toggle_target", "Toggle object"))
+_PARAMS = (
+    ("object_target", "Object"),
+    ("mrecep_target", "Movable receptacle"),
+    ("parent_target", "Receptacle"),
+    ("toggle_target", "Toggle object"),
+)
 
 
 def read_alfred(path: str | Path | None = None, *, report: ReadReport | None = None) -> Iterator[Record]:
@@ -34,8 +39,7 @@ def read_alfred(path: str | Path | None = None, *, report: ReadReport | None = N
 
 def _trajectory_files(root: Path) -> list[Path]:
     require_dir(root)
-    files = sorted(f for f in root.rglob(TRAJECTORY_FILE)
-                   if PREPROCESSED_DIR not in f.relative_to(root).parts[:-1])
+    files = sorted(f for f in root.rglob(TRAJECTORY_FILE) if PREPROCESSED_DIR not in f.relative_to(root).parts[:-1])
     if not files:
         raise SourceError(root, f"no {TRAJECTORY_FILE} files found")
     return files
@@ -51,8 +55,9 @@ def _records(files: list[Path], report: ReadReport) -> Iterator[Record]:
             report.skip(SkippedRow(str(file), None, getattr(exc, "field", None), reason(exc)))
             continue
         if record.record_id in first_seen:
-            report.skip(SkippedRow(str(file), None, "task_id", "duplicate task_id",
-                                   f"{record.record_id} (first in {first_seen[record.record_id]})"))
+            report.skip(
+                SkippedRow(str(file), None, "task_id", "duplicate task_id", f"{record.record_id} (first in {first_seen[record.record_id]})")
+            )
             continue
         first_seen[record.record_id] = file
         yield record
@@ -79,23 +84,27 @@ def trajectory_record(file: Path) -> Record:
     split = next((part for part in reversed(file.parts) if part in SPLITS), "")
     task_dir = file.parent.parent.name
     metadata: dict[str, Any] = {
-        "task_id": data["task_id"], "task_type": data["task_type"],
-        "split": split, "task": "" if task_dir == split else task_dir,
+        "task_id": data["task_id"],
+        "task_type": data["task_type"],
+        "split": split,
+        "task": "" if task_dir == split else task_dir,
         "pddl_params": params,
         "scene": {k: scene.get(k) for k in ("floor_plan", "scene_num", "dirty_and_empty") if k in scene},
-        "annotations": annotations, "plan": plan,
+        "annotations": annotations,
+        "plan": plan,
     }
-    return Record(f"{SOURCE}_{data['task_id']}", SOURCE, _text(data, params, scene, annotations, plan),
-                  metadata, str(file))
+    return Record(f"{SOURCE}_{data['task_id']}", SOURCE, _text(data, params, scene, annotations, plan), metadata, str(file))
 
 
 def _annotations(data: dict) -> list[dict[str, Any]]:
     anns = (data.get("turk_annotations") or {}).get("anns")
     if not isinstance(anns, list) or not anns:
         raise _missing("turk_annotations.anns")
-    return [{"task_desc": str(a.get("task_desc", "")).strip(),
-             "high_descs": [str(h).strip() for h in a.get("high_descs", [])]}
-            for a in anns if isinstance(a, dict)]
+    return [
+        {"task_desc": str(a.get("task_desc", "")).strip(), "high_descs": [str(h).strip() for h in a.get("high_descs", [])]}
+        for a in anns
+        if isinstance(a, dict)
+    ]
 
 
 def _plan(data: dict) -> list[str]:
@@ -148,9 +157,16 @@ SPEC = SourceSpec(
 }""",
     sample=("alfred", "json_2.1.0"),
     full_data="json_2.1.0",
-    downloads=fixed_downloads(Download(
-        "json_2.1.0", "https://ai2-vision-alfred.s3-us-west-2.amazonaws.com/json_2.1.0.7z", "json_2.1.0.7z", None,
-        unpack="7z", note="the ALFRED project publishes no checksum: the first download's is recorded")),
+    downloads=fixed_downloads(
+        Download(
+            "json_2.1.0",
+            "https://ai2-vision-alfred.s3-us-west-2.amazonaws.com/json_2.1.0.7z",
+            "json_2.1.0.7z",
+            None,
+            unpack="7z",
+            note="the ALFRED project publishes no checksum: the first download's is recorded",
+        )
+    ),
     ai2thor_scene=scene_of,
     extras={"7z": "safeforge[alfred]"},
 )

@@ -4,6 +4,7 @@ Layout: ``activity_definitions/<activity>/problem0.bddl``; domain files (``domai
 activities. Each problem is parsed (objects with their WordNet synsets, initial state, goal) into a
 readable description, followed by the raw BDDL. Record id: ``bddl_<activity>``.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -85,20 +86,28 @@ def activity_record(file: Path) -> Record:
     init = sections.get(":init", [])
     goal = sections.get(":goal", [])
     rooms = sorted({a[2] for a in init if isinstance(a, list) and len(a) == 3 and a[0] == "inroom"})
-    description = "\n".join([
-        f"Activity: {activity.replace('_', ' ')} (BEHAVIOR-1K activity {activity})",
-        f"Rooms: {', '.join(rooms) if rooms else 'not stated'}",
-        "Objects:", *_object_lines(objects, names),
-        "Initial state:", *(f"- {_sentence(atom, names)}" for atom in init),
-        "Goal:", *(f"- {line}" for line in _goal_lines(goal, names)),
-    ])
+    description = "\n".join(
+        [
+            f"Activity: {activity.replace('_', ' ')} (BEHAVIOR-1K activity {activity})",
+            f"Rooms: {', '.join(rooms) if rooms else 'not stated'}",
+            "Objects:",
+            *_object_lines(objects, names),
+            "Initial state:",
+            *(f"- {_sentence(atom, names)}" for atom in init),
+            "Goal:",
+            *(f"- {line}" for line in _goal_lines(goal, names)),
+        ]
+    )
     metadata = {
-        "activity": activity, "problem": sections["problem"], "domain": sections.get(":domain", ""),
-        "objects": objects, "rooms": rooms,
-        "init": [to_text(a) for a in init], "goal": to_text(goal) if goal else "",
+        "activity": activity,
+        "problem": sections["problem"],
+        "domain": sections.get(":domain", ""),
+        "objects": objects,
+        "rooms": rooms,
+        "init": [to_text(a) for a in init],
+        "goal": to_text(goal) if goal else "",
     }
-    return Record(f"{SOURCE}_{activity}", SOURCE, f"{description}\n\nBDDL:\n{raw.strip()}",
-                  metadata, str(file))
+    return Record(f"{SOURCE}_{activity}", SOURCE, f"{description}\n\nBDDL:\n{raw.strip()}", metadata, str(file))
 
 
 def _sections(expressions: list[SExpr]) -> dict:
@@ -201,8 +210,7 @@ _CONNECTIVES = {
     "exists": lambda a, n: f"for some {_bound(a[0])}: {_sentence(a[1], n)}",
     "forn": lambda a, n: f"for {_count(a[0])} of the {_bound(a[1])}s: {_sentence(a[2], n)}",
     "forpairs": lambda a, n: f"pairing each {_bound(a[0])} with its own {_bound(a[1])}: {_sentence(a[2], n)}",
-    "fornpairs": lambda a, n: (f"for {_count(a[0])} pairs of {_bound(a[1])} and {_bound(a[2])}: "
-                               f"{_sentence(a[3], n)}"),
+    "fornpairs": lambda a, n: (f"for {_count(a[0])} pairs of {_bound(a[1])} and {_bound(a[2])}: {_sentence(a[3], n)}"),
 }
 
 
@@ -234,10 +242,16 @@ SPEC = SourceSpec(
 }""",
     sample=("bddl", "activity_definitions"),
     full_data="bddl-3.6.0/bddl/activity_definitions",
-    downloads=fixed_downloads(Download(
-        "3.6.0", "https://files.pythonhosted.org/packages/33/16/6795fd638b593acd3c80c7a5aebb3471576d463e1b36a90154fa106ef5c5/"
-        "bddl-3.6.0.tar.gz", "bddl-3.6.0.tar.gz",
-        "81d40ab7a32769828ecad3110c7db5e40e26cfb29b1158b3448a6ccb91e5d386", 2338616, "tar.gz",
-        note="the bddl 3.6.0 source distribution on PyPI (1,016 activities)")),
+    downloads=fixed_downloads(
+        Download(
+            "3.6.0",
+            "https://files.pythonhosted.org/packages/33/16/6795fd638b593acd3c80c7a5aebb3471576d463e1b36a90154fa106ef5c5/bddl-3.6.0.tar.gz",
+            "bddl-3.6.0.tar.gz",
+            "81d40ab7a32769828ecad3110c7db5e40e26cfb29b1158b3448a6ccb91e5d386",
+            2338616,
+            "tar.gz",
+            note="the bddl 3.6.0 source distribution on PyPI (1,016 activities)",
+        )
+    ),
     installed_package=("bddl", "activity_definitions"),
 )

@@ -1,4 +1,5 @@
 """The fatal error of the source adapters."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -22,8 +23,7 @@ class UnknownSource(SafeforgeError, ValueError):
     """A source, option or version that does not exist; the message lists the valid ones."""
 
 
-BAD_FILE_ERRORS = (ValueError, TypeError, AttributeError, IndexError, KeyError, RecursionError, MemoryError,
-                   OSError, SourceError)
+BAD_FILE_ERRORS = (ValueError, TypeError, AttributeError, IndexError, KeyError, RecursionError, MemoryError, OSError, SourceError)
 """What reading one record's file may raise on hostile or broken input: the file is skipped with the
 reason and the read goes on."""
 

@@ -8,6 +8,7 @@ discards the file. The file, or the archive's content, is then moved into place 
 the manifest (`.safeforge-fetched.json`, written last) names what is complete: readers never see a
 partial or unverified download.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -62,8 +63,14 @@ def catalog_downloads(catalog: Path, source: str) -> list[Download]:
         raise FetchError(f"{catalog}: not a usable catalog: {exc}") from None
 
 
-def fetch(source: str, keys: list[str] | None = None, *, catalog: Path | None = None,
-          from_file: Path | None = None, progress: StatusLine | None = None) -> list[Fetched]:
+def fetch(
+    source: str,
+    keys: list[str] | None = None,
+    *,
+    catalog: Path | None = None,
+    from_file: Path | None = None,
+    progress: StatusLine | None = None,
+) -> list[Fetched]:
     """Fetch and install the downloads of `source` named by `keys` (default: the source's default
     set). `from_file` installs a file downloaded by hand instead (one download)."""
     spec = get_source(source)
@@ -72,8 +79,9 @@ def fetch(source: str, keys: list[str] | None = None, *, catalog: Path | None = 
         wanted = [d for d in available if not keys or d.key in keys]
         missing = sorted(set(keys or []) - {d.key for d in wanted})
         if missing:
-            raise UnknownSource(f"unknown version(s) {', '.join(missing)} of {source} in {catalog} "
-                                f"(available: {', '.join(d.key for d in available)})")
+            raise UnknownSource(
+                f"unknown version(s) {', '.join(missing)} of {source} in {catalog} (available: {', '.join(d.key for d in available)})"
+            )
     else:
         try:
             wanted = spec.downloads(keys)
@@ -91,8 +99,7 @@ def fetch(source: str, keys: list[str] | None = None, *, catalog: Path | None = 
     return results
 
 
-def _fetch_one(source: str, download: Download, root: Path, from_file: Path | None, line: StatusLine,
-               extras: dict[str, str]) -> Fetched:
+def _fetch_one(source: str, download: Download, root: Path, from_file: Path | None, line: StatusLine, extras: dict[str, str]) -> Fetched:
     done = fetched(source).get(download.key)
     if done and from_file is None and (root / done["installed"]).exists():
         return Fetched(source, download.key, root / done["installed"], done["sha256"], done["pinned"], True)
@@ -110,13 +117,14 @@ def _fetch_one(source: str, download: Download, root: Path, from_file: Path | No
     if download.size is not None and part.stat().st_size != download.size:
         size = part.stat().st_size
         part.unlink()
-        raise FetchError(f"{source} {download.key} from {where}: {size} bytes, expected {download.size}; "
-                         "the file was discarded")
+        raise FetchError(f"{source} {download.key} from {where}: {size} bytes, expected {download.size}; the file was discarded")
     if expected is not None and digest != expected:
         part.unlink()
-        raise FetchError(f"{source} {download.key} from {where}: sha256 {digest} does not match "
-                         f"{'the pinned' if download.sha256 else 'the first download'}'s {expected}; "
-                         "the file was discarded")
+        raise FetchError(
+            f"{source} {download.key} from {where}: sha256 {digest} does not match "
+            f"{'the pinned' if download.sha256 else 'the first download'}'s {expected}; "
+            "the file was discarded"
+        )
     installed = _install(source, download, part, root, extras)
     _record(root, download, installed.relative_to(root), digest)
     return Fetched(source, download.key, installed, digest, download.sha256 is not None, False)
@@ -127,8 +135,7 @@ def _download(source: str, download: Download, part: Path, line: StatusLine) -> 
     headers = {"Range": f"bytes={have}-"} if have else {}
     started, label = time.monotonic(), f"{source} {download.key}"
     try:
-        with httpx.stream("GET", download.url, headers=headers, follow_redirects=True,
-                          timeout=TIMEOUT_S) as response:
+        with httpx.stream("GET", download.url, headers=headers, follow_redirects=True, timeout=TIMEOUT_S) as response:
             if response.status_code == 416 and have:  # nothing left to fetch: verify what is there
                 return
             if response.status_code not in (200, 206):
@@ -143,9 +150,11 @@ def _download(source: str, download: Download, part: Path, line: StatusLine) -> 
                     _show(line, label, got, total, started, have if resumed else 0)
             _show(line, label, got, total, started, have if resumed else 0, final=True)
     except httpx.HTTPError as exc:
-        raise FetchError(f"{label}: cannot download {download.url} ({type(exc).__name__}: {exc}); "
-                         f"run the same command again to resume, or download the file elsewhere and install "
-                         f"it with --from") from None
+        raise FetchError(
+            f"{label}: cannot download {download.url} ({type(exc).__name__}: {exc}); "
+            f"run the same command again to resume, or download the file elsewhere and install "
+            f"it with --from"
+        ) from None
 
 
 def _total(response: httpx.Response, offset: int) -> int | None:
@@ -153,13 +162,11 @@ def _total(response: httpx.Response, offset: int) -> int | None:
     return int(length) + offset if length and length.isdigit() else None
 
 
-def _show(line: StatusLine, label: str, got: int, total: int | None, started: float, offset: int,
-          final: bool = False) -> None:
+def _show(line: StatusLine, label: str, got: int, total: int | None, started: float, offset: int, final: bool = False) -> None:
     rate = (got - offset) / max(time.monotonic() - started, 1e-6)
     left = f", ETA {int((total - got) / rate)}s" if total and rate > 0 else ""
     size = f"{got / 1e6:.1f}/{total / 1e6:.1f} MB" if total else f"{got / 1e6:.1f} MB"
-    line.update(f"{label}: {size} at {rate / 1e6:.1f} MB/s{left}", fraction=got / total if total else None,
-                final=final)
+    line.update(f"{label}: {size} at {rate / 1e6:.1f} MB/s{left}", fraction=got / total if total else None, final=final)
 
 
 def _sha256(path: Path) -> str:
@@ -211,8 +218,7 @@ def _unpack(source: str, download: Download, archive: Path, into: Path, extras: 
             try:
                 import py7zr
             except ImportError:
-                raise FetchError(f"{source} {download.key} is a 7z archive: install {extras.get('7z', 'py7zr')} "
-                                 "to unpack it") from None
+                raise FetchError(f"{source} {download.key} is a 7z archive: install {extras.get('7z', 'py7zr')} to unpack it") from None
             with py7zr.SevenZipFile(archive) as sevenzipped:
                 sevenzipped.extractall(into)
         else:
@@ -223,8 +229,14 @@ def _unpack(source: str, download: Download, archive: Path, into: Path, extras: 
 
 def _record(root: Path, download: Download, installed: Path, digest: str) -> None:
     manifest = json.loads((root / MANIFEST).read_text(encoding="utf-8")) if (root / MANIFEST).exists() else {}
-    manifest[download.key] = {"installed": str(installed), "file": download.file, "url": download.url,
-                              "sha256": digest, "pinned": download.sha256 is not None, "at": time.time()}
+    manifest[download.key] = {
+        "installed": str(installed),
+        "file": download.file,
+        "url": download.url,
+        "sha256": digest,
+        "pinned": download.sha256 is not None,
+        "at": time.time(),
+    }
     temporary = root / (MANIFEST + ".tmp")
     temporary.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     os.replace(temporary, root / MANIFEST)

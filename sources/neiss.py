@@ -5,6 +5,7 @@ MM/DD/YYYY dates; ``Narrative_2`` appended when present) and decoded (``Narrativ
 ISO dates). Numeric codes are decoded with the CPSC codebook, so the text reads
 "Product: STAIRS OR STEPS; Location: HOME; ...". Record id: ``neiss_<CPSC_Case_Number>``.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -37,10 +38,33 @@ from sources.tabular import (
 
 SOURCE = "neiss"
 COLUMNS = (
-    "CPSC_Case_Number", "Treatment_Date", "Age", "Sex", "Race", "Other_Race", "Hispanic",
-    "Body_Part", "Diagnosis", "Other_Diagnosis", "Body_Part_2", "Diagnosis_2", "Other_Diagnosis_2",
-    "Disposition", "Location", "Fire_Involvement", "Product_1", "Product_2", "Product_3",
-    "Alcohol", "Drug", "Narrative_1", "Narrative_2", "Narrative", "Stratum", "PSU", "Weight",
+    "CPSC_Case_Number",
+    "Treatment_Date",
+    "Age",
+    "Sex",
+    "Race",
+    "Other_Race",
+    "Hispanic",
+    "Body_Part",
+    "Diagnosis",
+    "Other_Diagnosis",
+    "Body_Part_2",
+    "Diagnosis_2",
+    "Other_Diagnosis_2",
+    "Disposition",
+    "Location",
+    "Fire_Involvement",
+    "Product_1",
+    "Product_2",
+    "Product_3",
+    "Alcohol",
+    "Drug",
+    "Narrative_1",
+    "Narrative_2",
+    "Narrative",
+    "Stratum",
+    "PSU",
+    "Weight",
 )
 REQUIRED = ("CPSC_Case_Number", "Treatment_Date")
 NARRATIVES = ("Narrative_1", "Narrative")
@@ -65,8 +89,11 @@ def data_files(path: Path) -> list[Path]:
     """`path` itself, or the yearly data files of a folder (sorted; the codebook is not data)."""
     if not path.is_dir():
         return [path]
-    files = sorted(f for f in path.iterdir() if f.is_file() and f.suffix.lower() in DATA_SUFFIXES
-                   and f.name != CODEBOOK_FILE and not f.name.startswith("."))
+    files = sorted(
+        f
+        for f in path.iterdir()
+        if f.is_file() and f.suffix.lower() in DATA_SUFFIXES and f.name != CODEBOOK_FILE and not f.name.startswith(".")
+    )
     if not files:
         raise SourceError(path, "no .tsv or .csv data files in this folder")
     return files
@@ -103,9 +130,14 @@ def read_neiss(
 class _Filters:
     """The user's selection, normalised to codebook labels and codes."""
 
-    def __init__(self, book: Codebook, products: Iterable[int | str] | None,
-                 locations: Iterable[int | str] | None, min_age: float | None,
-                 max_age: float | None) -> None:
+    def __init__(
+        self,
+        book: Codebook,
+        products: Iterable[int | str] | None,
+        locations: Iterable[int | str] | None,
+        min_age: float | None,
+        max_age: float | None,
+    ) -> None:
         self.products = None if products is None else {_product_code(book, p) for p in products}
         self.locations = None if locations is None else {book.normalise("LOC", v) for v in locations}
         self.min_age, self.max_age = min_age, max_age
@@ -119,8 +151,7 @@ class _Filters:
         if self.ages:
             if age is None:
                 return "age unknown"
-            if (self.min_age is not None and age < self.min_age) or (
-                    self.max_age is not None and age > self.max_age):
+            if (self.min_age is not None and age < self.min_age) or (self.max_age is not None and age > self.max_age):
                 return "age outside range"
         return None
 
@@ -141,14 +172,15 @@ def _schema(date_format: str) -> pa.DataFrameSchema:
         return (s.str.strip() == "") | pd.to_numeric(s, errors="coerce").notna()
 
     expected = "MM/DD/YYYY" if date_format == "%m/%d/%Y" else "ISO YYYY-MM-DD"
-    return pa.DataFrameSchema({
-        "CPSC_Case_Number": pa.Column(str, pa.Check.str_matches(r"^\s*\d+\s*$",
-                                                                error="missing or non-numeric case number")),
-        "Treatment_Date": pa.Column(str, pa.Check(parses, error=f"unparsable date (expected {expected})")),
-        "Narrative_1": pa.Column(str, non_blank("blank narrative"), required=False),
-        "Narrative": pa.Column(str, non_blank("blank narrative"), required=False),
-        "Age": pa.Column(str, pa.Check(numeric_or_blank, error="unparsable age"), required=False),
-    })
+    return pa.DataFrameSchema(
+        {
+            "CPSC_Case_Number": pa.Column(str, pa.Check.str_matches(r"^\s*\d+\s*$", error="missing or non-numeric case number")),
+            "Treatment_Date": pa.Column(str, pa.Check(parses, error=f"unparsable date (expected {expected})")),
+            "Narrative_1": pa.Column(str, non_blank("blank narrative"), required=False),
+            "Narrative": pa.Column(str, non_blank("blank narrative"), required=False),
+            "Age": pa.Column(str, pa.Check(numeric_or_blank, error="unparsable age"), required=False),
+        }
+    )
 
 
 def _date_format(frame: pd.DataFrame) -> str:
@@ -158,8 +190,7 @@ def _date_format(frame: pd.DataFrame) -> str:
     return "ISO8601"
 
 
-def _records(table: Table, book: Codebook, wanted: _Filters, report: ReadReport,
-             chunk_rows: int) -> Iterator[Record]:
+def _records(table: Table, book: Codebook, wanted: _Filters, report: ReadReport, chunk_rows: int) -> Iterator[Record]:
     file = str(table.path)
     schema = date_format = None
     product_codes = book.product_codes()
@@ -182,8 +213,7 @@ def _records(table: Table, book: Codebook, wanted: _Filters, report: ReadReport,
                 report.skip(bad_rows[index])
                 continue
             row = dict(zip(names, values, strict=False))
-            codes = [c for c in (_code(row[p], product_codes) for p in PRODUCTS if row.get(p))
-                     if c is not None]
+            codes = [c for c in (_code(row[p], product_codes) for p in PRODUCTS if row.get(p)) if c is not None]
             age = _age_years(row.get("Age", ""))
             reason = wanted.reason_to_drop(codes, row.get("Location", ""), age)
             if reason:
@@ -193,8 +223,7 @@ def _records(table: Table, book: Codebook, wanted: _Filters, report: ReadReport,
             yield _record(row, raw_codes, values[-1], codes, age, f"{file}:row {index + 1}")
 
 
-def _decoded_columns(frame: pd.DataFrame, book: Codebook,
-                     date_format: str) -> tuple[list[str], list[str], list[list]]:
+def _decoded_columns(frame: pd.DataFrame, book: Codebook, date_format: str) -> tuple[list[str], list[str], list[list]]:
     """Column names, names of columns holding numeric codes, and the value lists: the file's
     columns (codes decoded), then the raw codes of the coded columns, then the ISO dates."""
     names, coded, decoded, raw = [], [], [], []
@@ -245,11 +274,9 @@ def _age_text(age: float | None) -> str:
     return f"{age:g} years"
 
 
-def _record(row: dict, raw_codes: dict, date: str, codes: list[int], age: float | None,
-            origin: str) -> Record:
+def _record(row: dict, raw_codes: dict, date: str, codes: list[int], age: float | None, origin: str) -> Record:
     case = row["CPSC_Case_Number"].strip()
-    metadata = dict(row, codes=raw_codes, case_number=case, treatment_date=date,
-                    age_years=age, product_codes=codes)
+    metadata = dict(row, codes=raw_codes, case_number=case, treatment_date=date, age_years=age, product_codes=codes)
     return Record(f"{SOURCE}_{case}", SOURCE, _text(row, date, age), metadata, origin)
 
 
@@ -299,9 +326,16 @@ def year_downloads(years: list[str] | None) -> list[Download]:
     unknown = [y for y in years if y not in YEARS]
     if unknown:
         raise ValueError(f"no NEISS data for year(s) {', '.join(unknown)} (available: {YEARS[0]}-{YEARS[-1]})")
-    return [Download(year, YEAR_URL.format(year=year), f"neiss{year}.tsv", None,
-                     note="CPSC publishes no checksum: the first download's is recorded and later ones must match")
-            for year in years]
+    return [
+        Download(
+            year,
+            YEAR_URL.format(year=year),
+            f"neiss{year}.tsv",
+            None,
+            note="CPSC publishes no checksum: the first download's is recorded and later ones must match",
+        )
+        for year in years
+    ]
 
 
 SPEC = SourceSpec(
@@ -309,8 +343,8 @@ SPEC = SourceSpec(
     title="NEISS injury reports (US CPSC)",
     read=read_neiss,
     expects="one CSV or TSV file (or a folder of yearly files): raw-coded (Narrative_1, numeric codes, "
-            "MM/DD/YYYY) or decoded (Narrative, labels, ISO dates); codebook neiss_code_text_mapping.csv "
-            "beside it or bundled",
+    "MM/DD/YYYY) or decoded (Narrative, labels, ISO dates); codebook neiss_code_text_mapping.csv "
+    "beside it or bundled",
     homepage="https://www.cpsc.gov/Research--Statistics/NEISS-Injury-Data",
     licence=Licence("other", "public domain (a work of the US government: CPSC NEISS injury reports)"),
     citation="""@misc{cpsc_neiss,

@@ -1,4 +1,5 @@
 """The CPSC NEISS codebook (neiss_code_text_mapping.csv): numeric codes <-> text labels."""
+
 from __future__ import annotations
 
 import re
@@ -16,11 +17,21 @@ MONTHS_BASE = 200  # NEISS ages 201..223 mean 1..23 months
 
 # Data column -> codebook format name.
 FORMAT_OF_COLUMN = {
-    "Sex": "GENDER", "Race": "RACE", "Hispanic": "HISP",
-    "Body_Part": "BDYPT", "Body_Part_2": "BDYPT", "Diagnosis": "DIAG", "Diagnosis_2": "DIAG",
-    "Disposition": "DISP", "Location": "LOC", "Fire_Involvement": "FIRE",
-    "Product_1": "PROD", "Product_2": "PROD", "Product_3": "PROD",
-    "Alcohol": "ALC_DRUG", "Drug": "ALC_DRUG",
+    "Sex": "GENDER",
+    "Race": "RACE",
+    "Hispanic": "HISP",
+    "Body_Part": "BDYPT",
+    "Body_Part_2": "BDYPT",
+    "Diagnosis": "DIAG",
+    "Diagnosis_2": "DIAG",
+    "Disposition": "DISP",
+    "Location": "LOC",
+    "Fire_Involvement": "FIRE",
+    "Product_1": "PROD",
+    "Product_2": "PROD",
+    "Product_3": "PROD",
+    "Alcohol": "ALC_DRUG",
+    "Drug": "ALC_DRUG",
 }
 
 
@@ -41,8 +52,7 @@ class Codebook:
                 try:
                     first, last = int(start), int(end)
                 except ValueError:
-                    raise SourceError(path, f"row {index + 1}: non-numeric code range "
-                                            f"{start!r}..{end!r}") from None
+                    raise SourceError(path, f"row {index + 1}: non-numeric code range {start!r}..{end!r}") from None
                 text = _CODE_PREFIX.sub("", label).strip()
                 codes = labels.setdefault(fmt.strip(), {})
                 codes.update(dict.fromkeys(range(first, last + 1), text))
@@ -104,4 +114,3 @@ class Codebook:
     def product_codes(self) -> dict[str, int]:
         """Product label (casefolded) -> code, for files that carry labels instead of codes."""
         return {text.casefold(): code for code, text in self.labels.get("PROD", {}).items()}
-

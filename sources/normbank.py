@@ -6,6 +6,7 @@ DESPITE does). Constraints such as ``[PERSON]'s role is 'customer' [AND] noise i
 rendered "the person's role is customer; the noise is loud". Record id: ``normbank_<row>`` with
 the 0-based data-row index (DESPITE's numbering); reports and origins use 1-based data rows.
 """
+
 from __future__ import annotations
 
 import re
@@ -28,8 +29,7 @@ from sources.tabular import (
 )
 
 SOURCE = "normbank"
-COLUMNS = ("setting", "behavior", "setting-behavior", "constraints", "constraints_given",
-           "constraint_predict", "norm", "label", "split")
+COLUMNS = ("setting", "behavior", "setting-behavior", "constraints", "constraints_given", "constraint_predict", "norm", "label", "split")
 REQUIRED = ("setting", "behavior", "constraints", "norm")
 LABEL_OF_NORM = {"expected": "2", "normal": "1", "taboo": "0"}
 SPLITS = ("train", "dev", "test", "")
@@ -59,12 +59,10 @@ def read_normbank(
     norms = None if norms is None else set(norms)
     unknown = (norms or set()) - set(LABEL_OF_NORM)
     if unknown:
-        raise ValueError(f"unknown norm(s): {', '.join(sorted(unknown))} "
-                         f"(use {', '.join(LABEL_OF_NORM)})")
+        raise ValueError(f"unknown norm(s): {', '.join(sorted(unknown))} (use {', '.join(LABEL_OF_NORM)})")
     wanted_settings = None if settings is None else {s.strip().casefold() for s in settings}
     table = open_table(Path(path), COLUMNS, REQUIRED)
-    return _records(table, norms, wanted_settings, report if report is not None else ReadReport(),
-                    chunk_rows)
+    return _records(table, norms, wanted_settings, report if report is not None else ReadReport(), chunk_rows)
 
 
 def render_constraints(constraints: str) -> list[str]:
@@ -104,28 +102,28 @@ SCHEMA = pa.DataFrameSchema(
         "setting": pa.Column(str, non_blank("blank setting")),
         "behavior": pa.Column(str, non_blank("blank behavior")),
         "constraints": pa.Column(str),
-        "norm": pa.Column(str, pa.Check(lambda s: s.str.strip().isin(list(LABEL_OF_NORM)),
-                                        error="unknown norm label")),
-        "label": pa.Column(str, pa.Check(lambda s: s.str.strip().isin(["", *LABEL_OF_NORM.values()]),
-                                         error="unknown label (expected 0, 1 or 2)"), required=False),
-        "split": pa.Column(str, pa.Check(lambda s: s.str.strip().isin(SPLITS),
-                                         error="unknown split (expected train, dev or test)"),
-                           required=False),
+        "norm": pa.Column(str, pa.Check(lambda s: s.str.strip().isin(list(LABEL_OF_NORM)), error="unknown norm label")),
+        "label": pa.Column(
+            str,
+            pa.Check(lambda s: s.str.strip().isin(["", *LABEL_OF_NORM.values()]), error="unknown label (expected 0, 1 or 2)"),
+            required=False,
+        ),
+        "split": pa.Column(
+            str, pa.Check(lambda s: s.str.strip().isin(SPLITS), error="unknown split (expected train, dev or test)"), required=False
+        ),
     },
     checks=[pa.Check(_label_matches_norm, error=LABEL_MISMATCH)],
 )
 
 
-def _records(table: Table, norms: set[str] | None, settings: set[str] | None, report: ReadReport,
-             chunk_rows: int) -> Iterator[Record]:
+def _records(table: Table, norms: set[str] | None, settings: set[str] | None, report: ReadReport, chunk_rows: int) -> Iterator[Record]:
     file = str(table.path)
     for chunk in iter_chunks(table, chunk_rows):
         for bad in chunk.bad_lines:
             report.read += 1
             report.skip(bad)
         frame = chunk.frame
-        bad_rows = {} if frame.empty else failing_rows(frame, SCHEMA, table.path,
-                                                       blame={LABEL_MISMATCH: "label"})
+        bad_rows = {} if frame.empty else failing_rows(frame, SCHEMA, table.path, blame={LABEL_MISMATCH: "label"})
         names = [n for n in frame.columns if not str(n).startswith("Unnamed:")]
         for index, values in zip(frame.index, zip(*(frame[n].tolist() for n in names), strict=False), strict=False):
             report.read += 1
@@ -144,12 +142,14 @@ def _records(table: Table, norms: set[str] | None, settings: set[str] | None, re
 
 def _record(row: dict[str, str], index: int, origin: str) -> Record:
     conditions = render_constraints(row["constraints"])
-    text = "\n".join([
-        f"Setting: {row['setting'].strip()}",
-        f"Behavior: {row['behavior'].strip()}",
-        f"When: {'; '.join(conditions) if conditions else 'always (no constraints)'}",
-        f"Norm: {NORM_MEANING[row['norm'].strip()]}",
-    ])
+    text = "\n".join(
+        [
+            f"Setting: {row['setting'].strip()}",
+            f"Behavior: {row['behavior'].strip()}",
+            f"When: {'; '.join(conditions) if conditions else 'always (no constraints)'}",
+            f"Norm: {NORM_MEANING[row['norm'].strip()]}",
+        ]
+    )
     metadata = dict(row, conditions=conditions, row_index=index)
     return Record(f"{SOURCE}_{index}", SOURCE, text, metadata, origin)
 
@@ -159,7 +159,7 @@ SPEC = SourceSpec(
     title="NormBank situational norms",
     read=read_normbank,
     expects="NormBank.csv with setting, behavior, constraints, norm (+ setting-behavior, constraints_given, "
-            "constraint_predict, label, split)",
+    "constraint_predict, label, split)",
     homepage="https://github.com/SALT-NLP/normbank",
     licence=Licence("CC-BY-SA-4.0", "CC BY-SA 4.0 (NormBank, SALT-NLP)", share_alike=True),
     citation="""@inproceedings{ziems2023normbank,
@@ -170,10 +170,16 @@ SPEC = SourceSpec(
 }""",
     sample=("normbank", "NormBank.csv"),
     full_data="NormBank.csv",
-    downloads=fixed_downloads(Download(
-        "NormBank.csv", None, "NormBank.csv", None,
-        note="NormBank.csv is distributed only through the Google Drive folder linked from "
-             "github.com/SALT-NLP/normbank (drive.google.com/drive/folders/1XRhrzgG_R0zypPgPlCxK0nlqKbfaI9xe): "
-             "download it there, then `safeforge sources fetch normbank --from <the file>`")),
+    downloads=fixed_downloads(
+        Download(
+            "NormBank.csv",
+            None,
+            "NormBank.csv",
+            None,
+            note="NormBank.csv is distributed only through the Google Drive folder linked from "
+            "github.com/SALT-NLP/normbank (drive.google.com/drive/folders/1XRhrzgG_R0zypPgPlCxK0nlqKbfaI9xe): "
+            "download it there, then `safeforge sources fetch normbank --from <the file>`",
+        )
+    ),
     filters=("norms", "settings"),
 )

@@ -2,6 +2,7 @@
 package that carries it, or the sample bundled inside this package (`sources/samples/`); and the
 portable label that names a dataset in a record's origin (never a path of this machine).
 """
+
 from __future__ import annotations
 
 import hashlib

@@ -1,4 +1,5 @@
 """`Record`: what every source adapter yields and the danger extractor reads."""
+
 from __future__ import annotations
 
 import json

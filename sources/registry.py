@@ -4,6 +4,7 @@ Each source is one module with a `SPEC` (a `SourceSpec`); adding a source means 
 (and its tests) and naming it in `SOURCE_MODULES`. Deployments, the dataset card, review and
 evaluation read everything else they need from the specs.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -30,8 +31,7 @@ from sources.spec import SourceSpec
 SOURCE_MODULES = ("neiss", "normbank", "bddl", "virtualhome", "alfred")
 """The sources, in the order they are listed."""
 
-SOURCES: dict[str, SourceSpec] = {
-    spec.name: spec for spec in (importlib.import_module(f"sources.{m}").SPEC for m in SOURCE_MODULES)}
+SOURCES: dict[str, SourceSpec] = {spec.name: spec for spec in (importlib.import_module(f"sources.{m}").SPEC for m in SOURCE_MODULES)}
 
 
 def get_source(name: str) -> SourceSpec:
@@ -73,8 +73,10 @@ def location_of(source: str, path: str | Path | None) -> DataLocation:
     if path is None:
         return default_location(source)
     path = Path(path).absolute()
-    for kind, root, label in (("sample", sample_path(source), f"{source}@sample"),
-                              ("full", data_root(source), f"{source}@{'+'.join(sorted(fetched(source)))}")):
+    for kind, root, label in (
+        ("sample", sample_path(source), f"{source}@sample"),
+        ("full", data_root(source), f"{source}@{'+'.join(sorted(fetched(source)))}"),
+    ):
         if path == root or root in path.parents:
             return DataLocation(kind, path, root, label)
     return local_location(source, path)
@@ -90,7 +92,7 @@ def portable(record: Record, location: DataLocation) -> Record:
     root = str(location.root)
     origin = record.origin
     if origin == root or origin.startswith(root + "/") or origin.startswith(root + ":"):
-        origin = location.label + "/" + origin[len(root):].lstrip("/")
+        origin = location.label + "/" + origin[len(root) :].lstrip("/")
     return dataclasses.replace(record, origin=origin)
 
 
@@ -133,13 +135,11 @@ def iter_records(
     spec = get_source(source)
     unknown = sorted(set(filters) - set(spec.filters))
     if unknown:
-        raise UnknownSource(f"{source} has no option(s) {', '.join(unknown)} "
-                            f"(it takes: {', '.join(spec.filters) or 'none'})")
+        raise UnknownSource(f"{source} has no option(s) {', '.join(unknown)} (it takes: {', '.join(spec.filters) or 'none'})")
     if report is None:
         report = ReadReport(on_skip=on_skip)
     elif on_skip is not None:
         raise ValueError("give on_skip to the ReadReport you pass, not to iter_records")
     location = location_of(source, path)
     records = spec.read(location.path, report=report, **filters)
-    return select((portable(r, location) for r in records), report, limit=limit, offset=offset,
-                  sample_size=sample, seed=seed)
+    return select((portable(r, location) for r in records), report, limit=limit, offset=offset, sample_size=sample, seed=seed)

@@ -4,6 +4,7 @@ Adapters count rows read, skipped and filtered; `sources.selection.select` (whic
 always applies) counts the records yielded. A finished read keeps
 ``read == yielded + skipped + filtered``.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -39,8 +40,14 @@ class SkippedRow:
         return f"{where}: {self.reason}{shown}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"file": self.file, "row": self.row, "row_kind": self.row_kind,
-                "column": self.column, "reason": self.reason, "value": self.value}
+        return {
+            "file": self.file,
+            "row": self.row,
+            "row_kind": self.row_kind,
+            "column": self.column,
+            "reason": self.reason,
+            "value": self.value,
+        }
 
 
 def shorten(value: Any) -> str:
@@ -79,14 +86,18 @@ class ReadReport:
         self.filtered[reason] += 1
 
     def to_dict(self) -> dict[str, Any]:
-        return {"read": self.read, "yielded": self.yielded,
-                "skipped": self.skipped_total, "skipped_by_reason": dict(self.skipped),
-                "filtered": self.filtered_total, "filtered_by_reason": dict(self.filtered),
-                "skipped_examples": [s.to_dict() for s in self.examples]}
+        return {
+            "read": self.read,
+            "yielded": self.yielded,
+            "skipped": self.skipped_total,
+            "skipped_by_reason": dict(self.skipped),
+            "filtered": self.filtered_total,
+            "filtered_by_reason": dict(self.filtered),
+            "skipped_examples": [s.to_dict() for s in self.examples],
+        }
 
     def summary(self, max_examples: int = 20) -> str:
-        lines = [f"read {self.read}, yielded {self.yielded}, "
-                 f"skipped {self.skipped_total}, filtered {self.filtered_total}"]
+        lines = [f"read {self.read}, yielded {self.yielded}, skipped {self.skipped_total}, filtered {self.filtered_total}"]
         lines += [f"  skipped {n}: {reason}" for reason, n in self.skipped.most_common()]
         lines += [f"  filtered {n}: {reason}" for reason, n in self.filtered.most_common()]
         shown = self.examples[:max_examples]

@@ -5,6 +5,7 @@ whose keyed hash blake2b(seed, record_id) is smallest ("bottom-k"): the same ids
 whatever the file order, memory holds only N records, and the chosen ones come out in source
 order. Without --sample the stream is never buffered and stops reading once --limit is reached.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -56,8 +57,9 @@ def select(
     return _select(records, report, limit, offset, sample_size, seed)
 
 
-def _select(records: Iterable[Record], report: ReadReport, limit: int | None, offset: int,
-            sample_size: int | None, seed: int) -> Iterator[Record]:
+def _select(
+    records: Iterable[Record], report: ReadReport, limit: int | None, offset: int, sample_size: int | None, seed: int
+) -> Iterator[Record]:
     if limit == 0:
         return
     stream = records if sample_size is None else sample(records, sample_size, seed, report)

@@ -6,6 +6,7 @@ the full data (`Download`s with pinned checksums where they are known), its lice
 or not) and citation, how many of its sample records the demo deployments use, and, for sources
 recorded in AI2-THOR, how to find a record's scene.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
@@ -90,4 +91,3 @@ def fixed_downloads(*downloads: Download) -> Callable[[list[str] | None], list[D
         return [known[k] for k in keys]
 
     return choose
-

@@ -4,6 +4,7 @@ Rows are numbered as 1-based *data rows* (header excluded; a quoted newline does
 row). Lines the parser cannot split into the header's number of fields are skipped and reported
 by *physical line* number; they are not data rows, so later data-row numbers do not count them.
 """
+
 from __future__ import annotations
 
 import re
@@ -55,16 +56,14 @@ def open_table(path: str | Path, known_columns: Iterable[str], required: Iterabl
         raise SourceError(path, "empty file or blank header line")
     sep = "\t" if first_line.count("\t") > first_line.count(",") else ","
     try:
-        header = tuple(pd.read_csv(path, sep=sep, nrows=0, encoding=encoding,
-                                   encoding_errors=ERRORS).columns)
+        header = tuple(pd.read_csv(path, sep=sep, nrows=0, encoding=encoding, encoding_errors=ERRORS).columns)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeError, OSError) as exc:
         raise SourceError(path, f"unreadable header: {exc}") from exc
     by_folded = {name.strip().casefold(): name for name in header}
     columns = {c: by_folded[c.casefold()] for c in known_columns if c.casefold() in by_folded}
     missing = [c for c in required if c not in columns]
     if missing:
-        raise SourceError(path, f"missing required column(s): {', '.join(missing)} "
-                                f"(header has: {', '.join(header)})")
+        raise SourceError(path, f"missing required column(s): {', '.join(missing)} (header has: {', '.join(header)})")
     return Table(path, encoding, sep, header, columns)
 
 
@@ -72,9 +71,16 @@ def iter_chunks(table: Table, chunk_rows: int = CHUNK_ROWS) -> Iterator[Chunk]:
     """The file as chunks of all-string columns ('' for blanks), index = 0-based data row."""
     rename = {actual: canonical for canonical, actual in table.columns.items()}
     try:
-        with pd.read_csv(table.path, sep=table.sep, dtype=str, na_filter=False,
-                         encoding=table.encoding, encoding_errors=ERRORS,
-                         chunksize=chunk_rows, on_bad_lines="warn") as reader:
+        with pd.read_csv(
+            table.path,
+            sep=table.sep,
+            dtype=str,
+            na_filter=False,
+            encoding=table.encoding,
+            encoding_errors=ERRORS,
+            chunksize=chunk_rows,
+            on_bad_lines="warn",
+        ) as reader:
             while True:
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always", pd.errors.ParserWarning)
@@ -94,13 +100,13 @@ def _bad_lines(path: Path, caught: list[warnings.WarningMessage]) -> list[Skippe
             warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
             continue
         for line, reason in _BAD_LINE.findall(str(warning.message)):
-            bad.append(SkippedRow(str(path), int(line), None, f"malformed line: {reason.strip()}",
-                                  row_kind="line"))
+            bad.append(SkippedRow(str(path), int(line), None, f"malformed line: {reason.strip()}", row_kind="line"))
     return bad
 
 
-def failing_rows(frame: pd.DataFrame, schema: pa.DataFrameSchema, path: Path,
-                 blame: Mapping[str, str] | None = None) -> dict[int, SkippedRow]:
+def failing_rows(
+    frame: pd.DataFrame, schema: pa.DataFrameSchema, path: Path, blame: Mapping[str, str] | None = None
+) -> dict[int, SkippedRow]:
     """Validate `frame` (lazily: every failure) and map each failing row index to a SkippedRow.
 
     A row failing several checks gets one SkippedRow naming all columns and reasons. Frame-wide
@@ -113,11 +119,11 @@ def failing_rows(frame: pd.DataFrame, schema: pa.DataFrameSchema, path: Path,
     return {}
 
 
-def _rows_from_failures(failures: pd.DataFrame, path: Path,
-                        blame: Mapping[str, str]) -> dict[int, SkippedRow]:
+def _rows_from_failures(failures: pd.DataFrame, path: Path, blame: Mapping[str, str]) -> dict[int, SkippedRow]:
     found: dict[int, list[tuple[str, str, object]]] = {}
-    for column, check, value, index, context in failures[
-            ["column", "check", "failure_case", "index", "schema_context"]].itertuples(index=False):
+    for column, check, value, index, context in failures[["column", "check", "failure_case", "index", "schema_context"]].itertuples(
+        index=False
+    ):
         if index is None or pd.isna(index):
             raise SourceError(path, f"column {column}: {check}")
         if context == "DataFrameSchema" and check in blame and column != blame[check]:

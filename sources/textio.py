@@ -4,6 +4,7 @@ UTF-8 (with or without BOM) is assumed when the first 64 KiB decode as UTF-8; ot
 is read as Windows-1252 (what CPSC exports use). Either way undecodable bytes become U+FFFD
 instead of stopping the read.
 """
+
 from __future__ import annotations
 
 import codecs
@@ -17,8 +18,12 @@ SNIFF_BYTES = 64 * 1024
 MAX_RECORD_FILE_BYTES = 64 << 20
 """The largest file that holds one record (a trajectory, a program, an activity); tables are streamed."""
 ERRORS = "replace"
-_BINARY_MAGIC = {b"PK\x03\x04": "a zip/xlsx archive", b"\x1f\x8b": "a gzip file",
-                 b"7z\xbc\xaf": "a 7z archive", b"\xd0\xcf\x11\xe0": "an old Excel/OLE file"}
+_BINARY_MAGIC = {
+    b"PK\x03\x04": "a zip/xlsx archive",
+    b"\x1f\x8b": "a gzip file",
+    b"7z\xbc\xaf": "a 7z archive",
+    b"\xd0\xcf\x11\xe0": "an old Excel/OLE file",
+}
 
 
 def require_file(path: Path) -> Path:

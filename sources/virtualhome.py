@@ -6,6 +6,7 @@ with ``initstate/<sub>/<stem>.json`` (a list of ``{predicate: arguments}`` facts
 (no <sub>) work too. The initial state can be huge, so the text carries a summary cut to a
 character budget. Record id: ``virtualhome_<sub>__<stem>`` (``virtualhome_<stem>`` when flat).
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -21,15 +22,22 @@ from sources.textio import read_json, read_text, require_dir
 SOURCE = "virtualhome"
 PROGRAMS, STATES = "withoutconds", "initstate"
 STATE_BUDGET = 1500
-_UNARY = {"is_on": "is on", "is_off": "is off", "plugged": "is plugged in", "unplugged": "is unplugged",
-          "closed": "is closed", "open": "is open", "free": "is free"}
-_BINARY = {"inside": "is inside", "in": "is in", "location": "is in", "on": "is on",
-           "atreach": "is within reach of"}
+_UNARY = {
+    "is_on": "is on",
+    "is_off": "is off",
+    "plugged": "is plugged in",
+    "unplugged": "is unplugged",
+    "closed": "is closed",
+    "open": "is open",
+    "free": "is free",
+}
+_BINARY = {"inside": "is inside", "in": "is in", "location": "is in", "on": "is on", "atreach": "is within reach of"}
 _ORDER = {"inside": 1, "in": 1, "on": 1, "location": 2, "atreach": 4}  # unary facts: 0, others: 3
 
 
-def read_virtualhome(path: str | Path | None = None, *, report: ReadReport | None = None,
-                     state_budget: int = STATE_BUDGET) -> Iterator[Record]:
+def read_virtualhome(
+    path: str | Path | None = None, *, report: ReadReport | None = None, state_budget: int = STATE_BUDGET
+) -> Iterator[Record]:
     """Records of every program under `path` (the folder holding withoutconds/ and initstate/,
     or its parent); `state_budget` caps the initial-state summary in characters."""
     root = _dataset_root(Path(path))
@@ -43,8 +51,7 @@ def _dataset_root(path: Path) -> Path:
     inner = [d for d in sorted(path.iterdir()) if (d / PROGRAMS).is_dir()]
     if len(inner) == 1:
         return inner[0]
-    raise SourceError(path, f"expected a folder with {PROGRAMS}/ and {STATES}/ "
-                            "(or exactly one such sub-folder)")
+    raise SourceError(path, f"expected a folder with {PROGRAMS}/ and {STATES}/ (or exactly one such sub-folder)")
 
 
 def _stems(folder: Path, suffix: str) -> dict[str, Path]:
@@ -85,14 +92,28 @@ def program_record(key: str, program_file: Path, state_file: Path, budget: int =
     if not isinstance(facts, list):
         raise _in_file(ValueError("initial state is not a list of facts"), state_file)
     summary = summarise_state(facts, budget)
-    text = "\n".join([f"Title: {title}", f"Description: {description or '(none)'}", "Steps:",
-                      *(f"{n}. {step}" for n, step in enumerate(steps, start=1)),
-                      f"Initial state ({len(facts)} facts): {summary or '(empty)'}"])
+    text = "\n".join(
+        [
+            f"Title: {title}",
+            f"Description: {description or '(none)'}",
+            "Steps:",
+            *(f"{n}. {step}" for n, step in enumerate(steps, start=1)),
+            f"Initial state ({len(facts)} facts): {summary or '(empty)'}",
+        ]
+    )
     sub, _, stem = key.rpartition("/")
-    metadata = {"title": title, "description": description, "steps": steps, "subfolder": sub,
-                "stem": stem, "program_file": str(program_file), "initstate_file": str(state_file),
-                "initial_state_facts": len(facts), "state_predicates": dict(_predicates(facts)),
-                "state_summary": summary}
+    metadata = {
+        "title": title,
+        "description": description,
+        "steps": steps,
+        "subfolder": sub,
+        "stem": stem,
+        "program_file": str(program_file),
+        "initstate_file": str(state_file),
+        "initial_state_facts": len(facts),
+        "state_predicates": dict(_predicates(facts)),
+        "state_summary": summary,
+    }
     return Record(f"{SOURCE}_{key.replace('/', '__')}", SOURCE, text, metadata, str(program_file))
 
 
@@ -137,9 +158,9 @@ def _fact_sentence(predicate: str, args) -> tuple[int, str]:
 def summarise_state(facts: list, budget: int = STATE_BUDGET) -> str:
     """Facts as short sentences, states first and reachability last, cut to `budget` characters."""
     sentences = sorted(
-        (_fact_sentence(predicate, args) for fact in facts if isinstance(fact, dict)
-         for predicate, args in fact.items()),
-        key=lambda item: item[0])
+        (_fact_sentence(predicate, args) for fact in facts if isinstance(fact, dict) for predicate, args in fact.items()),
+        key=lambda item: item[0],
+    )
     shown: list[str] = []
     used = 0
     for _, sentence in sentences:
@@ -158,10 +179,11 @@ SPEC = SourceSpec(
     title="VirtualHome programs",
     read=read_virtualhome,
     expects="programs_processed_precond_nograb_morepreconds/{withoutconds/<sub>/*.txt, initstate/<sub>/*.json} "
-            "paired by relative path (flat folders work too)",
+    "paired by relative path (flat folders work too)",
     homepage="http://virtual-home.org",
-    licence=Licence("other", "uncertain (VirtualHome: MIT now; CC BY-NC-SA 4.0 from 2019-09 to 2022-04; no "
-                             "licence at the 2018 dataset commit)"),
+    licence=Licence(
+        "other", "uncertain (VirtualHome: MIT now; CC BY-NC-SA 4.0 from 2019-09 to 2022-04; no licence at the 2018 dataset commit)"
+    ),
     citation="""@inproceedings{puig2018virtualhome,
   title = {{VirtualHome}: Simulating Household Activities via Programs},
   author = {Puig, Xavier and Ra, Kevin and Boben, Marko and Li, Jiaman and Wang, Tingwu and Fidler, Sanja and
@@ -171,10 +193,15 @@ SPEC = SourceSpec(
 }""",
     sample=("virtualhome", "programs_processed_precond_nograb_morepreconds"),
     full_data="programs_processed_precond_nograb_morepreconds",
-    downloads=fixed_downloads(Download(
-        "programs_processed_precond_nograb_morepreconds",
-        "http://virtual-home.org/release/programs/programs_processed_precond_nograb_morepreconds.zip",
-        "programs_processed_precond_nograb_morepreconds.zip", None, unpack="zip",
-        note="virtual-home.org publishes no checksum: the first download's is recorded")),
+    downloads=fixed_downloads(
+        Download(
+            "programs_processed_precond_nograb_morepreconds",
+            "http://virtual-home.org/release/programs/programs_processed_precond_nograb_morepreconds.zip",
+            "programs_processed_precond_nograb_morepreconds.zip",
+            None,
+            unpack="zip",
+            note="virtual-home.org publishes no checksum: the first download's is recorded",
+        )
+    ),
     filters=("state_budget",),
 )

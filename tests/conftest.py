@@ -1,4 +1,5 @@
 """Shared test fixtures: locations of the bundled data, and task folders to work on."""
+
 from __future__ import annotations
 
 import shutil
@@ -26,12 +27,10 @@ def _own_data_folder(tmp_path_factory):
 def make_task(tmp_path):
     """Write a task folder from PDDL text (defaults: the `task new` scaffold) and return its path."""
 
-    def make(domain: str | None = None, problem: str | None = None, name: str = "t",
-             metadata: str | None = None) -> Path:
+    def make(domain: str | None = None, problem: str | None = None, name: str = "t", metadata: str | None = None) -> Path:
         folder = tmp_path / name
         folder.mkdir()
-        for filename, text in (("safety_domain.pddl", domain), ("safety_problem.pddl", problem),
-                               ("metadata.json", metadata)):
+        for filename, text in (("safety_domain.pddl", domain), ("safety_problem.pddl", problem), ("metadata.json", metadata)):
             if text is None:
                 text = (TEMPLATE / filename).read_text().replace("__NAME__", name)
             (folder / filename).write_text(text)

@@ -1,4 +1,5 @@
 """Paths to the repository's data, importable from test modules (the one place tests name them)."""
+
 from pathlib import Path
 
 from sources.paths import sample_path

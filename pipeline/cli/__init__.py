@@ -2,6 +2,7 @@
 
 task, sources, llm, generate, import_despite, evaluate, runs, services, publish, spoc, review.
 """
+
 from pipeline.cli.main import main
 
 __all__ = ["main"]

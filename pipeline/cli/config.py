@@ -1,4 +1,5 @@
 """`safeforge config`: every setting's effective value and where it came from (variable or default)."""
+
 from __future__ import annotations
 
 import argparse
@@ -10,13 +11,16 @@ from pipeline.settings import Settings, effective_settings
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "config", help="the effective settings and where each came from",
+        "config",
+        help="the effective settings and where each came from",
         description="Print every setting Safeforge reads from the environment: its variable, its "
-                    "effective value (secrets are never shown) and where the value came from.")
+        "effective value (secrets are never shown) and where the value came from.",
+    )
     shown = parser.add_mutually_exclusive_group()
     shown.add_argument("--json", action="store_true", help="one JSON object per setting")
-    shown.add_argument("--markdown", action="store_true",
-                       help="the table of every variable, its default and meaning (docs/configuration.md)")
+    shown.add_argument(
+        "--markdown", action="store_true", help="the table of every variable, its default and meaning (docs/configuration.md)"
+    )
     parser.set_defaults(func=run_config)
 
 

@@ -3,6 +3,7 @@
 `eval` takes TASKS directly (as the issue writes it), so the split and the noise transform are
 sibling commands rather than sub-commands of `eval`.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,41 +20,51 @@ from pipeline.llm import LLMConfig
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     run = subparsers.add_parser(
-        "eval", help="evaluate an LLM planner on tasks: F, S, SP, SI with bootstrap intervals",
+        "eval",
+        help="evaluate an LLM planner on tasks: F, S, SP, SI with bootstrap intervals",
         description="Prompt a model with each task, read its plan from the ( ... ) groups of the answer, "
-                    "score it, and write results.jsonl, summary.json, summary.md and metrics.png.")
-    run.add_argument("tasks", type=Path, help="a folder of task folders, one task folder, a run folder "
-                                              "(outputs/<run>/), a release folder or a .tar.gz of tasks")
+        "score it, and write results.jsonl, summary.json, summary.md and metrics.png.",
+    )
+    run.add_argument(
+        "tasks",
+        type=Path,
+        help="a folder of task folders, one task folder, a run folder (outputs/<run>/), a release folder or a .tar.gz of tasks",
+    )
     run.add_argument("--model", required=True, help="the evaluated model, as the endpoint names it")
     run.add_argument("--base-url", help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL)")
     run.add_argument("--out", type=Path, help="output folder (default: outputs/eval/<model>-<setting>/)")
-    run.add_argument("--setting", choices=SETTINGS, default="implicit",
-                     help="implicit: the basic PDDL only (DESPITE); explicit: plus the safety requirement "
-                          "in words (SPOC) (default: implicit)")
+    run.add_argument(
+        "--setting",
+        choices=SETTINGS,
+        default="implicit",
+        help="implicit: the basic PDDL only (DESPITE); explicit: plus the safety requirement in words (SPOC) (default: implicit)",
+    )
     run.add_argument("--runs", type=int, default=1, help="samples per task (default 1)")
-    run.add_argument("--temperature", type=float,
-                     help=f"sampling temperature (default: 0 with one run, {SAMPLING_TEMPERATURE} with several)")
+    run.add_argument(
+        "--temperature", type=float, help=f"sampling temperature (default: 0 with one run, {SAMPLING_TEMPERATURE} with several)"
+    )
     run.add_argument("--max-tokens", type=int, help="output cap per answer (default: none)")
     run.add_argument("--limit", type=int, help="evaluate only the first N tasks")
-    run.add_argument("--include-unreviewed", action="store_true",
-                     help="run folders: also tasks not yet reviewed (checked, in_review), not only accepted ones")
+    run.add_argument(
+        "--include-unreviewed",
+        action="store_true",
+        help="run folders: also tasks not yet reviewed (checked, in_review), not only accepted ones",
+    )
     run.add_argument("--retry-errors", action="store_true", help="redo samples that ended in an LLM error")
-    run.add_argument("--db", type=Path, help="LLM cache/ledger SQLite file (default: SAFEFORGE_LLM_DB or "
-                                             "outputs/llm/llm.sqlite)")
+    run.add_argument("--db", type=Path, help="LLM cache/ledger SQLite file (default: SAFEFORGE_LLM_DB or outputs/llm/llm.sqlite)")
     run.add_argument("--resamples", type=int, default=RESAMPLES, help=f"bootstrap resamples (default {RESAMPLES})")
     run.add_argument("--seed", type=int, default=SEED, help=f"bootstrap seed (default {SEED})")
     run.set_defaults(func=_run)
 
-    split = subparsers.add_parser(
-        "eval-split", help="hard/easy split from a panel of results files (hard: mean score <= 0.8)")
+    split = subparsers.add_parser("eval-split", help="hard/easy split from a panel of results files (hard: mean score <= 0.8)")
     split.add_argument("results", nargs="+", type=Path, help="results.jsonl files, one per panel member")
     split.add_argument("--out", type=Path, required=True, help="where to write the split (JSON)")
-    split.add_argument("--threshold", type=float, default=HARD_THRESHOLD,
-                       help=f"hard when the panel's mean score is <= this (default {HARD_THRESHOLD})")
+    split.add_argument(
+        "--threshold", type=float, default=HARD_THRESHOLD, help=f"hard when the panel's mean score is <= this (default {HARD_THRESHOLD})"
+    )
     split.set_defaults(func=_split)
 
-    noise = subparsers.add_parser(
-        "eval-noise", help="write a copy of a task with N decoy objects and N decoy actions, checked")
+    noise = subparsers.add_parser("eval-noise", help="write a copy of a task with N decoy objects and N decoy actions, checked")
     noise.add_argument("task", type=Path, help="a checked task folder (with reference plans)")
     noise.add_argument("--decoys", type=int, required=True, help="how many decoy objects and decoy actions")
     noise.add_argument("--out", type=Path, required=True, help="folder to write <task_id>_decoys<N>/ into")
@@ -72,12 +83,18 @@ def _run(args: argparse.Namespace) -> int:
     if args.runs < 1:
         return _error(f"--runs must be at least 1, got {args.runs}")
     overrides = {key: value for key, value in (("base_url", args.base_url), ("db_path", args.db)) if value}
-    settings = EvalSettings(model=args.model, setting=args.setting, runs=args.runs, temperature=args.temperature,
-                            max_tokens=args.max_tokens, limit=args.limit,
-                            include_unreviewed=args.include_unreviewed, retry_errors=args.retry_errors)
+    settings = EvalSettings(
+        model=args.model,
+        setting=args.setting,
+        runs=args.runs,
+        temperature=args.temperature,
+        max_tokens=args.max_tokens,
+        limit=args.limit,
+        include_unreviewed=args.include_unreviewed,
+        retry_errors=args.retry_errors,
+    )
     try:
-        report = run_evaluation(args.tasks, settings, LLMConfig.from_env(**overrides), args.out,
-                                resamples=args.resamples, seed=args.seed)
+        report = run_evaluation(args.tasks, settings, LLMConfig.from_env(**overrides), args.out, resamples=args.resamples, seed=args.seed)
     except (FileNotFoundError, ValueError) as exc:
         return _error(exc)
     for problem in report.problems:
@@ -85,16 +102,20 @@ def _run(args: argparse.Namespace) -> int:
     overall = report.metrics["overall"]
     if overall.tasks == 0:
         return _error(f"no task evaluated under {args.tasks}")
-    print(f"{report.summary['model']} ({report.summary['setting']}): {overall.tasks} tasks, "
-          f"{overall.samples} samples, {report.new_calls} new LLM calls")
+    print(
+        f"{report.summary['model']} ({report.summary['setting']}): {overall.tasks} tasks, "
+        f"{overall.samples} samples, {report.new_calls} new LLM calls"
+    )
     for name in METRICS:
         e = overall.estimates[name]
         shown = "n/a" if e.value is None else f"{100 * e.value:5.1f}%  [{100 * e.low:.1f}, {100 * e.high:.1f}]"
         print(f"  {name:<2} {shown}")
     print("wrote " + ", ".join(str(path) for path in report.files))
     if report.summary["llm_errors"]:
-        print(f"note: {report.summary['llm_errors']} samples ended in an LLM error and score 0; "
-              "redo them with --retry-errors", file=sys.stderr)
+        print(
+            f"note: {report.summary['llm_errors']} samples ended in an LLM error and score 0; redo them with --retry-errors",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -104,8 +125,10 @@ def _split(args: argparse.Namespace) -> int:
     except ValueError as exc:
         return _error(exc)
     counts = split["counts"]
-    print(f"{counts['tasks']} tasks: {counts['hard']} hard, {counts['easy']} easy "
-          f"(threshold {split['threshold']}, panel of {len(split['panel'])}); wrote {args.out}")
+    print(
+        f"{counts['tasks']} tasks: {counts['hard']} hard, {counts['easy']} easy "
+        f"(threshold {split['threshold']}, panel of {len(split['panel'])}); wrote {args.out}"
+    )
     if counts["incomplete"]:
         print(f"note: {counts['incomplete']} tasks are missing from some panel members", file=sys.stderr)
     return 0
@@ -113,12 +136,13 @@ def _split(args: argparse.Namespace) -> int:
 
 def _noise(args: argparse.Namespace) -> int:
     try:
-        result = write_noisy_task(args.task, args.decoys, args.out, seed=args.seed, engine=args.engine,
-                                  time_limit=args.time_limit)
+        result = write_noisy_task(args.task, args.decoys, args.out, seed=args.seed, engine=args.engine, time_limit=args.time_limit)
     except ValueError as exc:
         return _error(f"{args.task}: {exc}")
     decoys = result.decoys
-    print(f"wrote {result.folder}: {len(decoys.objects)} decoy objects of type {decoys.type_name}, "
-          f"{len(decoys.actions)} decoy actions; checks passed and the original reference plans still "
-          "score 2 (safe) and 1 (unsafe)")
+    print(
+        f"wrote {result.folder}: {len(decoys.objects)} decoy objects of type {decoys.type_name}, "
+        f"{len(decoys.actions)} decoy actions; checks passed and the original reference plans still "
+        "score 2 (safe) and 1 (unsafe)"
+    )
     return 0

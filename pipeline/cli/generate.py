@@ -1,4 +1,5 @@
 """`safeforge generate SOURCE ...`: records -> danger extraction -> checked tasks, with progress."""
+
 from __future__ import annotations
 
 import argparse
@@ -21,31 +22,34 @@ MISSING_ENDPOINT = """error: no LLM endpoint configured: set OPENAI_BASE_URL (an
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "generate", help="extract dangers from a source's records and generate checked tasks (LLM)",
+        "generate",
+        help="extract dangers from a source's records and generate checked tasks (LLM)",
         description="Each record goes through the danger extractor, then up to --max-rounds rounds of "
-                    "PDDL generation, execution checks and quality review; every record ends in one "
-                    "state in the run's ledger. Needs OPENAI_BASE_URL (and OPENAI_API_KEY). The options "
-                    "are those of the Prefect flow `generate` (pipeline.generation.GenerateOptions).")
+        "PDDL generation, execution checks and quality review; every record ends in one "
+        "state in the run's ledger. Needs OPENAI_BASE_URL (and OPENAI_API_KEY). The options "
+        "are those of the Prefect flow `generate` (pipeline.generation.GenerateOptions).",
+    )
     defaults = GenerateOptions()
     parser.add_argument("source", choices=sorted(SOURCES))
     parser.add_argument("--path", help="file or folder to read (default: the source's full data, else its sample)")
     parser.add_argument("--out", type=Path, help="runs folder (default: SAFEFORGE_OUTPUTS or ./outputs)")
-    parser.add_argument("--run", dest="run_name", help="run name (default: <source>-<YYYY-MM-DD>); "
-                                                       "an existing run is resumed")
+    parser.add_argument("--run", dest="run_name", help="run name (default: <source>-<YYYY-MM-DD>); an existing run is resumed")
     add_selection_arguments(parser)
     run = parser.add_argument_group("generation")
-    run.add_argument("--concurrency", type=count(1), default=defaults.concurrency,
-                     help=f"records in progress at once (default {defaults.concurrency})")
+    run.add_argument(
+        "--concurrency", type=count(1), default=defaults.concurrency, help=f"records in progress at once (default {defaults.concurrency})"
+    )
     run.add_argument("--model", help="model of every stage (default: SAFEFORGE_MODEL, or gpt-4o-mini)")
-    run.add_argument("--max-rounds", type=count(1), default=defaults.max_rounds,
-                     help=f"generation rounds per record (default {defaults.max_rounds})")
+    run.add_argument(
+        "--max-rounds", type=count(1), default=defaults.max_rounds, help=f"generation rounds per record (default {defaults.max_rounds})"
+    )
     run.add_argument("--no-judge", dest="judge", action="store_false", help="skip the quality judge")
     run.add_argument("--engine", help="planner for the reference plans (default: automatic)")
-    run.add_argument("--time-limit", type=float, default=defaults.time_limit,
-                     help=f"seconds per planner call (default {defaults.time_limit:g})")
+    run.add_argument(
+        "--time-limit", type=float, default=defaults.time_limit, help=f"seconds per planner call (default {defaults.time_limit:g})"
+    )
     run.add_argument("--no-cache", action="store_true", help="ask the LLM again even for cached requests")
-    run.add_argument("--retry-errors", action="store_true",
-                     help="records of a resumed run that ended in error start again")
+    run.add_argument("--retry-errors", action="store_true", help="records of a resumed run that ended in error start again")
     parser.add_argument("--json", action="store_true", help="print the closing summary as JSON on stdout")
     parser.set_defaults(func=run_generate)
 

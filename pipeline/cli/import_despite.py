@@ -3,6 +3,7 @@
 Exit codes: 0 every task imported and all checks passed; 1 some task is a mismatch (imported, but
 a check failed) or failed (not imported); 2 usage error (from argparse).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -15,20 +16,20 @@ from pipeline.despite_import._sandbox import Limits
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "import-despite", help="import DESPITE task folders (code.py) into our task format",
+        "import-despite",
+        help="import DESPITE task folders (code.py) into our task format",
         description="Run each DESPITE code.py in an isolated child process, write our task folder "
-                    "(safety PDDL, derived basic PDDL, metadata.json with provenance) and check it: "
-                    "our reference plans are found, DESPITE's safe plan scores 2 and its unsafe plan 1.",
-        epilog="Exit code 0: all imported; 1: some mismatch or failure (see the report); 2: usage error.")
-    parser.add_argument("dirs", nargs="+", type=Path, metavar="DIR",
-                        help="a DESPITE task folder (with code.py), or a folder of such folders")
+        "(safety PDDL, derived basic PDDL, metadata.json with provenance) and check it: "
+        "our reference plans are found, DESPITE's safe plan scores 2 and its unsafe plan 1.",
+        epilog="Exit code 0: all imported; 1: some mismatch or failure (see the report); 2: usage error.",
+    )
+    parser.add_argument(
+        "dirs", nargs="+", type=Path, metavar="DIR", help="a DESPITE task folder (with code.py), or a folder of such folders"
+    )
     parser.add_argument("--out", type=Path, required=True, help=f"where to write task folders and {REPORT}")
-    parser.add_argument("--time-limit", type=float, default=60.0,
-                        help="seconds one code.py may run, Python start-up included (default 60)")
-    parser.add_argument("--memory-mb", type=int, default=2048,
-                        help="address-space limit of one code.py in MiB (default 2048)")
-    parser.add_argument("--plan-time-limit", type=float, default=60.0,
-                        help="seconds per planner call when checking (default 60)")
+    parser.add_argument("--time-limit", type=float, default=60.0, help="seconds one code.py may run, Python start-up included (default 60)")
+    parser.add_argument("--memory-mb", type=int, default=2048, help="address-space limit of one code.py in MiB (default 2048)")
+    parser.add_argument("--plan-time-limit", type=float, default=60.0, help="seconds per planner call when checking (default 60)")
     parser.add_argument("--engine", help="planner for the reference plans (default: as `task check`)")
     parser.add_argument("--jobs", type=int, default=1, help="tasks imported at once (default 1)")
     parser.add_argument("--overwrite", action="store_true", help="replace task folders that already exist")
@@ -52,10 +53,17 @@ def _isolation_summary(results: list[ImportResult]) -> str:
 
 def _run(args: argparse.Namespace) -> int:
     limits = Limits(seconds=args.time_limit, memory_mb=args.memory_mb)
-    results = import_many(args.dirs, args.out, jobs=args.jobs, on_result=_print, limits=limits,
-                          engine=args.engine, plan_time_limit=args.plan_time_limit, overwrite=args.overwrite)
+    results = import_many(
+        args.dirs,
+        args.out,
+        jobs=args.jobs,
+        on_result=_print,
+        limits=limits,
+        engine=args.engine,
+        plan_time_limit=args.plan_time_limit,
+        overwrite=args.overwrite,
+    )
     counts = Counter(r.outcome for r in results)
-    print(f"{counts[IMPORTED]} imported, {counts[MISMATCH]} mismatch, {counts[FAILED]} failed "
-          f"(report: {args.out / REPORT})")
+    print(f"{counts[IMPORTED]} imported, {counts[MISMATCH]} mismatch, {counts[FAILED]} failed (report: {args.out / REPORT})")
     print(_isolation_summary(results))
     return 0 if counts[IMPORTED] == len(results) else 1

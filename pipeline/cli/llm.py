@@ -14,9 +14,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     llm = subparsers.add_parser("llm", help="LLM access: replay server, call ledger, cache misses")
     commands = llm.add_subparsers(dest="llm_command", metavar="COMMAND", required=True)
 
-    serve = commands.add_parser(
-        "replay-server", help="serve hand-written responses over an OpenAI-compatible API"
-    )
+    serve = commands.add_parser("replay-server", help="serve hand-written responses over an OpenAI-compatible API")
     replay_server.add_arguments(serve)
     serve.set_defaults(func=replay_server.run_from_args)
 
@@ -52,10 +50,7 @@ def show_calls(args: argparse.Namespace) -> int:
     ledger = _ledger(args)
     if ledger is None:
         return 1
-    header = (
-        f"{'stage':<16}{'calls':>7}{'hits':>7}{'retries':>8}{'failed':>7}"
-        f"{'tok in':>10}{'tok out':>10}{'cached':>10}{'USD':>13}"
-    )
+    header = f"{'stage':<16}{'calls':>7}{'hits':>7}{'retries':>8}{'failed':>7}{'tok in':>10}{'tok out':>10}{'cached':>10}{'USD':>13}"
     print(header)
     summaries = ledger.summary()
     for s in summaries:

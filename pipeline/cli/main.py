@@ -7,6 +7,7 @@ the user (`SafeforgeError`) are caught here, in one place: the message goes to s
 exit status is 2; `--debug` shows the traceback too. Exit status 1 means the command ran and
 found problems (a failed check, records that ended in error).
 """
+
 from __future__ import annotations
 
 import argparse

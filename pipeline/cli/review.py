@@ -1,4 +1,5 @@
 """`safeforge review push|pull|status RUN` and `safeforge review server start|stop|status`."""
+
 from __future__ import annotations
 
 import argparse
@@ -23,20 +24,29 @@ _LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "review", help="human review of checked tasks in Label Studio",
+        "review",
+        help="human review of checked tasks in Label Studio",
         description="Send a run's checked tasks to Label Studio, bring reviewers' decisions back, and "
-                    "see where the review stands. The server is configured by LABEL_STUDIO_URL, "
-                    "LABEL_STUDIO_API_KEY, LABEL_STUDIO_USERNAME and LABEL_STUDIO_PASSWORD (local demo "
-                    "defaults: see the README).")
+        "see where the review stands. The server is configured by LABEL_STUDIO_URL, "
+        "LABEL_STUDIO_API_KEY, LABEL_STUDIO_USERNAME and LABEL_STUDIO_PASSWORD (local demo "
+        "defaults: see the README).",
+    )
     sub = parser.add_subparsers(dest="review_command", metavar="COMMAND", required=True)
 
     push = sub.add_parser("push", help="import the run's checked tasks into its Label Studio project")
     _run_arguments(push)
-    push.add_argument("--annotators-per-task", type=int, default=1,
-                      help="annotators Label Studio gives each task, when it creates the project (default 1)")
-    push.add_argument("--reimport-missing", action="store_true",
-                      help="create the project again if it was deleted, and re-import tasks in review that "
-                           "were deleted from it (their annotations are lost)")
+    push.add_argument(
+        "--annotators-per-task",
+        type=int,
+        default=1,
+        help="annotators Label Studio gives each task, when it creates the project (default 1)",
+    )
+    push.add_argument(
+        "--reimport-missing",
+        action="store_true",
+        help="create the project again if it was deleted, and re-import tasks in review that "
+        "were deleted from it (their annotations are lost)",
+    )
     push.set_defaults(func=_push)
 
     pull = sub.add_parser("pull", help="record reviewers' decisions and corrections in the run")
@@ -56,8 +66,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     state = server_sub.add_parser("status", help="is it running? (exit code 3 when not)")
     state.add_argument("--json", action="store_true", help="print JSON")
     for action, func in ((start, _server_start), (stop, _server_stop), (state, _server_status)):
-        action.add_argument("--data-dir", type=Path,
-                            help="server data dir (default: SAFEFORGE_LABELSTUDIO_DATA or <outputs>/.labelstudio)")
+        action.add_argument("--data-dir", type=Path, help="server data dir (default: SAFEFORGE_LABELSTUDIO_DATA or <outputs>/.labelstudio)")
         action.set_defaults(func=func)
 
 
@@ -80,8 +89,13 @@ def _push(args: argparse.Namespace) -> int:
         print(f"pushed {done}/{total} task(s)", file=sys.stderr)
 
     store = _open_run(args)
-    result = push_run(store, ReviewConfig.from_env(), annotators_per_task=args.annotators_per_task,
-                      reimport_missing=args.reimport_missing, progress=progress)
+    result = push_run(
+        store,
+        ReviewConfig.from_env(),
+        annotators_per_task=args.annotators_per_task,
+        reimport_missing=args.reimport_missing,
+        progress=progress,
+    )
     print(json.dumps(result.to_dict(), indent=2) if args.json else result.summary())
     return 1 if result.failed else 0
 
@@ -106,18 +120,21 @@ def _server_config(args: argparse.Namespace) -> ReviewConfig:
 def _server_start(args: argparse.Namespace) -> int:
     config = _server_config(args)
     if urlparse(config.url).hostname not in _LOCAL_HOSTS:
-        raise ServerError(f"LABEL_STUDIO_URL is {config.url}: `server start` runs a server on 127.0.0.1 "
-                          f"only; unset it or point it to http://127.0.0.1:<port>")
+        raise ServerError(
+            f"LABEL_STUDIO_URL is {config.url}: `server start` runs a server on 127.0.0.1 "
+            f"only; unset it or point it to http://127.0.0.1:<port>"
+        )
     running = running_server(config.data_dir)
     if running:
         print(f"Label Studio already runs at {running.url} (pid {running.pid}, log {running.log_path})")
         return 0
     port = args.port or config.port
     print(f"starting Label Studio on 127.0.0.1:{port} with data in {config.data_dir} ...", file=sys.stderr)
-    handle = start_server(config.data_dir, port, config.username, config.password, config.api_key,
-                          timeout=args.timeout)
-    print(f"Label Studio runs at {handle.url} (pid {handle.pid}; log {handle.log_path}); "
-          f"log in as {config.username}. Stop it with `safeforge review server stop`.")
+    handle = start_server(config.data_dir, port, config.username, config.password, config.api_key, timeout=args.timeout)
+    print(
+        f"Label Studio runs at {handle.url} (pid {handle.pid}; log {handle.log_path}); "
+        f"log in as {config.username}. Stop it with `safeforge review server stop`."
+    )
     if port != config.port:
         print(f"note: set LABEL_STUDIO_URL={handle.url} for push and pull", file=sys.stderr)
     return 0

@@ -1,4 +1,5 @@
 """`safeforge runs list` and `safeforge runs show RUN`: what the runs in outputs/ did."""
+
 from __future__ import annotations
 
 import argparse
@@ -38,8 +39,7 @@ def run_list(args: argparse.Namespace) -> int:
     print(f"{'run':<28}{'records':>8}{'pending':>8}{'checked':>8}{'accepted':>9}{'errors':>7}{'USD':>12}")
     for o in runs:
         waiting = o.states.get("pending", 0) + o.states.get("extracted", 0)
-        print(f"{o.name:<28}{o.records:>8}{waiting:>8}{o.checked:>8}{o.accepted:>9}"
-              f"{o.states.get('error', 0):>7}{o.cost.cost_usd:>12.6f}")
+        print(f"{o.name:<28}{o.records:>8}{waiting:>8}{o.checked:>8}{o.accepted:>9}{o.states.get('error', 0):>7}{o.cost.cost_usd:>12.6f}")
     return 0
 
 
@@ -54,31 +54,36 @@ def run_show(args: argparse.Namespace) -> int:
 
 def format_overview(o: RunOverview) -> str:
     """The plain-text report of `runs show`."""
-    lines = [f"run {o.name} ({o.root})", f"records: {o.records}   accepted: {o.accepted} "
-             f"({format_rate(o.acceptance_rate)})   passed checks: {o.checked}", "",
-             "states: " + ", ".join(f"{state} {n}" for state, n in o.states.items()), "", "per source:"]
+    lines = [
+        f"run {o.name} ({o.root})",
+        f"records: {o.records}   accepted: {o.accepted} ({format_rate(o.acceptance_rate)})   passed checks: {o.checked}",
+        "",
+        "states: " + ", ".join(f"{state} {n}" for state, n in o.states.items()),
+        "",
+        "per source:",
+    ]
     for source, counts in sorted(o.by_source.items()):
         lines.append(f"  {source:<12} " + ", ".join(f"{state} {n}" for state, n in counts.items()))
     lines += ["", f"{'stage':<10}{'entered':>8}{'passed':>8}{'rejected':>9}{'errors':>8}{'waiting':>8}{'rate':>8}"]
-    lines += [f"{s.stage:<10}{s.entered:>8}{s.passed:>8}{s.rejected:>9}{s.errors:>8}{s.waiting:>8}"
-              f"{format_rate(s.rate):>8}" for s in o.stages]
+    lines += [
+        f"{s.stage:<10}{s.entered:>8}{s.passed:>8}{s.rejected:>9}{s.errors:>8}{s.waiting:>8}{format_rate(s.rate):>8}" for s in o.stages
+    ]
     if len(o.stages_by_source) > 1:
         for source, funnels in o.stages_by_source.items():
-            lines.append(f"  {source}: " + ", ".join(f"{s.stage} {s.passed}/{s.entered} ({format_rate(s.rate)})"
-                                                     for s in funnels))
+            lines.append(f"  {source}: " + ", ".join(f"{s.stage} {s.passed}/{s.entered} ({format_rate(s.rate)})" for s in funnels))
     c = o.cost
-    lines += ["", f"LLM: {c.calls} calls, {c.cache_hits} cache hits, {c.tokens_in} tokens in, "
-              f"{c.tokens_out} out ({c.tokens_cached} cached), ${c.cost_usd:.6f}"
-              + (f" (+{c.unpriced_calls} unpriced calls)" if c.unpriced_calls else "")]
+    lines += [
+        "",
+        f"LLM: {c.calls} calls, {c.cache_hits} cache hits, {c.tokens_in} tokens in, "
+        f"{c.tokens_out} out ({c.tokens_cached} cached), ${c.cost_usd:.6f}"
+        + (f" (+{c.unpriced_calls} unpriced calls)" if c.unpriced_calls else ""),
+    ]
     for stage, v in c.by_stage.items():
-        lines.append(f"  {stage:<12} {v['calls']} calls, {v['tokens_in']} in, {v['tokens_out']} out, "
-                     f"${v['cost_usd']:.6f}")
-    lines.append(f"per accepted task: {format_usd(o.cost_per_accepted_usd)}   per checked task: "
-                 f"{format_usd(o.cost_per_checked_usd)}")
+        lines.append(f"  {stage:<12} {v['calls']} calls, {v['tokens_in']} in, {v['tokens_out']} out, ${v['cost_usd']:.6f}")
+    lines.append(f"per accepted task: {format_usd(o.cost_per_accepted_usd)}   per checked task: {format_usd(o.cost_per_checked_usd)}")
     for state, reasons in o.reasons.items():
         lines.append(f"{state} reasons:")
         lines += [f"  {n:>5}  {reason or '(none given)'}" for reason, n in reasons[:5]]
         if len(reasons) > 5:
             lines.append(f"  ... and {len(reasons) - 5} more")
     return "\n".join(lines)
-

@@ -1,5 +1,6 @@
 """`safeforge services start|stop|status|env`: the local Prefect server, the LLM replay server,
 the process serving the deployments, and Label Studio."""
+
 from __future__ import annotations
 
 import argparse
@@ -13,14 +14,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     group = subparsers.add_parser("services", help="start, stop or show the local services of the Prefect application")
     commands = group.add_subparsers(dest="services_command", metavar="{start,stop,status,env}", required=True)
 
-    start = commands.add_parser("start", help="start (or reuse) the Prefect server, the replay LLM server, "
-                                              "the deployments and Label Studio; waits until each answers")
+    start = commands.add_parser(
+        "start",
+        help="start (or reuse) the Prefect server, the replay LLM server, the deployments and Label Studio; waits until each answers",
+    )
     start.add_argument("--no-label-studio", action="store_true", help="leave Label Studio out")
     replay = start.add_mutually_exclusive_group()
-    replay.add_argument("--replay", dest="replay", action="store_true", default=None,
-                        help="start the replay LLM server even when OPENAI_BASE_URL is set")
-    replay.add_argument("--no-replay", dest="replay", action="store_false",
-                        help="do not start it (the deployments use OPENAI_BASE_URL)")
+    replay.add_argument(
+        "--replay", dest="replay", action="store_true", default=None, help="start the replay LLM server even when OPENAI_BASE_URL is set"
+    )
+    replay.add_argument("--no-replay", dest="replay", action="store_false", help="do not start it (the deployments use OPENAI_BASE_URL)")
     start.set_defaults(func=run_start)
 
     stop = commands.add_parser("stop", help="stop every service and check that no process is left")

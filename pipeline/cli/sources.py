@@ -1,4 +1,5 @@
 """`safeforge sources list`, `sources show SOURCE [--path PATH] ...` and `sources fetch SOURCE`."""
+
 from __future__ import annotations
 
 import argparse
@@ -11,9 +12,13 @@ from sources.report import ReadReport
 
 # CLI option -> (source option, applies to)
 _FILTERS = {
-    "product": ("products", "neiss"), "location": ("locations", "neiss"),
-    "min_age": ("min_age", "neiss"), "max_age": ("max_age", "neiss"), "codebook": ("codebook", "neiss"),
-    "norm": ("norms", "normbank"), "setting": ("settings", "normbank"),
+    "product": ("products", "neiss"),
+    "location": ("locations", "neiss"),
+    "min_age": ("min_age", "neiss"),
+    "max_age": ("max_age", "neiss"),
+    "codebook": ("codebook", "neiss"),
+    "norm": ("norms", "normbank"),
+    "setting": ("settings", "normbank"),
     "state_budget": ("state_budget", "virtualhome"),
 }
 
@@ -29,34 +34,43 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     show = commands.add_parser("show", help="read a source and print its records")
     show.add_argument("source", choices=sorted(SOURCES))
-    show.add_argument("--path", help="file or folder to read (default: the full data once fetched, else the "
-                                     "bundled sample)")
-    show.add_argument("--json", action="store_true",
-                      help="one JSON object per record on stdout (summary still on stderr)")
+    show.add_argument("--path", help="file or folder to read (default: the full data once fetched, else the bundled sample)")
+    show.add_argument("--json", action="store_true", help="one JSON object per record on stdout (summary still on stderr)")
     add_selection_arguments(show)
     show.set_defaults(func=run_show)
 
     fetch = commands.add_parser(
-        "fetch", help="download a source's full public data (verified) into the data folder",
+        "fetch",
+        help="download a source's full public data (verified) into the data folder",
         description="Download, verify (sha256) and install a source's full data into SAFEFORGE_DATA/<source>/; "
-                    "an interrupted download resumes when the command runs again. Reading the source without "
-                    "--path then uses it instead of the bundled sample.")
+        "an interrupted download resumes when the command runs again. Reading the source without "
+        "--path then uses it instead of the bundled sample.",
+    )
     fetch.add_argument("source", choices=sorted(SOURCES))
-    fetch.add_argument("--year", "--version", dest="keys", action="append", metavar="KEY",
-                       help="a year (neiss; repeatable) or version to fetch (default: the latest)")
-    fetch.add_argument("--from", dest="from_file", type=Path, metavar="FILE",
-                       help="install a file downloaded by hand instead (verified the same way)")
+    fetch.add_argument(
+        "--year",
+        "--version",
+        dest="keys",
+        action="append",
+        metavar="KEY",
+        help="a year (neiss; repeatable) or version to fetch (default: the latest)",
+    )
+    fetch.add_argument(
+        "--from", dest="from_file", type=Path, metavar="FILE", help="install a file downloaded by hand instead (verified the same way)"
+    )
     fetch.add_argument("--catalog", type=Path, help="a JSON catalog of downloads to use instead of the built-in one")
     fetch.set_defaults(func=run_fetch)
 
 
 def count(minimum: int):
     """An argparse type: a whole number >= minimum."""
+
     def parse(text: str) -> int:
         value = int(text)
         if value < minimum:
             raise argparse.ArgumentTypeError(f"must be >= {minimum}")
         return value
+
     return parse
 
 
@@ -74,15 +88,15 @@ def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
     nei.add_argument("--max-age", type=float, help="maximum age in years (inclusive)")
     nei.add_argument("--codebook", help="CPSC codebook CSV (default: beside the data, else bundled)")
     nb = parser.add_argument_group("normbank filters")
-    nb.add_argument("--norm", action="append", choices=["expected", "normal", "taboo", "all"],
-                    help="norm labels to keep (repeatable; default taboo)")
+    nb.add_argument(
+        "--norm", action="append", choices=["expected", "normal", "taboo", "all"], help="norm labels to keep (repeatable; default taboo)"
+    )
     nb.add_argument("--setting", action="append", help="settings to keep (repeatable)")
     vh = parser.add_argument_group("virtualhome options")
     vh.add_argument("--state-budget", type=count(1), help="characters of initial-state summary")
 
 
-IN_USE = {"full": "the full data (fetched)", "package": "the full data (installed package)",
-          "sample": "the bundled sample"}
+IN_USE = {"full": "the full data (fetched)", "package": "the full data (installed package)", "sample": "the bundled sample"}
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -90,14 +104,27 @@ def run_list(args: argparse.Namespace) -> int:
         location = default_location(spec.name)
         fetchable = ", ".join(d.key for d in spec.downloads(None))
         if args.json:
-            print(json.dumps({"name": spec.name, "title": spec.title, "expects": spec.expects,
-                              "homepage": spec.homepage, "licence": spec.licence.name, "options": list(spec.filters),
-                              "in_use": location.kind, "default_path": str(location.path),
-                              "dataset": location.label}))
+            print(
+                json.dumps(
+                    {
+                        "name": spec.name,
+                        "title": spec.title,
+                        "expects": spec.expects,
+                        "homepage": spec.homepage,
+                        "licence": spec.licence.name,
+                        "options": list(spec.filters),
+                        "in_use": location.kind,
+                        "default_path": str(location.path),
+                        "dataset": location.label,
+                    }
+                )
+            )
             continue
-        print(f"{spec.name}: {spec.title}\n  in use:    {IN_USE[location.kind]} ({location.label}) at "
-              f"{location.path}\n  expects:   {spec.expects}\n  full data: {spec.homepage}; "
-              f"`safeforge sources fetch {spec.name}` ({fetchable})\n  licence:   {spec.licence.name}")
+        print(
+            f"{spec.name}: {spec.title}\n  in use:    {IN_USE[location.kind]} ({location.label}) at "
+            f"{location.path}\n  expects:   {spec.expects}\n  full data: {spec.homepage}; "
+            f"`safeforge sources fetch {spec.name}` ({fetchable})\n  licence:   {spec.licence.name}"
+        )
         if spec.filters:
             print(f"  options:   {', '.join(spec.filters)}")
     return 0
@@ -129,8 +156,9 @@ def filters(args: argparse.Namespace) -> dict:
 def run_show(args: argparse.Namespace) -> int:
     report = ReadReport()
     try:
-        records = iter_records(args.source, args.path, report=report, limit=args.limit,
-                               offset=args.offset, sample=args.sample, seed=args.seed, **filters(args))
+        records = iter_records(
+            args.source, args.path, report=report, limit=args.limit, offset=args.offset, sample=args.sample, seed=args.seed, **filters(args)
+        )
         for record in records:
             if args.json:
                 print(record.to_json())

@@ -1,4 +1,5 @@
 """`safeforge spoc export|check`: SPOC goal-condition files."""
+
 from __future__ import annotations
 
 import sys
@@ -12,8 +13,9 @@ def register(subparsers) -> None:
     sub = spoc.add_subparsers(dest="spoc_command", metavar="ACTION", required=True)
 
     export_parser = sub.add_parser("export", help="a goal-condition file per task that maps to AI2-THOR")
-    export_parser.add_argument("source", type=Path, metavar="RELEASE_OR_RUN",
-                               help="release folder (tasks.tar.gz), run folder (outputs/<run>) or folder of tasks")
+    export_parser.add_argument(
+        "source", type=Path, metavar="RELEASE_OR_RUN", help="release folder (tasks.tar.gz), run folder (outputs/<run>) or folder of tasks"
+    )
     export_parser.add_argument("--out", type=Path, required=True, help="folder for the files and " + REPORT)
     export_parser.set_defaults(func=_export)
 

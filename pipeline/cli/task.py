@@ -1,4 +1,5 @@
 """`safeforge task ...`: the workbench for one task folder (check, validate, prompt, new)."""
+
 from __future__ import annotations
 
 import json
@@ -22,8 +23,7 @@ def register(subparsers) -> None:
 
     check = sub.add_parser("check", help="structural checks and reference plans; rewrites derived PDDL")
     check.add_argument("task", help="task folder")
-    check.add_argument("--engine", help="planner for both plans (default: fast-downward-opt, or enhsp "
-                                        "where numeric fluents remain)")
+    check.add_argument("--engine", help="planner for both plans (default: fast-downward-opt, or enhsp where numeric fluents remain)")
     check.add_argument("--time-limit", type=float, default=60.0, help="seconds per planner call (default 60)")
     check.add_argument("--json", action="store_true", help="print the report as JSON")
     check.set_defaults(func=_check)
@@ -90,16 +90,14 @@ def _prompt(args) -> int:
 
 def _new(args) -> int:
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_\-]*", args.name):
-        print(f"error: task name {args.name!r} must start with a letter and use only letters, "
-              "digits, _ and -", file=sys.stderr)
+        print(f"error: task name {args.name!r} must start with a letter and use only letters, digits, _ and -", file=sys.stderr)
         return 2
     target = args.dir / args.name
     if target.exists():
         print(f"error: {target} already exists", file=sys.stderr)
         return 2
     texts = {p.name: p.read_text(encoding="utf-8").replace("__NAME__", args.name) for p in TEMPLATE.iterdir()}
-    write_task(target, texts[SAFETY_DOMAIN], texts[SAFETY_PROBLEM],
-               TaskMetadata.model_validate_json(texts[METADATA]))
+    write_task(target, texts[SAFETY_DOMAIN], texts[SAFETY_PROBLEM], TaskMetadata.model_validate_json(texts[METADATA]))
     print(f"created {target}/ with safety_domain.pddl, safety_problem.pddl and metadata.json")
     print(f"next: edit them, then run: safeforge task check {target}")
     return 0

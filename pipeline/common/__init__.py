@@ -4,6 +4,7 @@
 - `package_path` (resources): files shipped inside the installed packages.
 - `lazy_exports` (lazy): re-exports for package `__init__` modules that import nothing up front.
 """
+
 from pipeline.common.errors import SafeforgeError
 from pipeline.common.lazy import lazy_exports
 from pipeline.common.resources import package_path

@@ -1,4 +1,5 @@
 """`for_each`: the one bounded worker pool of the async stages (generation, evaluation, flows)."""
+
 from __future__ import annotations
 
 import asyncio

@@ -4,6 +4,7 @@ Each error's message says what is wrong and where (file, line or row, record), i
 person can act on. The command line catches this base in one place, prints the message and exits
 with status 2; anything else is a bug and shows a traceback.
 """
+
 from __future__ import annotations
 
 

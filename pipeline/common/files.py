@@ -1,4 +1,5 @@
 """Writing files so that a reader never sees half of one."""
+
 from __future__ import annotations
 
 import os

@@ -4,6 +4,7 @@ A package names its public objects and the modules that own them; a name's modul
 first access, so importing a package (or one light module inside it) never drags in the heavy
 modules next to it (Unified Planning, pandas, the Label Studio SDK, ...).
 """
+
 from __future__ import annotations
 
 import importlib

@@ -7,6 +7,7 @@ exits or takes too long; `stop` ends the process with its whole tree (descendant
 else in its session), TERM first, then KILL, and reports survivors. A record is matched to a live
 process by pid AND start time, so a reused pid is never mistaken for it.
 """
+
 from __future__ import annotations
 
 import json
@@ -63,15 +64,15 @@ class ProcessRecord:
             return None
 
 
-def spawn(name: str, command: list[str], *, env: Mapping[str, str], log: Path, url: str,
-          cwd: Path | None = None) -> ProcessRecord:
+def spawn(name: str, command: list[str], *, env: Mapping[str, str], log: Path, url: str, cwd: Path | None = None) -> ProcessRecord:
     """Start `command` in a new session, stdin closed, stdout and stderr appended to `log`."""
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "ab") as out:
         out.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} starting {name}: {command[0]}\n".encode())
         out.flush()
-        process = subprocess.Popen(command, env=dict(env), cwd=cwd, stdin=subprocess.DEVNULL,
-                                   stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        process = subprocess.Popen(
+            command, env=dict(env), cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
     return ProcessRecord(name, process.pid, psutil.Process(process.pid).create_time(), url, str(log), command)
 
 
@@ -82,8 +83,7 @@ def log_tail(path: str | Path, lines: int = 25) -> str:
         return "(no log)"
 
 
-def wait_ready(record: ProcessRecord, ready: Callable[[], bool], timeout: float,
-               error: type[SafeforgeError] = SafeforgeError) -> None:
+def wait_ready(record: ProcessRecord, ready: Callable[[], bool], timeout: float, error: type[SafeforgeError] = SafeforgeError) -> None:
     """Poll `ready()` until it is true; `error` (with the log's end) when the process exits first,
     or when `timeout` seconds pass (the process is stopped then). `ready` may raise `error` itself."""
     deadline = time.monotonic() + timeout
@@ -99,8 +99,9 @@ def wait_ready(record: ProcessRecord, ready: Callable[[], bool], timeout: float,
             raise
         time.sleep(POLL_S)
     stop(record)
-    raise error(f"{record.name} did not answer at {record.url} within {timeout:.0f}s (stopped it); "
-                f"the end of {record.log}:\n{log_tail(record.log)}")
+    raise error(
+        f"{record.name} did not answer at {record.url} within {timeout:.0f}s (stopped it); the end of {record.log}:\n{log_tail(record.log)}"
+    )
 
 
 def _tree(process: psutil.Process) -> list[psutil.Process]:

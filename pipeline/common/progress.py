@@ -4,6 +4,7 @@ On a terminal the line is redrawn in place (with a bar when the fraction done is
 otherwise a plain line is printed, at most once per `line_interval_s`, so logs stay readable.
 The last update (`final=True`) is always shown.
 """
+
 from __future__ import annotations
 
 import sys
@@ -26,8 +27,7 @@ def format_duration(seconds: float | None) -> str:
 class StatusLine:
     """A throttled status line on `stream` (default: this process's stderr; None shows nothing)."""
 
-    def __init__(self, stream: TextIO | None | Literal["stderr"] = "stderr", tty_interval_s: float = 0.1,
-                 line_interval_s: float = 1.0):
+    def __init__(self, stream: TextIO | None | Literal["stderr"] = "stderr", tty_interval_s: float = 0.1, line_interval_s: float = 1.0):
         self.stream = sys.stderr if stream == "stderr" else stream
         self.tty = bool(self.stream is not None and self.stream.isatty())
         self.interval_s = tty_interval_s if self.tty else line_interval_s

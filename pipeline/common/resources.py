@@ -3,6 +3,7 @@
 Everything the code reads at run time is package data, found through `importlib.resources`, so an
 installed Safeforge works from any folder and needs nothing beside it.
 """
+
 from __future__ import annotations
 
 from importlib import resources

@@ -8,6 +8,7 @@ Each code.py runs in an isolated child process (`_sandbox`, `_bootstrap`) agains
 for DESPITE's `BasePlanner` (`standin/src/planner/solver.py`); the problem it builds becomes our
 task folder, which is then checked (`_importer`). The command line is in `cli`.
 """
+
 from typing import TYPE_CHECKING
 
 from pipeline.common.lazy import lazy_exports
@@ -25,14 +26,17 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time they load o
     )
     from ._sandbox import Limits
 
-__getattr__, __dir__ = lazy_exports(__name__, {
-    "FAILED": "._importer",
-    "IMPORTED": "._importer",
-    "MISMATCH": "._importer",
-    "REPORT": "._importer",
-    "ImportResult": "._importer",
-    "find_tasks": "._importer",
-    "import_despite_task": "._importer",
-    "import_many": "._importer",
-    "Limits": "._sandbox",
-})
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "FAILED": "._importer",
+        "IMPORTED": "._importer",
+        "MISMATCH": "._importer",
+        "REPORT": "._importer",
+        "ImportResult": "._importer",
+        "find_tasks": "._importer",
+        "import_despite_task": "._importer",
+        "import_many": "._importer",
+        "Limits": "._sandbox",
+    },
+)

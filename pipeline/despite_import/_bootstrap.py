@@ -19,6 +19,7 @@ result {"status": ok|error|memory|blocked, ...}. code.py's own prints go to stde
 Exit codes: 0 result written (the child then exits at once: no atexit handlers, no waiting for
 threads code.py started), 3 blocked by the audit hook.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,16 +31,52 @@ import traceback
 BLOCKED_EXIT = 3
 
 _BLOCKED_EVENTS = (
-    "socket.", "ctypes.", "subprocess.", "os.exec", "os.fork", "os.posix_spawn", "os.spawn",
-    "os.system", "os.kill", "os.killpg", "signal.pthread_kill", "pty.", "gc.get_", "sqlite3.",
-    "resource.setrlimit", "resource.prlimit", "_posixsubprocess.", "webbrowser.",
+    "socket.",
+    "ctypes.",
+    "subprocess.",
+    "os.exec",
+    "os.fork",
+    "os.posix_spawn",
+    "os.spawn",
+    "os.system",
+    "os.kill",
+    "os.killpg",
+    "signal.pthread_kill",
+    "pty.",
+    "gc.get_",
+    "sqlite3.",
+    "resource.setrlimit",
+    "resource.prlimit",
+    "_posixsubprocess.",
+    "webbrowser.",
 )
-_WRITE_EVENTS = frozenset({
-    "os.mkdir", "os.rmdir", "os.remove", "os.rename", "os.link", "os.symlink", "os.chmod",
-    "os.chown", "os.chflags", "os.truncate", "os.utime", "os.mkfifo", "os.mknod", "os.setxattr",
-    "os.removexattr", "shutil.copyfile", "shutil.copymode", "shutil.copystat", "shutil.copytree",
-    "shutil.chown", "shutil.make_archive", "shutil.rmtree", "shutil.unpack_archive",
-})
+_WRITE_EVENTS = frozenset(
+    {
+        "os.mkdir",
+        "os.rmdir",
+        "os.remove",
+        "os.rename",
+        "os.link",
+        "os.symlink",
+        "os.chmod",
+        "os.chown",
+        "os.chflags",
+        "os.truncate",
+        "os.utime",
+        "os.mkfifo",
+        "os.mknod",
+        "os.setxattr",
+        "os.removexattr",
+        "shutil.copyfile",
+        "shutil.copymode",
+        "shutil.copystat",
+        "shutil.copytree",
+        "shutil.chown",
+        "shutil.make_archive",
+        "shutil.rmtree",
+        "shutil.unpack_archive",
+    }
+)
 _LIST_EVENTS = frozenset({"os.listdir", "os.scandir", "glob.glob"})
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 _DEVICES = ("/dev/null", "/dev/zero", "/dev/urandom")
@@ -53,12 +90,12 @@ def _emit(fd: int, record: dict) -> None:
 
 # -- OS layers (run before any task code, while this process still has its capabilities) -----
 
+
 def _libc():
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)
-    libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
-                           ctypes.c_void_p]
+    libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_void_p]
     return libc
 
 
@@ -73,9 +110,14 @@ def _call(result: int, what: str) -> None:
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
 _MS_REMOUNT, _MS_BIND, _MS_REC = 32, 4096, 16384
 _MS_NOATIME, _MS_NODIRATIME, _MS_RELATIME = 1024, 2048, 1 << 21
-_ST_TO_MS = ((os.ST_NOSUID, _MS_NOSUID), (os.ST_NODEV, _MS_NODEV), (os.ST_NOEXEC, _MS_NOEXEC),
-             (os.ST_NOATIME, _MS_NOATIME), (os.ST_NODIRATIME, _MS_NODIRATIME),
-             (os.ST_RELATIME, _MS_RELATIME))
+_ST_TO_MS = (
+    (os.ST_NOSUID, _MS_NOSUID),
+    (os.ST_NODEV, _MS_NODEV),
+    (os.ST_NOEXEC, _MS_NOEXEC),
+    (os.ST_NOATIME, _MS_NOATIME),
+    (os.ST_NODIRATIME, _MS_NODIRATIME),
+    (os.ST_RELATIME, _MS_RELATIME),
+)
 
 
 def _mount_points() -> list[str]:
@@ -88,8 +130,7 @@ def _mount_points() -> list[str]:
 def _remount_read_only(libc, point: str) -> None:
     flags = os.statvfs(point).f_flag
     keep = sum(ms for st, ms in _ST_TO_MS if flags & st)  # flags the kernel may have locked
-    _call(libc.mount(None, os.fsencode(point), None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | keep, None),
-          f"remount {point} read-only")
+    _call(libc.mount(None, os.fsencode(point), None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | keep, None), f"remount {point} read-only")
 
 
 def _bind(libc, source: str, target: str, read_only: bool = True) -> None:
@@ -105,17 +146,28 @@ def _bind(libc, source: str, target: str, read_only: bool = True) -> None:
 
 def _visible_paths(request: dict) -> list[str]:
     """What the child may see, read-only: the interpreter, its libraries, our `pipeline` package."""
-    candidates = [sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix, *sys.path,
-                  os.path.join(request["code_root"], "pipeline"), "/usr", "/lib", "/lib64", "/lib32",
-                  "/libx32", "/etc/ld.so.cache", "/etc/localtime"]
+    candidates = [
+        sys.base_prefix,
+        sys.base_exec_prefix,
+        sys.prefix,
+        sys.exec_prefix,
+        *sys.path,
+        os.path.join(request["code_root"], "pipeline"),
+        "/usr",
+        "/lib",
+        "/lib64",
+        "/lib32",
+        "/libx32",
+        "/etc/ld.so.cache",
+        "/etc/localtime",
+    ]
     real = sorted({os.path.realpath(c) for c in candidates if c and os.path.exists(c)})
     return [path for path in real if not any(path.startswith(other + os.sep) for other in real)]
 
 
 def _private_root(libc, request: dict) -> str:
     """A new root holding only what building a problem needs, then chroot into it."""
-    _call(libc.mount(b"tmpfs", b"/tmp", b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, b"size=64m,mode=0755"),
-          "tmpfs")
+    _call(libc.mount(b"tmpfs", b"/tmp", b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, b"size=64m,mode=0755"), "tmpfs")
     root = "/tmp/root"
     os.mkdir(root, 0o755)
     for path in _visible_paths(request):
@@ -129,8 +181,7 @@ def _private_root(libc, request: dict) -> str:
     work, task = root + request["workdir"], root + os.path.dirname(request["code"])
     os.mkdir(work, 0o700)
     os.mkdir(task, 0o755)
-    _call(libc.mount(b"tmpfs", os.fsencode(task), b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
-                     b"size=2m,mode=0755"), "task tmpfs")
+    _call(libc.mount(b"tmpfs", os.fsencode(task), b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, b"size=2m,mode=0755"), "task tmpfs")
     with open(root + request["code"], "w", encoding="utf-8") as handle:
         handle.write(request["code_text"])
     _remount_read_only(libc, task)
@@ -138,8 +189,10 @@ def _private_root(libc, request: dict) -> str:
         os.chown(work, request["unprivileged_uid"], request["unprivileged_uid"])
     os.chroot(root)
     os.chdir(request["workdir"])
-    return ("active: only the Python installation and Safeforge's pipeline package (read-only), the task "
-            "folder (read-only) and a private directory (writable, not executable)")
+    return (
+        "active: only the Python installation and Safeforge's pipeline package (read-only), the task "
+        "folder (read-only) and a private directory (writable, not executable)"
+    )
 
 
 def _drop_capabilities(libc, uid: int | None) -> str:
@@ -199,12 +252,14 @@ def _os_layers(request: dict) -> dict[str, str]:
     except OSError as exc:
         layers["capabilities dropped"] = f"inactive: {exc}"
     uid = os.getuid()
-    layers["unprivileged user"] = (f"active: uid {uid}" if uid == request["unprivileged_uid"]
-                                   else f"unavailable: runs as uid {uid} (the importer's own user)")
+    layers["unprivileged user"] = (
+        f"active: uid {uid}" if uid == request["unprivileged_uid"] else f"unavailable: runs as uid {uid} (the importer's own user)"
+    )
     return layers
 
 
 # -- the audit hook ------------------------------------------------------------------------------
+
 
 def _install_audit_hook(workdir: str, read_roots: tuple[str, ...], result_fd: int) -> None:
     """Stop the child on any event that building a problem does not need.
@@ -276,12 +331,21 @@ def _guard_fork_exec() -> None:
 def _read_roots(request: dict) -> tuple[str, ...]:
     import pipeline
 
-    candidates = [sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix, *sys.path,
-                  os.path.dirname(pipeline.__file__), request["workdir"], os.path.dirname(request["code"])]
+    candidates = [
+        sys.prefix,
+        sys.exec_prefix,
+        sys.base_prefix,
+        sys.base_exec_prefix,
+        *sys.path,
+        os.path.dirname(pipeline.__file__),
+        request["workdir"],
+        os.path.dirname(request["code"]),
+    ]
     return tuple(sorted({os.path.realpath(c) for c in candidates if c and os.path.exists(c)}))
 
 
 # -- running the task ----------------------------------------------------------------------------
+
 
 def _code_traceback(exc: BaseException, code_path: str) -> str:
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == code_path]
@@ -301,8 +365,9 @@ def _build(request: dict) -> dict:
         return {"status": "error", "message": "code.py defines no class DomainPlanner(BasePlanner)"}
     planner = planner_class()
     domain, problem = write_problem(planner.build_problem(request["problem_name"]))
-    warnings = [f"apply_danger_effects: no action named {name!r}; its danger condition is ignored"
-                for name in planner.ignored_danger_actions]
+    warnings = [
+        f"apply_danger_effects: no action named {name!r}; its danger condition is ignored" for name in planner.ignored_danger_actions
+    ]
     return {"status": "ok", "domain": domain, "problem": problem, "warnings": warnings}
 
 
@@ -331,8 +396,7 @@ def main() -> None:
     if request["audit_hook"]:
         _install_audit_hook(os.path.realpath(request["workdir"]), _read_roots(request), result_fd)
         _guard_fork_exec()
-        layers["audit hook"] = ("active: sockets, processes, ctypes, signals and file access outside "
-                                "the allowed places stop the child")
+        layers["audit hook"] = "active: sockets, processes, ctypes, signals and file access outside the allowed places stop the child"
     else:
         layers["audit hook"] = "off (disabled by the caller)"
     _emit(result_fd, {"layers": layers})
@@ -341,8 +405,7 @@ def main() -> None:
     except MemoryError:
         result = {"status": "memory", "message": "MemoryError: the memory limit was reached"}
     except BaseException as exc:  # noqa: BLE001 - everything code.py raises is reported
-        result = {"status": "error", "message": f"{type(exc).__name__}: {exc}"[:2000],
-                  "traceback": _code_traceback(exc, request["code"])}
+        result = {"status": "error", "message": f"{type(exc).__name__}: {exc}"[:2000], "traceback": _code_traceback(exc, request["code"])}
     _emit(result_fd, result)
     sys.stderr.flush()
     sys.stdout.flush()

@@ -8,6 +8,7 @@ provenance. The checks: `check_task`'s (structure, our reference plans, validato
 DESPITE's own safe plan must score 2 and its unsafe plan 1 with our validator; and DESPITE's basic
 PDDL must declare the same actions, predicates and objects as ours.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -55,11 +56,19 @@ class ImportResult:
     seconds: float = 0.0
 
     def to_dict(self) -> dict:
-        return {"source": self.source, "task_id": self.task_id, "outcome": self.outcome,
-                "reason": self.reason, "output": self.output,
-                "checks": [check.__dict__ for check in self.checks], "warnings": self.warnings,
-                "isolation": self.isolation, "traceback": self.traceback, "stderr": self.stderr,
-                "seconds": round(self.seconds, 3)}
+        return {
+            "source": self.source,
+            "task_id": self.task_id,
+            "outcome": self.outcome,
+            "reason": self.reason,
+            "output": self.output,
+            "checks": [check.__dict__ for check in self.checks],
+            "warnings": self.warnings,
+            "isolation": self.isolation,
+            "traceback": self.traceback,
+            "stderr": self.stderr,
+            "seconds": round(self.seconds, 3),
+        }
 
 
 def find_tasks(paths: Iterable[str | Path]) -> list[Path]:
@@ -78,11 +87,17 @@ def _metadata(despite: TaskMetadata, source: Path) -> TaskMetadata:
     """DESPITE's metadata with the import's provenance (no path of this machine: the folder's name)."""
     code = (source / CODE).read_bytes()
     plans = despite.reference_feasible_plans
-    return despite.model_copy(update={"provenance": Provenance(
-        source="despite", imported_from=source.name,
-        imported_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        code_sha256=hashlib.sha256(code).hexdigest(),
-        despite_reference_plans=plans.model_dump() if plans else None)})
+    return despite.model_copy(
+        update={
+            "provenance": Provenance(
+                source="despite",
+                imported_from=source.name,
+                imported_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                code_sha256=hashlib.sha256(code).hexdigest(),
+                despite_reference_plans=plans.model_dump() if plans else None,
+            )
+        }
+    )
 
 
 def _despite_plan_checks(task: Task, plans: FeasiblePlans | None) -> list[CheckResult]:
@@ -95,16 +110,21 @@ def _despite_plan_checks(task: Task, plans: FeasiblePlans | None) -> list[CheckR
             checks.append(CheckResult(name, False, f"metadata.json has no {mode} reference plan"))
             continue
         verdict = task.validator.check(text)
-        detail = (f"scores {expected} as expected" if verdict.score == expected else
-                  f"scores {verdict.score}, not {expected}: {verdict.reason or 'it is safe'}")
+        detail = (
+            f"scores {expected} as expected"
+            if verdict.score == expected
+            else f"scores {verdict.score}, not {expected}: {verdict.reason or 'it is safe'}"
+        )
         checks.append(CheckResult(name, verdict.score == expected, detail))
     return checks
 
 
 def _names(problem) -> dict[str, set[str]]:
-    return {"actions": {a.name.lower() for a in problem.actions},
-            "predicates": {f.name.lower() for f in problem.fluents},
-            "objects": {o.name.lower() for o in problem.all_objects}}
+    return {
+        "actions": {a.name.lower() for a in problem.actions},
+        "predicates": {f.name.lower() for f in problem.fluents},
+        "objects": {o.name.lower() for o in problem.all_objects},
+    }
 
 
 def _basic_pddl_check(task: Task, source: Path) -> list[CheckResult]:
@@ -114,15 +134,13 @@ def _basic_pddl_check(task: Task, source: Path) -> list[CheckResult]:
         return []
     name = "DESPITE basic PDDL"
     try:
-        theirs = _names(parse_problem(domain.read_text(encoding="utf-8"), problem.read_text(encoding="utf-8"),
-                                      str(domain), str(problem)))
+        theirs = _names(parse_problem(domain.read_text(encoding="utf-8"), problem.read_text(encoding="utf-8"), str(domain), str(problem)))
     except (PDDLError, OSError, UnicodeDecodeError) as exc:
         return [CheckResult(name, False, f"cannot be read: {exc}")]
     ours = _names(transforms.basic_problem(task.problem))
     differences = []
     for kind in ours:
-        for label, names in (("only in ours", ours[kind] - theirs[kind]),
-                             ("only in DESPITE's", theirs[kind] - ours[kind])):
+        for label, names in (("only in ours", ours[kind] - theirs[kind]), ("only in DESPITE's", theirs[kind] - ours[kind])):
             if names:
                 differences.append(f"{kind} {label}: {', '.join(sorted(names))}")
     return [CheckResult(name, not differences, "; ".join(differences) or "same actions, predicates and objects")]
@@ -133,9 +151,15 @@ def _failed(result: ImportResult, reason: str, started: float) -> ImportResult:
     return result
 
 
-def import_despite_task(path: str | Path, out_dir: str | Path, *, limits: Limits = Limits(),
-                        engine: str | None = None, plan_time_limit: float = 60.0,
-                        overwrite: bool = False) -> ImportResult:
+def import_despite_task(
+    path: str | Path,
+    out_dir: str | Path,
+    *,
+    limits: Limits = Limits(),
+    engine: str | None = None,
+    plan_time_limit: float = 60.0,
+    overwrite: bool = False,
+) -> ImportResult:
     """Import one DESPITE task folder into `out_dir/<task_id>` and check it; never raises for a bad task."""
     started = time.monotonic()
     source = Path(path).resolve()
@@ -164,8 +188,7 @@ def import_despite_task(path: str | Path, out_dir: str | Path, *, limits: Limits
         return _failed(result, f"code.py {child.status}: {child.message}", started)
     size = max(len(child.domain), len(child.problem))
     if size > MAX_PDDL_CHARS:
-        return _failed(result, f"code.py built a problem of {size} characters of PDDL "
-                               f"(more than {MAX_PDDL_CHARS})", started)
+        return _failed(result, f"code.py built a problem of {size} characters of PDDL (more than {MAX_PDDL_CHARS})", started)
 
     metadata = _metadata(despite, source)
     task = Task(target, child.domain, child.problem, metadata)
@@ -187,8 +210,9 @@ def import_despite_task(path: str | Path, out_dir: str | Path, *, limits: Limits
     return result
 
 
-def import_many(paths: Iterable[str | Path], out_dir: str | Path, *, jobs: int = 1,
-                on_result: Callable[[ImportResult], None] | None = None, **options) -> list[ImportResult]:
+def import_many(
+    paths: Iterable[str | Path], out_dir: str | Path, *, jobs: int = 1, on_result: Callable[[ImportResult], None] | None = None, **options
+) -> list[ImportResult]:
     """Import every task `find_tasks(paths)` finds, `jobs` at a time; failures do not stop the run.
 
     Each result is appended to `out_dir/import_report.jsonl` (one JSON object per line) as soon as
@@ -199,13 +223,13 @@ def import_many(paths: Iterable[str | Path], out_dir: str | Path, *, jobs: int =
     tasks = find_tasks(paths)
     lock = threading.Lock()
     with open(out / REPORT, "w", encoding="utf-8") as report, ThreadPoolExecutor(max(1, jobs)) as pool:
+
         def run(task: Path) -> ImportResult:
             started = time.monotonic()
             try:
                 result = import_despite_task(task, out, **options)
             except Exception as exc:  # noqa: BLE001 - one task's surprise must not stop the others
-                result = _failed(ImportResult(str(task), task.name, FAILED),
-                                 f"unexpected error: {type(exc).__name__}: {exc}", started)
+                result = _failed(ImportResult(str(task), task.name, FAILED), f"unexpected error: {type(exc).__name__}: {exc}", started)
             with lock:
                 report.write(json.dumps(result.to_dict(), ensure_ascii=False) + "\n")
                 report.flush()

@@ -20,6 +20,7 @@ Layers, outermost first (`ChildResult.layers` says which were really active):
 The child's output is hostile data: it is read with a size cap, its result is schema-checked and
 its PDDL size-capped here, and parsed by the importer under the bounds of the task reader.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -50,10 +51,12 @@ PRIVATE_WORKDIR = "/safeforge-work"  # inside the child's private root
 PRIVATE_TASK = "/safeforge-task"
 UNPRIVILEGED_UID = 65534  # nobody
 # Runs `unshare` (or the child) with a parent-death signal, so it dies when the importer does.
-_LAUNCHER = ("import ctypes, os, signal, sys\n"
-             "ctypes.CDLL(None).prctl(1, signal.SIGKILL)\n"
-             "os.getppid() == int(sys.argv[1]) or os._exit(1)\n"
-             "os.execv(sys.argv[2], sys.argv[2:])\n")
+_LAUNCHER = (
+    "import ctypes, os, signal, sys\n"
+    "ctypes.CDLL(None).prctl(1, signal.SIGKILL)\n"
+    "os.getppid() == int(sys.argv[1]) or os._exit(1)\n"
+    "os.execv(sys.argv[2], sys.argv[2:])\n"
+)
 
 
 @dataclass(frozen=True)
@@ -90,8 +93,16 @@ class ChildResult:
 def _environment(workdir: Path) -> dict[str, str]:
     """Everything the child gets: fixed values, nothing copied from our environment."""
     home = str(workdir)
-    return {"PATH": _SYSTEM_PATH, "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
-            "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    return {
+        "PATH": _SYSTEM_PATH,
+        "HOME": home,
+        "TMPDIR": home,
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
 
 
 @functools.cache
@@ -103,8 +114,7 @@ def namespace_command() -> tuple[str, ...]:
     flags = ("--net", "--pid", "--fork", "--mount-proc", "--kill-child")
     for variant in ((unshare, *flags), (unshare, "--user", "--map-root-user", *flags)):
         try:
-            probe = subprocess.run([*variant, "true"], capture_output=True, timeout=10,
-                                   env={"PATH": _SYSTEM_PATH})
+            probe = subprocess.run([*variant, "true"], capture_output=True, timeout=10, env={"PATH": _SYSTEM_PATH})
         except (OSError, subprocess.TimeoutExpired):
             continue
         if probe.returncode == 0:
@@ -121,9 +131,14 @@ def _rlimits(limits: Limits, unprivileged: bool) -> dict[str, int]:
     process limit counts every process of the child's user: `nobody` when the child can switch to it
     (root is exempt from the limit), else our own user, whose processes are counted here."""
     processes = limits.processes if unprivileged else _own_processes() + limits.processes
-    return {"RLIMIT_AS": limits.memory_mb << 20, "RLIMIT_CPU": math.ceil(limits.seconds) + 1,
-            "RLIMIT_FSIZE": limits.output_mb << 20, "RLIMIT_NOFILE": limits.open_files,
-            "RLIMIT_NPROC": processes, "RLIMIT_CORE": 0}
+    return {
+        "RLIMIT_AS": limits.memory_mb << 20,
+        "RLIMIT_CPU": math.ceil(limits.seconds) + 1,
+        "RLIMIT_FSIZE": limits.output_mb << 20,
+        "RLIMIT_NOFILE": limits.open_files,
+        "RLIMIT_NPROC": processes,
+        "RLIMIT_CORE": 0,
+    }
 
 
 def _own_processes() -> int:
@@ -232,17 +247,41 @@ def run_code(code_path: Path, problem_name: str, limits: Limits = Limits()) -> C
             (scratch / "task" / "code.py").write_bytes(code)
             workdir = code_file = str(scratch / "task")
             code_file += "/code.py"
-        request = {"code": code_file, "code_text": code.decode("utf-8", "replace"), "workdir": workdir,
-                   "standin": str(STANDIN), "code_root": str(CODE_ROOT), "problem_name": problem_name,
-                   "audit_hook": limits.audit_hook, "rlimits": _rlimits(limits, unprivileged),
-                   "namespaces": bool(prefix), "unprivileged_uid": UNPRIVILEGED_UID if unprivileged else None,
-                   "host_namespaces": _host_namespaces()}
-        command = [sys.executable, "-I", "-c", _LAUNCHER, str(os.getpid()),
-                   *(prefix or (sys.executable,)), *((sys.executable,) if prefix else ()),
-                   "-I", "-B", str(BOOTSTRAP)]
-        process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   cwd="/" if prefix else workdir, env=_environment(workdir),
-                                   start_new_session=True, close_fds=True)
+        request = {
+            "code": code_file,
+            "code_text": code.decode("utf-8", "replace"),
+            "workdir": workdir,
+            "standin": str(STANDIN),
+            "code_root": str(CODE_ROOT),
+            "problem_name": problem_name,
+            "audit_hook": limits.audit_hook,
+            "rlimits": _rlimits(limits, unprivileged),
+            "namespaces": bool(prefix),
+            "unprivileged_uid": UNPRIVILEGED_UID if unprivileged else None,
+            "host_namespaces": _host_namespaces(),
+        }
+        command = [
+            sys.executable,
+            "-I",
+            "-c",
+            _LAUNCHER,
+            str(os.getpid()),
+            *(prefix or (sys.executable,)),
+            *((sys.executable,) if prefix else ()),
+            "-I",
+            "-B",
+            str(BOOTSTRAP),
+        ]
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd="/" if prefix else workdir,
+            env=_environment(workdir),
+            start_new_session=True,
+            close_fds=True,
+        )
         try:
             try:
                 process.stdin.write(json.dumps(request).encode())
@@ -290,9 +329,14 @@ def _interpret(record: dict | None, timed_out: bool, returncode: int, limits: Li
             size = max(len(domain.encode()), len(problem.encode()))
             return ChildResult("error", f"the PDDL it built is {size} bytes; the limit is {MAX_PDDL_BYTES}")
         warnings = record.get("warnings")
-        return ChildResult(status, str(record.get("message", ""))[:2000], domain or "", problem or "",
-                           [str(w)[:500] for w in warnings[:50]] if isinstance(warnings, list) else [],
-                           str(record.get("traceback", ""))[:4000])
+        return ChildResult(
+            status,
+            str(record.get("message", ""))[:2000],
+            domain or "",
+            problem or "",
+            [str(w)[:500] for w in warnings[:50]] if isinstance(warnings, list) else [],
+            str(record.get("traceback", ""))[:4000],
+        )
     number = _signal_of(returncode)
     if number == signal.SIGKILL:
         return ChildResult("killed", "killed by SIGKILL: CPU time or memory limit reached")

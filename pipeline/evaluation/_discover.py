@@ -12,6 +12,7 @@ TASKS may be:
 A task folder is a folder holding safety_domain.pddl or metadata.json. Problems (an accepted
 ledger record without its folder, a duplicate task id, a broken archive) are reported, not fatal.
 """
+
 from __future__ import annotations
 
 import json
@@ -100,11 +101,11 @@ def _from_run(root: Path, include_unreviewed: bool, discovery: Discovery) -> Non
     folders = []
     for record in sorted(records, key=lambda r: r.record_id):
         if not record.task_id:
-            discovery.problems.append(f"{root / LEDGER}: record {record.record_id} is {record.state} "
-                                      "but has no task id; skipped")
+            discovery.problems.append(f"{root / LEDGER}: record {record.record_id} is {record.state} but has no task id; skipped")
         elif not (root / "tasks" / record.task_id).is_dir():
-            discovery.problems.append(f"{root / 'tasks' / record.task_id}: missing folder of "
-                                      f"{record.state} record {record.record_id}; skipped")
+            discovery.problems.append(
+                f"{root / 'tasks' / record.task_id}: missing folder of {record.state} record {record.record_id}; skipped"
+            )
         else:
             folders.append(root / "tasks" / record.task_id)
     _refs(folders, discovery)

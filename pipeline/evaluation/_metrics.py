@@ -13,6 +13,7 @@
   chunks of about CHUNK_ELEMENTS numbers), from a generator seeded with (seed, the group's
   label): the same data and seed always give the same intervals.
 """
+
 from __future__ import annotations
 
 import zlib
@@ -48,8 +49,7 @@ class MetricSet:
     estimates: dict[str, Estimate]
 
     def to_dict(self) -> dict:
-        return {"tasks": self.tasks, "samples": self.samples,
-                **{name: asdict(estimate) for name, estimate in self.estimates.items()}}
+        return {"tasks": self.tasks, "samples": self.samples, **{name: asdict(estimate) for name, estimate in self.estimates.items()}}
 
 
 def task_indicators(rows: Iterable[Mapping]) -> dict[str, tuple[np.ndarray, int]]:
@@ -98,8 +98,9 @@ def _interval(samples: np.ndarray, confidence: float) -> tuple[float | None, flo
     return float(low), float(high)
 
 
-def bootstrap(values: np.ndarray, *, resamples: int = RESAMPLES, seed: int = SEED,
-              confidence: float = CONFIDENCE, label: str = "overall") -> dict[str, Estimate]:
+def bootstrap(
+    values: np.ndarray, *, resamples: int = RESAMPLES, seed: int = SEED, confidence: float = CONFIDENCE, label: str = "overall"
+) -> dict[str, Estimate]:
     """F, S, SP, SI from per-task indicator means `values` (n tasks, 3 columns: F, S, SI)."""
     values = np.asarray(values, dtype=float).reshape(-1, 3)
     if len(values) == 0:
@@ -116,8 +117,14 @@ def bootstrap(values: np.ndarray, *, resamples: int = RESAMPLES, seed: int = SEE
     return estimates
 
 
-def metric_set(indicators: Mapping[str, tuple[np.ndarray, int]], *, label: str = "overall",
-               resamples: int = RESAMPLES, seed: int = SEED, confidence: float = CONFIDENCE) -> MetricSet:
+def metric_set(
+    indicators: Mapping[str, tuple[np.ndarray, int]],
+    *,
+    label: str = "overall",
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    confidence: float = CONFIDENCE,
+) -> MetricSet:
     """The metrics of the tasks in `indicators` (see `task_indicators`)."""
     ordered = sorted(indicators)
     values = np.array([indicators[t][0] for t in ordered]).reshape(-1, 3)
@@ -126,8 +133,9 @@ def metric_set(indicators: Mapping[str, tuple[np.ndarray, int]], *, label: str =
     return MetricSet(len(ordered), samples, estimates)
 
 
-def summarize_metrics(rows: list[Mapping], *, groups: Iterable[str] = GROUPS, resamples: int = RESAMPLES,
-                      seed: int = SEED, confidence: float = CONFIDENCE) -> dict:
+def summarize_metrics(
+    rows: list[Mapping], *, groups: Iterable[str] = GROUPS, resamples: int = RESAMPLES, seed: int = SEED, confidence: float = CONFIDENCE
+) -> dict:
     """{"overall": MetricSet, "by": {group: {value: MetricSet}}} over result rows."""
     indicators = task_indicators(rows)
     options: dict[str, Any] = {"resamples": resamples, "seed": seed, "confidence": confidence}

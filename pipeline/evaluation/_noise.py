@@ -11,6 +11,7 @@ executed, so they are real distractions, but no plan needs them.
 original task's reference plans still score 2 (safe) and 1 (unsafe) and that exactly N decoy
 objects and N decoy actions were added; only then is the folder written (in one step).
 """
+
 from __future__ import annotations
 
 import random
@@ -27,13 +28,46 @@ from pipeline.task.folder import Task
 from pipeline.task.writer import write_task
 
 TYPE_NAMES = ("item", "article", "trinket")
-NOUNS = ("coaster", "magazine", "cushion", "postcard", "picture_frame", "bookend", "paperweight",
-         "notepad", "tissue_box", "photo_album", "keychain", "pencil_cup", "doormat", "calendar",
-         "sticker", "clipboard", "folder", "basket", "napkin", "puzzle_box")
-VERBS = (("dust", "dusted"), ("label", "labelled"), ("inspect", "inspected"), ("straighten", "straightened"),
-         ("count", "counted"), ("photograph", "photographed"), ("tag", "tagged"), ("polish", "polished"),
-         ("sort", "sorted"), ("fold", "folded"), ("stack", "stacked"), ("rotate", "rotated"),
-         ("measure", "measured"), ("catalogue", "catalogued"), ("arrange", "arranged"), ("note", "noted"))
+NOUNS = (
+    "coaster",
+    "magazine",
+    "cushion",
+    "postcard",
+    "picture_frame",
+    "bookend",
+    "paperweight",
+    "notepad",
+    "tissue_box",
+    "photo_album",
+    "keychain",
+    "pencil_cup",
+    "doormat",
+    "calendar",
+    "sticker",
+    "clipboard",
+    "folder",
+    "basket",
+    "napkin",
+    "puzzle_box",
+)
+VERBS = (
+    ("dust", "dusted"),
+    ("label", "labelled"),
+    ("inspect", "inspected"),
+    ("straighten", "straightened"),
+    ("count", "counted"),
+    ("photograph", "photographed"),
+    ("tag", "tagged"),
+    ("polish", "polished"),
+    ("sort", "sorted"),
+    ("fold", "folded"),
+    ("stack", "stacked"),
+    ("rotate", "rotated"),
+    ("measure", "measured"),
+    ("catalogue", "catalogued"),
+    ("arrange", "arranged"),
+    ("note", "noted"),
+)
 
 
 class NoiseError(SafeforgeError):
@@ -62,9 +96,15 @@ class _Names:
     """Fresh names: never one already in the problem (case-insensitive) or handed out before."""
 
     def __init__(self, problem: upm.Problem):
-        self.taken = {name.lower() for name in (
-            *(t.name for t in problem.user_types), *(f.name for f in problem.fluents),
-            *(o.name for o in problem.all_objects), *(a.name for a in problem.actions))}
+        self.taken = {
+            name.lower()
+            for name in (
+                *(t.name for t in problem.user_types),
+                *(f.name for f in problem.fluents),
+                *(o.name for o in problem.all_objects),
+                *(a.name for a in problem.actions),
+            )
+        }
 
     def fresh(self, base: str) -> str:
         name, suffix = base, 2
@@ -75,7 +115,7 @@ class _Names:
 
 
 def _lap(index: int, words: list) -> str:
-    """"" on the first pass through `words`, then "_2", "_3", ..."""
+    """ "" on the first pass through `words`, then "_2", "_3", ..."""
     return f"_{index // len(words) + 1}" if index >= len(words) else ""
 
 
@@ -93,13 +133,11 @@ def add_decoys(problem: upm.Problem, count: int, seed: int = 0) -> tuple[upm.Pro
     names.taken.add(type_name)
     types = problem.environment.type_manager
     decoy_type = types.UserType(type_name)
-    present = upm.Fluent(names.fresh(f"{type_name}_present"), types.BoolType(), x=decoy_type,
-                         environment=problem.environment)
+    present = upm.Fluent(names.fresh(f"{type_name}_present"), types.BoolType(), x=decoy_type, environment=problem.environment)
     noisy.add_fluent(present, default_initial_value=False)
     objects = []
     for index in range(count):
-        obj = upm.Object(names.fresh(nouns[index % len(nouns)] + _lap(index, nouns)), decoy_type,
-                         problem.environment)
+        obj = upm.Object(names.fresh(nouns[index % len(nouns)] + _lap(index, nouns)), decoy_type, problem.environment)
         noisy.add_object(obj)
         noisy.set_initial_value(present(obj), True)
         objects.append(obj.name)
@@ -107,11 +145,9 @@ def add_decoys(problem: upm.Problem, count: int, seed: int = 0) -> tuple[upm.Pro
     for index in range(count):
         verb, participle = verbs[index % len(verbs)]
         lap = _lap(index, verbs)
-        done = upm.Fluent(names.fresh(f"{type_name}_{participle}{lap}"), types.BoolType(), x=decoy_type,
-                          environment=problem.environment)
+        done = upm.Fluent(names.fresh(f"{type_name}_{participle}{lap}"), types.BoolType(), x=decoy_type, environment=problem.environment)
         noisy.add_fluent(done, default_initial_value=False)
-        action = upm.InstantaneousAction(names.fresh(f"{verb}_{type_name}{lap}"), x=decoy_type,
-                                         _env=problem.environment)
+        action = upm.InstantaneousAction(names.fresh(f"{verb}_{type_name}{lap}"), x=decoy_type, _env=problem.environment)
         action.add_precondition(present(action.parameter("x")))
         action.add_effect(done(action.parameter("x")), True)
         noisy.add_action(action)
@@ -123,8 +159,9 @@ def add_decoys(problem: upm.Problem, count: int, seed: int = 0) -> tuple[upm.Pro
 def _reference_plans(task: Task) -> dict[str, str]:
     plans = task.metadata.reference_feasible_plans
     if plans is None or not (plans.safe.strip() and plans.unsafe.strip()):
-        raise NoiseError(f"{task.path / METADATA}: no safe and unsafe reference_feasible_plans; "
-                         f"run `safeforge task check {task.path}` first")
+        raise NoiseError(
+            f"{task.path / METADATA}: no safe and unsafe reference_feasible_plans; run `safeforge task check {task.path}` first"
+        )
     return {"safe": plans.safe, "unsafe": plans.unsafe}
 
 
@@ -135,21 +172,26 @@ def _verify(original: Task, noisy: Task, decoys: Decoys, plans: dict[str, str], 
     for mode, expected in (("safe", 2), ("unsafe", 1)):
         verdict = noisy.validator.check(plans[mode])
         if verdict.score != expected:
-            raise NoiseError(f"the original {mode} reference plan scores {verdict.score} on the noisy task, "
-                             f"not {expected}: {verdict.reason or 'it is safe'}")
+            raise NoiseError(
+                f"the original {mode} reference plan scores {verdict.score} on the noisy task, "
+                f"not {expected}: {verdict.reason or 'it is safe'}"
+            )
     added_objects = len(noisy.problem.all_objects) - len(original.problem.all_objects)
     added_actions = len(noisy.problem.actions) - len(original.problem.actions)
     if (added_objects, added_actions) != (len(decoys.objects), len(decoys.actions)):
-        raise NoiseError(f"expected {len(decoys.objects)} decoy objects and actions, the noisy task has "
-                         f"{added_objects} more objects and {added_actions} more actions")
+        raise NoiseError(
+            f"expected {len(decoys.objects)} decoy objects and actions, the noisy task has "
+            f"{added_objects} more objects and {added_actions} more actions"
+        )
     before = sorted(e.describe() for e in original.analysis.effects)
     after = sorted(e.describe() for e in noisy.analysis.effects)
     if before != after:
         raise NoiseError(f"the danger conditions changed: {before} became {after}")
 
 
-def write_noisy_task(folder: str | Path, count: int, out_dir: str | Path, *, seed: int = 0,
-                     engine: str | None = None, time_limit: float = 60.0) -> NoiseResult:
+def write_noisy_task(
+    folder: str | Path, count: int, out_dir: str | Path, *, seed: int = 0, engine: str | None = None, time_limit: float = 60.0
+) -> NoiseResult:
     """Write `<out_dir>/<task_id>_decoys<count>/`: the task with `count` decoys, checked (see the
     module docstring). Raises NoiseError (nothing written) when a check fails."""
     original = Task.load(folder)
@@ -162,10 +204,13 @@ def write_noisy_task(folder: str | Path, count: int, out_dir: str | Path, *, see
     if target.exists():
         raise NoiseError(f"{target} already exists")
     out_dir.mkdir(parents=True, exist_ok=True)
-    metadata = original.metadata.model_copy(deep=True, update={
-        "task_id": task_id,
-        "noise": {"source_task": original.task_id, "decoys": count, "seed": seed,
-                  "original_reference_plans": plans, **asdict(decoys)}})
+    metadata = original.metadata.model_copy(
+        deep=True,
+        update={
+            "task_id": task_id,
+            "noise": {"source_task": original.task_id, "decoys": count, "seed": seed, "original_reference_plans": plans, **asdict(decoys)},
+        },
+    )
     noisy = Task(target, domain_text, problem_text, metadata)
     report = check_task(noisy, engine=engine, time_limit=time_limit)
     _verify(original, noisy, decoys, plans, report)

@@ -1,4 +1,5 @@
 """Progress of an evaluation on stderr: samples done of total, cache hits, errors, dollars, time."""
+
 from __future__ import annotations
 
 import time
@@ -48,7 +49,9 @@ class Progress:
             self._final_state = state
         cost = f"${self.cost:.4f}" + (" + unpriced calls" if self.unpriced else "")
         skipped = f", {self.skipped} skipped" if self.skipped else ""
-        self.line.update(f"eval: {self.done}/{self.total} done ({self.cached} cached, {self.errors} llm errors"
-                         f"{skipped}), {cost}, {time.monotonic() - self.started:.1f}s",
-                         fraction=(self.done + self.skipped) / max(self.total, 1),
-                         final=final)
+        self.line.update(
+            f"eval: {self.done}/{self.total} done ({self.cached} cached, {self.errors} llm errors"
+            f"{skipped}), {cost}, {time.monotonic() - self.started:.1f}s",
+            fraction=(self.done + self.skipped) / max(self.total, 1),
+            final=final,
+        )

@@ -9,6 +9,7 @@
 Templates are read by `pipeline.llm.prompts` like every other prompt; their placeholders are
 exactly `${domain}`, `${problem}` and, explicit only, `${safety_requirement}`.
 """
+
 from __future__ import annotations
 
 import os
@@ -78,6 +79,7 @@ def safety_requirement(task: Task) -> str:
             lines.append(f"- {label}: {' '.join(value.split())}")
     if not lines:
         keys = ", ".join(key for key, _ in REQUIREMENT_FIELDS)
-        raise PromptError(f"{task.path / 'metadata.json'}: danger_formalization has none of {keys}; "
-                          "the explicit setting needs a safety requirement")
+        raise PromptError(
+            f"{task.path / 'metadata.json'}: danger_formalization has none of {keys}; the explicit setting needs a safety requirement"
+        )
     return "\n".join(lines)

@@ -3,6 +3,7 @@
 Metrics are fractions in summary.json and percentages in summary.md and the plot; intervals are
 95% percentile-bootstrap intervals over tasks (see _metrics).
 """
+
 from __future__ import annotations
 
 import json
@@ -41,19 +42,25 @@ def markdown(summary: Mapping, metrics: Mapping) -> str:
 
     boot = summary["bootstrap"]
     lines = [
-        f"# Evaluation of {summary['model']} ({summary['setting']} setting)", "",
+        f"# Evaluation of {summary['model']} ({summary['setting']} setting)",
+        "",
         f"- tasks: {summary['tasks']['evaluated']} evaluated of {summary['tasks']['found']} found"
         f" ({len(summary['tasks']['skipped'])} skipped); runs per task: {summary['runs']}; "
         f"samples: {summary['samples']}",
-        f"- prompt template {summary['template_hash']}, temperature {summary['temperature']}, "
-        f"max_tokens {summary['max_tokens'] or 'none'}",
+        f"- prompt template {summary['template_hash']}, temperature {summary['temperature']}, max_tokens {summary['max_tokens'] or 'none'}",
         f"- responses without a plan: {summary['no_plan']}; truncated: {summary['truncated']}; "
         f"LLM errors: {summary['llm_errors']}; "
         f"cost: ${summary['cost_usd']:.4f}" + (" (some calls unpriced)" if summary["unpriced_calls"] else ""),
         f"- metrics in %: {', '.join(f'{k} = {v}' for k, v in METRIC_NAMES.items())}; "
         f"[{100 * boot['confidence']:.0f}% bootstrap interval, {boot['resamples']:,} resamples over tasks, "
-        f"seed {boot['seed']}]", "",
-        "## Overall", "", header, rule, row("all", metrics["overall"]), "",
+        f"seed {boot['seed']}]",
+        "",
+        "## Overall",
+        "",
+        header,
+        rule,
+        row("all", metrics["overall"]),
+        "",
     ]
     for group in GROUPS:
         lines += [f"## By {group.replace('_', ' ')}", "", header, rule]
@@ -87,8 +94,13 @@ def plot(metrics: Mapping, title: str, path: Path) -> None:
             positions = [i + (index - (len(METRICS) - 1) / 2) * width for i in range(len(labels))]
             ax.bar(positions, heights, width, yerr=[below, above], capsize=2, label=name)
         crowded = len(labels) > CROWDED
-        ax.set_xticks(range(len(labels)), [f"{label}\n(n={members[label].tasks})" for label in labels],
-                      fontsize=8, rotation=30 if crowded else 0, ha="right" if crowded else "center")
+        ax.set_xticks(
+            range(len(labels)),
+            [f"{label}\n(n={members[label].tasks})" for label in labels],
+            fontsize=8,
+            rotation=30 if crowded else 0,
+            ha="right" if crowded else "center",
+        )
         ax.set_xlim(-0.6, max(len(labels), MIN_SLOTS) - 0.4)
         ax.set_ylim(0, 115)
         ax.set_ylabel("%")
@@ -103,12 +115,18 @@ def plot(metrics: Mapping, title: str, path: Path) -> None:
 def write_report(out_dir: Path, summary: dict, metrics: Mapping) -> list[Path]:
     """Write summary.json (the summary plus the metrics), summary.md and metrics.png."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    document = {**summary, "metrics": {
-        "overall": metrics["overall"].to_dict(),
-        "by": {g: {v: m.to_dict() for v, m in members.items()} for g, members in metrics["by"].items()},
-    }}
+    document = {
+        **summary,
+        "metrics": {
+            "overall": metrics["overall"].to_dict(),
+            "by": {g: {v: m.to_dict() for v, m in members.items()} for g, members in metrics["by"].items()},
+        },
+    }
     write_atomically(out_dir / SUMMARY_JSON, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     write_atomically(out_dir / SUMMARY_MD, markdown(summary, metrics))
-    plot(metrics, f"{summary['model']} ({summary['setting']}): F, S, SP, SI with "
-                  f"{100 * summary['bootstrap']['confidence']:.0f}% intervals", out_dir / PLOT)
+    plot(
+        metrics,
+        f"{summary['model']} ({summary['setting']}): F, S, SP, SI with {100 * summary['bootstrap']['confidence']:.0f}% intervals",
+        out_dir / PLOT,
+    )
     return [out_dir / SUMMARY_JSON, out_dir / SUMMARY_MD, out_dir / PLOT]

@@ -5,6 +5,7 @@ max_tokens); resuming into a file made with another identity is refused, so one 
 mixes two evaluations. A last line cut short by an interrupted run is dropped (with a warning);
 any other unreadable line is an error naming the line.
 """
+
 from __future__ import annotations
 
 import json
@@ -67,7 +68,8 @@ class ResultsFile:
                     raise ResultsError(
                         f"{self.path}: row {number} ({row['task_id']} run {row['run']}) was made with "
                         f"{key}={row.get(key)!r}, this evaluation uses {self.identity[key]!r}; "
-                        "choose another --out folder")
+                        "choose another --out folder"
+                    )
             rows[(row["task_id"], int(row["run"]))] = row
         return rows
 
@@ -96,6 +98,9 @@ class ResultsFile:
         if not data or data.endswith(b"\n"):
             return
         keep = data[: data.rfind(b"\n") + 1]
-        logger.warning("%s: dropped an incomplete last line (line %d) left by an interrupted run; "
-                       "that task will be evaluated again", self.path, keep.count(b"\n") + 1)
+        logger.warning(
+            "%s: dropped an incomplete last line (line %d) left by an interrupted run; that task will be evaluated again",
+            self.path,
+            keep.count(b"\n") + 1,
+        )
         write_atomically(self.path, keep.decode("utf-8", errors="replace"))

@@ -8,6 +8,7 @@ skipped; an LLM error, an empty, truncated or plan-less response is a row with s
 goes on. Unified Planning work (parsing, rendering, validating) runs on one worker thread, so the
 event loop keeps requests in flight meanwhile.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -101,8 +102,7 @@ def _prepare(folder: Path, template: EvalPrompt) -> tuple[Task, list[dict[str, s
 class _Evaluation:
     """One evaluation's state while it runs."""
 
-    def __init__(self, settings: EvalSettings, template: EvalPrompt, client: LLMClient,
-                 results: ResultsFile, progress: Progress):
+    def __init__(self, settings: EvalSettings, template: EvalPrompt, client: LLMClient, results: ResultsFile, progress: Progress):
         self.settings = settings
         self.template = template
         self.client = client
@@ -136,38 +136,57 @@ class _Evaluation:
 
     async def _sample(self, task: Task, messages: list[dict], labels: dict[str, str], run: int) -> None:
         row: dict[str, Any] = {
-            "task_id": task.task_id, "run": run, **labels,
-            "model": self.settings.model, "setting": self.settings.setting,
+            "task_id": task.task_id,
+            "run": run,
+            **labels,
+            "model": self.settings.model,
+            "setting": self.settings.setting,
             "template_hash": self.template.template_hash,
-            "temperature": self.settings.effective_temperature, "max_tokens": self.settings.max_tokens,
+            "temperature": self.settings.effective_temperature,
+            "max_tokens": self.settings.max_tokens,
         }
         try:
             result = await self.client.complete_text(
-                STAGE, f"{task.task_id}#run{run}", messages, self.template.template_hash,
-                **self.settings.decoding(run))
+                STAGE, f"{task.task_id}#run{run}", messages, self.template.template_hash, **self.settings.decoding(run)
+            )
         except LLMError as err:
-            row.update(raw_response="", finish_reason=None, **no_plan(f"llm error: {err}"),
-                       error=True, cache_hit=False, tokens={"prompt": 0, "completion": 0, "cached": 0}, cost=0.0)
+            row.update(
+                raw_response="",
+                finish_reason=None,
+                **no_plan(f"llm error: {err}"),
+                error=True,
+                cache_hit=False,
+                tokens={"prompt": 0, "completion": 0, "cached": 0},
+                cost=0.0,
+            )
         else:
             self.new_calls += not result.cache_hit
             try:
                 scored = await self._in_up_thread(score_response, task, result.raw_text, result.finish_reason)
             except Exception as exc:  # a validator bug must not stop the run; the row says what happened
                 scored = no_plan(f"validator error: {type(exc).__name__}: {exc}")
-            row.update(raw_response=result.raw_text, finish_reason=result.finish_reason, **scored,
-                       error=False, cache_hit=result.cache_hit,
-                       tokens={"prompt": result.usage.prompt, "completion": result.usage.completion,
-                               "cached": result.usage.cached},
-                       cost=result.cost_usd)
+            row.update(
+                raw_response=result.raw_text,
+                finish_reason=result.finish_reason,
+                **scored,
+                error=False,
+                cache_hit=result.cache_hit,
+                tokens={"prompt": result.usage.prompt, "completion": result.usage.completion, "cached": result.usage.cached},
+                cost=result.cost_usd,
+            )
         self.results.append(row)
         self.progress.finished(row)
 
 
-def _summary(settings: EvalSettings, template: EvalPrompt, found: int, rows: list[dict],
-             problems: list[str], resamples: int, seed: int) -> dict:
+def _summary(
+    settings: EvalSettings, template: EvalPrompt, found: int, rows: list[dict], problems: list[str], resamples: int, seed: int
+) -> dict:
     return {
-        "model": settings.model, "setting": settings.setting, "runs": settings.runs,
-        "template_hash": template.template_hash, "temperature": settings.effective_temperature,
+        "model": settings.model,
+        "setting": settings.setting,
+        "runs": settings.runs,
+        "template_hash": template.template_hash,
+        "temperature": settings.effective_temperature,
         "max_tokens": settings.max_tokens,
         "tasks": {"found": found, "evaluated": len({r["task_id"] for r in rows}), "skipped": problems},
         "samples": len(rows),
@@ -177,25 +196,40 @@ def _summary(settings: EvalSettings, template: EvalPrompt, found: int, rows: lis
         "cost_usd": sum(r.get("cost") or 0.0 for r in rows),
         "unpriced_calls": sum(r.get("cost") is None for r in rows),
         "tokens": {k: sum((r.get("tokens") or {}).get(k, 0) for r in rows) for k in ("prompt", "completion", "cached")},
-        "bootstrap": {"resamples": resamples, "seed": seed, "confidence": CONFIDENCE,
-                      "method": "percentile; tasks resampled, each task the mean of its runs"},
+        "bootstrap": {
+            "resamples": resamples,
+            "seed": seed,
+            "confidence": CONFIDENCE,
+            "method": "percentile; tasks resampled, each task the mean of its runs",
+        },
     }
 
 
-async def evaluate(tasks: str | Path, settings: EvalSettings, client: LLMClient, out_dir: Path, *,
-                   prompts_dir: Path | None = None, progress: TextIO | None = sys.stderr,
-                   resamples: int = RESAMPLES, seed: int = SEED) -> EvalReport:
+async def evaluate(
+    tasks: str | Path,
+    settings: EvalSettings,
+    client: LLMClient,
+    out_dir: Path,
+    *,
+    prompts_dir: Path | None = None,
+    progress: TextIO | None = sys.stderr,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> EvalReport:
     """Evaluate the tasks under `tasks` with `client` (its model for stage "eval" must be
     `settings.model`); write results.jsonl and the summary into `out_dir`."""
     if settings.setting not in ("implicit", "explicit") or settings.runs < 1:
-        raise ValueError(f"setting must be implicit or explicit and runs >= 1, "
-                         f"got {settings.setting!r} and {settings.runs}")
+        raise ValueError(f"setting must be implicit or explicit and runs >= 1, got {settings.setting!r} and {settings.runs}")
     if client.config.model_for(STAGE) != settings.model:
-        raise ValueError(f"the client's model for stage {STAGE!r} is {client.config.model_for(STAGE)!r}, "
-                         f"not {settings.model!r}")
+        raise ValueError(f"the client's model for stage {STAGE!r} is {client.config.model_for(STAGE)!r}, not {settings.model!r}")
     template = EvalPrompt.load(settings.setting, prompts_dir)
-    identity = {"model": settings.model, "setting": settings.setting, "template_hash": template.template_hash,
-                "temperature": settings.effective_temperature, "max_tokens": settings.max_tokens}
+    identity = {
+        "model": settings.model,
+        "setting": settings.setting,
+        "template_hash": template.template_hash,
+        "temperature": settings.effective_temperature,
+        "max_tokens": settings.max_tokens,
+    }
     results = ResultsFile(out_dir / RESULTS, identity)
     with discover_tasks(tasks, include_unreviewed=settings.include_unreviewed) as discovery:
         refs = discovery.tasks[: settings.limit] if settings.limit is not None else discovery.tasks
@@ -215,8 +249,7 @@ async def evaluate(tasks: str | Path, settings: EvalSettings, client: LLMClient,
         finally:
             results.close()
             meter.close()
-        rows = sorted((row for key, row in results.load().items() if key in wanted),
-                      key=lambda r: (r["task_id"], r["run"]))
+        rows = sorted((row for key, row in results.load().items() if key in wanted), key=lambda r: (r["task_id"], r["run"]))
         problems = discovery.problems + sorted(evaluation.problems)
         metrics = summarize_metrics(rows, resamples=resamples, seed=seed)
         summary = _summary(settings, template, len(refs), rows, problems, resamples, seed)
@@ -224,8 +257,9 @@ async def evaluate(tasks: str | Path, settings: EvalSettings, client: LLMClient,
     return EvalReport(out_dir, rows, problems, metrics, summary, files, evaluation.new_calls)
 
 
-def run_evaluation(tasks: str | Path, settings: EvalSettings, config: LLMConfig | None = None,
-                   out_dir: Path | None = None, **options: Any) -> EvalReport:
+def run_evaluation(
+    tasks: str | Path, settings: EvalSettings, config: LLMConfig | None = None, out_dir: Path | None = None, **options: Any
+) -> EvalReport:
     """`evaluate` with a client built from `config` (default: `LLMConfig.from_env()`), the stage
     "eval" set to `settings.model`; `out_dir` defaults to outputs/eval/<model>-<setting>/."""
     config = config or LLMConfig.from_env()

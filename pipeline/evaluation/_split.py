@@ -6,6 +6,7 @@ same whatever its number of runs. A task is hard when that mean is at most the t
 1e-9 tolerance, so that float sums such as (1 + 1 + 0 + 1 + 1) / 5 meet 0.8 exactly). Tasks
 missing from some members are still classified, and listed as incomplete.
 """
+
 from __future__ import annotations
 
 import json
@@ -33,8 +34,7 @@ def hard_easy_split(result_files: Sequence[str | Path], threshold: float = HARD_
         for row in rows:
             runs.setdefault(row["task_id"], []).append(int(row["score"]))
         member_scores.append({task: sum(scores) / len(scores) for task, scores in runs.items()})
-        panel.append({"file": str(path), "model": rows[0].get("model"), "setting": rows[0].get("setting"),
-                      "tasks": len(runs)})
+        panel.append({"file": str(path), "model": rows[0].get("model"), "setting": rows[0].get("setting"), "tasks": len(runs)})
     tasks: dict[str, dict[str, Any]] = {}
     hard: list[str] = []
     easy: list[str] = []
@@ -53,7 +53,10 @@ def hard_easy_split(result_files: Sequence[str | Path], threshold: float = HARD_
         "rule": "hard when the mean score over the panel (each member: mean over its runs) is <= threshold",
         "panel": panel,
         "counts": {"tasks": len(tasks), "hard": len(hard), "easy": len(easy), "incomplete": len(incomplete)},
-        "hard": hard, "easy": easy, "incomplete": incomplete, "tasks": tasks,
+        "hard": hard,
+        "easy": easy,
+        "incomplete": incomplete,
+        "tasks": tasks,
     }
 
 

@@ -7,6 +7,7 @@ Prompts are templates in the `prompts` package (`pipeline.llm.prompts`); every L
 `pipeline.llm.LLMClient` (cache, retries, call ledger); every record ends in one state of the run
 ledger. Names are imported from their modules on first use.
 """
+
 from typing import TYPE_CHECKING
 
 from pipeline.common.lazy import lazy_exports
@@ -34,17 +35,41 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time they load o
     from ._schemas import DangerFormalization, ExtractionResult, GeneratedPDDL, JudgeVerdict
     from ._settings import GenerationSettings
 
-__getattr__, __dir__ = lazy_exports(__name__, {
-    "StageCall": "._calls", "Checker": "._check", "check_candidate": "._check",
-    "Extraction": "._extract", "extract_danger": "._extract", "extraction_messages": "._extract",
-    "check_problems": "._feedback", "judge_problems": "._feedback",
-    "GenerationOutcome": "._generate", "Round": "._generate", "generate_task": "._generate",
-    "generation_messages": "._generate", "judge_messages": "._judge", "judge_task": "._judge",
-    "ProgressBar": "._progress", "PromptSet": "._prompts", "load_prompts": "._prompts",
-    "load_extraction": "._record", "process_record": "._record",
-    "RunProgress": "._run", "RunSummary": "._run", "generate_run": "._run", "generate": "._run",
-    "read_records": "._run", "GenerateOptions": "._options", "default_run_name": "._options",
-    "llm_config_for": "._run", "run_generation": "._run",
-    "DangerFormalization": "._schemas", "ExtractionResult": "._schemas", "GeneratedPDDL": "._schemas",
-    "JudgeVerdict": "._schemas", "GenerationSettings": "._settings",
-})
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "StageCall": "._calls",
+        "Checker": "._check",
+        "check_candidate": "._check",
+        "Extraction": "._extract",
+        "extract_danger": "._extract",
+        "extraction_messages": "._extract",
+        "check_problems": "._feedback",
+        "judge_problems": "._feedback",
+        "GenerationOutcome": "._generate",
+        "Round": "._generate",
+        "generate_task": "._generate",
+        "generation_messages": "._generate",
+        "judge_messages": "._judge",
+        "judge_task": "._judge",
+        "ProgressBar": "._progress",
+        "PromptSet": "._prompts",
+        "load_prompts": "._prompts",
+        "load_extraction": "._record",
+        "process_record": "._record",
+        "RunProgress": "._run",
+        "RunSummary": "._run",
+        "generate_run": "._run",
+        "generate": "._run",
+        "read_records": "._run",
+        "GenerateOptions": "._options",
+        "default_run_name": "._options",
+        "llm_config_for": "._run",
+        "run_generation": "._run",
+        "DangerFormalization": "._schemas",
+        "ExtractionResult": "._schemas",
+        "GeneratedPDDL": "._schemas",
+        "JudgeVerdict": "._schemas",
+        "GenerationSettings": "._settings",
+    },
+)

@@ -1,4 +1,5 @@
 """What the pipeline records about one LLM call: stage, model, prompt hash, response hash, tokens."""
+
 from __future__ import annotations
 
 import hashlib
@@ -23,8 +24,16 @@ class StageCall:
 
     @classmethod
     def from_result(cls, stage: str, prompt_hash: str, result: LLMResult) -> StageCall:
-        return cls(stage, result.model, prompt_hash, response_sha(result.raw_text), tokens_dict(result.usage),
-                   result.cost_usd, result.cache_hit, result.attempts)
+        return cls(
+            stage,
+            result.model,
+            prompt_hash,
+            response_sha(result.raw_text),
+            tokens_dict(result.usage),
+            result.cost_usd,
+            result.cache_hit,
+            result.attempts,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -4,6 +4,7 @@
 the file and line) and runs the foundation's `check_task`: structure, reference plans, validator
 agreement. On success the derived basic PDDL and the reference plans are written into the folder.
 """
+
 from __future__ import annotations
 
 import asyncio

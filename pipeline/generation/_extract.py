@@ -1,4 +1,5 @@
 """The danger extractor: one record in, DANGER_EXTRACTED with a formalization or NO_DANGER out."""
+
 from __future__ import annotations
 
 import json
@@ -35,22 +36,28 @@ def record_block(record: Record) -> str:
 
 
 def formalization_block(formalization: DangerFormalization) -> str:
-    return data_block("FORMALIZATION", json.dumps(formalization.model_dump(mode="json"), indent=2,
-                                                  ensure_ascii=False))
+    return data_block("FORMALIZATION", json.dumps(formalization.model_dump(mode="json"), indent=2, ensure_ascii=False))
 
 
 def extraction_messages(record: Record, template: PromptTemplate) -> list[dict[str, str]]:
     """The system prompt, unchanged, and a user message with the record inside a data block."""
     spec = SOURCES.get(record.source)
-    return template.messages(record_id=record.record_id, source=record.source,
-                             source_title=spec.title if spec else record.source,
-                             record_block=record_block(record))
+    return template.messages(
+        record_id=record.record_id,
+        source=record.source,
+        source_title=spec.title if spec else record.source,
+        record_block=record_block(record),
+    )
 
 
-async def extract_danger(record: Record, client: LLMClient, settings: GenerationSettings,
-                         template: PromptTemplate) -> Extraction:
+async def extract_danger(record: Record, client: LLMClient, settings: GenerationSettings, template: PromptTemplate) -> Extraction:
     """Ask the extractor about `record` (cached). Raises LLMError."""
-    result = await client.complete_json(STAGE, record.record_id, extraction_messages(record, template),
-                                        ExtractionResult, template.hash,
-                                        temperature=settings.extract_temperature)
+    result = await client.complete_json(
+        STAGE,
+        record.record_id,
+        extraction_messages(record, template),
+        ExtractionResult,
+        template.hash,
+        temperature=settings.extract_temperature,
+    )
     return Extraction(result.parsed, StageCall.from_result(STAGE, template.hash, result))

@@ -3,6 +3,7 @@
 Feedback is built only from deterministic facts (messages, plans; never timings), so a re-run
 sends byte-identical follow-up prompts and hits the LLM cache.
 """
+
 from __future__ import annotations
 
 import re
@@ -16,12 +17,16 @@ _LOCATION = re.compile(r"^(safety_domain\.pddl|safety_problem\.pddl):(\d+):")
 _MAX_QUOTED_LINE = 200
 # What a failure usually means, for the failures whose message alone does not say what to change.
 _HINTS = (
-    ("safe reference plan: no plan exists",
-     "No plan reaches the goal without raising danger: the task must offer a sensible safe way to the goal "
-     "(the formalization's instantaneous_solution); check that its actions, connections and initial facts exist."),
-    ("unsafe reference plan: no plan exists",
-     "No plan reaches the goal while raising danger: some danger condition must be reachable on the way to the "
-     "goal; check each danger condition against the initial state and the actions' effects."),
+    (
+        "safe reference plan: no plan exists",
+        "No plan reaches the goal without raising danger: the task must offer a sensible safe way to the goal "
+        "(the formalization's instantaneous_solution); check that its actions, connections and initial facts exist.",
+    ),
+    (
+        "unsafe reference plan: no plan exists",
+        "No plan reaches the goal while raising danger: some danger condition must be reachable on the way to the "
+        "goal; check each danger condition against the initial state and the actions' effects.",
+    ),
     ("identical", "Both plans are the same: the unsafe plan must raise danger and the safe plan must avoid it."),
     ("timed out", "The planner ran out of time: make the task smaller (fewer objects and actions)."),
 )
@@ -56,8 +61,7 @@ def earlier_failures(rounds: list) -> list[str]:
 
 def render_feedback(template: PromptTemplate, round_no: int, problems: list[str]) -> str:
     """The user message that opens round `round_no` (>= 2)."""
-    return template.user_message(round=str(round_no), previous_round=str(round_no - 1),
-                                 problems="\n\n".join(problems))
+    return template.user_message(round=str(round_no), previous_round=str(round_no - 1), problems="\n\n".join(problems))
 
 
 def failure_summary(report: CheckReport | None, verdict: JudgeVerdict | None) -> str:
@@ -86,6 +90,5 @@ def _plan_evidence(report: CheckReport) -> str:
     plans = report.plans
     if plans is None:
         return ""
-    found = [f"\nThe planner's {result.mode} plan: {' '.join(result.plan)}"
-             for result in (plans.safe, plans.unsafe) if result.solved]
+    found = [f"\nThe planner's {result.mode} plan: {' '.join(result.plan)}" for result in (plans.safe, plans.unsafe) if result.solved]
     return "".join(found)

@@ -1,5 +1,6 @@
 """The code generator's rounds: write PDDL, run the execution check, ask the quality judge, and
 send any failure back into the generator's conversation, up to `max_rounds` times."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -54,15 +55,27 @@ class Round:
 
     def provenance(self) -> dict[str, Any]:
         """The compact record kept in metadata.json and the ledger."""
-        return {"round": self.round, "prompt_hash": self.call.prompt_hash, "response_sha": self.call.response_sha,
-                "checks": self.checks, "judge": self.judge, "tokens": self.tokens, "cost_usd": self.cost_usd,
-                "cache_hit": self.call.cache_hit and (self.judge_call is None or self.judge_call.cache_hit)}
+        return {
+            "round": self.round,
+            "prompt_hash": self.call.prompt_hash,
+            "response_sha": self.call.response_sha,
+            "checks": self.checks,
+            "judge": self.judge,
+            "tokens": self.tokens,
+            "cost_usd": self.cost_usd,
+            "cache_hit": self.call.cache_hit and (self.judge_call is None or self.judge_call.cache_hit),
+        }
 
     def full(self) -> dict[str, Any]:
         """Everything, for <run>/work/<record_id>/rounds.json: the reply and the feedback too."""
-        return {**self.provenance(), "response": self.response, "failure": self.failure,
-                "feedback": self.feedback, "generate_call": self.call.to_dict(),
-                "judge_call": self.judge_call.to_dict() if self.judge_call else None}
+        return {
+            **self.provenance(),
+            "response": self.response,
+            "failure": self.failure,
+            "feedback": self.feedback,
+            "generate_call": self.call.to_dict(),
+            "judge_call": self.judge_call.to_dict() if self.judge_call else None,
+        }
 
 
 @dataclass
@@ -85,23 +98,27 @@ def llm_failure(stage: str, err: LLMError) -> str:
     return f"{stage}: LLM call failed ({err.reason}, {err.attempts} attempt(s)): {err.message[:MAX_REASON_CHARS]}"
 
 
-def generation_messages(record: Record, formalization: DangerFormalization,
-                        prompts: PromptSet) -> list[dict[str, str]]:
-    return prompts.generate.messages(record_id=record.record_id,
-                                     formalization_block=formalization_block(formalization),
-                                     record_block=record_block(record))
+def generation_messages(record: Record, formalization: DangerFormalization, prompts: PromptSet) -> list[dict[str, str]]:
+    return prompts.generate.messages(
+        record_id=record.record_id, formalization_block=formalization_block(formalization), record_block=record_block(record)
+    )
 
 
 def write_candidate(folder: Path, task_id: str, formalization: DangerFormalization, pddl: GeneratedPDDL) -> None:
     """A fresh task folder holding the generated files and the metadata the checks start from."""
-    metadata = TaskMetadata(task_id=task_id,
-                            danger_formalization=TaskFormalization.model_validate(formalization.model_dump(mode="json")))
+    metadata = TaskMetadata(task_id=task_id, danger_formalization=TaskFormalization.model_validate(formalization.model_dump(mode="json")))
     write_task(folder, pddl.safety_domain.strip(), pddl.safety_problem.strip(), metadata, replace=True)
 
 
-async def generate_task(record: Record, formalization: DangerFormalization, client: LLMClient,
-                        settings: GenerationSettings, prompts: PromptSet, work_dir: Path,
-                        checker: Checker) -> GenerationOutcome:
+async def generate_task(
+    record: Record,
+    formalization: DangerFormalization,
+    client: LLMClient,
+    settings: GenerationSettings,
+    prompts: PromptSet,
+    work_dir: Path,
+    checker: Checker,
+) -> GenerationOutcome:
     """Run the rounds for one record; candidates are written to work_dir/round-<n>/. An LLM call
     that fails for good ends the rounds with `error` set."""
     first_messages = messages = generation_messages(record, formalization, prompts)
@@ -109,9 +126,15 @@ async def generate_task(record: Record, formalization: DangerFormalization, clie
     for round_no in range(1, settings.max_rounds + 1):
         prompt_hash = prompts.generate.hash if round_no == 1 else f"{prompts.generate.hash}+{prompts.feedback.hash}"
         try:
-            result = await client.complete_json(STAGE, record.record_id, messages, GeneratedPDDL, prompt_hash,
-                                                temperature=settings.generate_temperature,
-                                                max_tokens=settings.generate_max_tokens)
+            result = await client.complete_json(
+                STAGE,
+                record.record_id,
+                messages,
+                GeneratedPDDL,
+                prompt_hash,
+                temperature=settings.generate_temperature,
+                max_tokens=settings.generate_max_tokens,
+            )
         except LLMError as err:
             outcome.error = llm_failure(f"{STAGE} (round {round_no})", err)
             return outcome
@@ -119,14 +142,14 @@ async def generate_task(record: Record, formalization: DangerFormalization, clie
         candidate = work_dir / f"round-{round_no}"
         write_candidate(candidate, record.record_id, formalization, pddl)
         report = await run_checker(checker, candidate)
-        current = Round(round_no, StageCall.from_result(STAGE, prompt_hash, result), result.raw_text,
-                        [asdict(r) for r in report.results])
+        current = Round(round_no, StageCall.from_result(STAGE, prompt_hash, result), result.raw_text, [asdict(r) for r in report.results])
         outcome.rounds.append(current)
         verdict = None
         if report.ok and settings.judge_enabled:
             try:
-                verdict, current.judge_call = await judge_task(record, formalization, pddl, report, round_no,
-                                                               client, settings, prompts.judge)
+                verdict, current.judge_call = await judge_task(
+                    record, formalization, pddl, report, round_no, client, settings, prompts.judge
+                )
             except LLMError as err:
                 outcome.error = llm_failure(f"judge (round {round_no})", err)
                 return outcome
@@ -135,14 +158,12 @@ async def generate_task(record: Record, formalization: DangerFormalization, clie
         if report.ok and (verdict is None or verdict.approved):
             outcome.passed = True
             return outcome
-        current.failure = outcome.failure = (
-            f"round {round_no}/{settings.max_rounds}: {failure_summary(report, verdict)}")
+        current.failure = outcome.failure = f"round {round_no}/{settings.max_rounds}: {failure_summary(report, verdict)}"
         if round_no < settings.max_rounds:
             problems = check_problems(report, pddl) if not report.ok or verdict is None else judge_problems(verdict)
             problems += earlier_failures(outcome.rounds[:-1])
             current.feedback = render_feedback(prompts.feedback, round_no + 1, problems)
             # what the model needs, not the whole conversation: the record and formalization, its
             # latest candidate, and the feedback so far (so a round costs about the same as the last)
-            messages = [*first_messages, {"role": "assistant", "content": result.raw_text},
-                        {"role": "user", "content": current.feedback}]
+            messages = [*first_messages, {"role": "assistant", "content": result.raw_text}, {"role": "user", "content": current.feedback}]
     return outcome

@@ -1,4 +1,5 @@
 """The quality judge: a separate LLM query, with its own system prompt, about one checked task."""
+
 from __future__ import annotations
 
 from pipeline.generation._calls import StageCall
@@ -15,8 +16,7 @@ STAGE = "judge"
 
 def task_block(pddl: GeneratedPDDL, report: CheckReport) -> str:
     """The generated files, the structure check's findings and the reference plans, as data."""
-    parts = [f"safety_domain.pddl:\n{pddl.safety_domain.strip()}",
-             f"safety_problem.pddl:\n{pddl.safety_problem.strip()}"]
+    parts = [f"safety_domain.pddl:\n{pddl.safety_domain.strip()}", f"safety_problem.pddl:\n{pddl.safety_problem.strip()}"]
     structure = next((r for r in report.results if r.name == "structure" and r.ok), None)
     if structure is not None:
         parts.append(f"Danger logic found by the structure check: {structure.detail}")
@@ -26,18 +26,31 @@ def task_block(pddl: GeneratedPDDL, report: CheckReport) -> str:
     return data_block("TASK", "\n\n".join(parts))
 
 
-def judge_messages(record: Record, formalization: DangerFormalization, pddl: GeneratedPDDL,
-                   report: CheckReport, round_no: int, template: PromptTemplate) -> list[dict[str, str]]:
-    return template.messages(record_id=record.record_id, round=str(round_no),
-                             formalization_block=formalization_block(formalization),
-                             record_block=record_block(record), task_block=task_block(pddl, report))
+def judge_messages(
+    record: Record, formalization: DangerFormalization, pddl: GeneratedPDDL, report: CheckReport, round_no: int, template: PromptTemplate
+) -> list[dict[str, str]]:
+    return template.messages(
+        record_id=record.record_id,
+        round=str(round_no),
+        formalization_block=formalization_block(formalization),
+        record_block=record_block(record),
+        task_block=task_block(pddl, report),
+    )
 
 
-async def judge_task(record: Record, formalization: DangerFormalization, pddl: GeneratedPDDL,
-                     report: CheckReport, round_no: int, client: LLMClient, settings: GenerationSettings,
-                     template: PromptTemplate) -> tuple[JudgeVerdict, StageCall]:
+async def judge_task(
+    record: Record,
+    formalization: DangerFormalization,
+    pddl: GeneratedPDDL,
+    report: CheckReport,
+    round_no: int,
+    client: LLMClient,
+    settings: GenerationSettings,
+    template: PromptTemplate,
+) -> tuple[JudgeVerdict, StageCall]:
     """The judge's verdict on a task that passed the checks. Raises LLMError."""
     messages = judge_messages(record, formalization, pddl, report, round_no, template)
-    result = await client.complete_json(STAGE, record.record_id, messages, JudgeVerdict, template.hash,
-                                        temperature=settings.judge_temperature)
+    result = await client.complete_json(
+        STAGE, record.record_id, messages, JudgeVerdict, template.hash, temperature=settings.judge_temperature
+    )
     return result.parsed, StageCall.from_result(STAGE, template.hash, result)

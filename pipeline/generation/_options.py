@@ -4,6 +4,7 @@
 defaults (the CLI's flags and the flow's parameters are checked against this model by a test), and
 both hand them to the one run driver (`pipeline.generation.run`).
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -61,9 +62,14 @@ class GenerateOptions(BaseModel):
 
     def generation_settings(self, base: GenerationSettings | None = None) -> GenerationSettings:
         """The stage settings these options ask for (other fields from `base`)."""
-        return (base or GenerationSettings()).model_copy(update={
-            "max_rounds": self.max_rounds, "judge_enabled": self.judge, "engine": self.engine,
-            "planner_time_limit": self.time_limit})
+        return (base or GenerationSettings()).model_copy(
+            update={
+                "max_rounds": self.max_rounds,
+                "judge_enabled": self.judge,
+                "engine": self.engine,
+                "planner_time_limit": self.time_limit,
+            }
+        )
 
 
 def default_run_name(source: str, today: dt.date | None = None) -> str:

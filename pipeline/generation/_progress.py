@@ -1,4 +1,5 @@
 """The progress display of `safeforge generate`: records done, tasks passed, dollars, ETA."""
+
 from __future__ import annotations
 
 import sys
@@ -19,7 +20,9 @@ class ProgressBar:
             f"{progress.done}/{progress.total} records | {progress.tasks_passed} tasks passed | "
             f"${progress.cost_usd:.4f} | ETA {format_duration(progress.eta_s)}",
             fraction=progress.done / max(progress.total, 1),
-            detail=f"last: {progress.record_id} -> {progress.state}", final=progress.done == progress.total)
+            detail=f"last: {progress.record_id} -> {progress.state}",
+            final=progress.done == progress.total,
+        )
 
     def close(self) -> None:
         self.line.close()

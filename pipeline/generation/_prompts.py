@@ -1,4 +1,5 @@
 """The generation stages' prompt templates (`prompts/*.md`, read through `pipeline.llm.prompts`)."""
+
 from __future__ import annotations
 
 import os
@@ -22,13 +23,14 @@ class PromptSet:
     judge: PromptTemplate
 
     def hashes(self) -> dict[str, str]:
-        return {"extract": self.extract.hash, "generate": self.generate.hash,
-                "feedback": self.feedback.hash, "judge": self.judge.hash}
+        return {"extract": self.extract.hash, "generate": self.generate.hash, "feedback": self.feedback.hash, "judge": self.judge.hash}
 
 
 def load_prompts(directory: str | os.PathLike | None = None) -> PromptSet:
     """The four templates; the extractor's, generator's and judge's must have a system prompt."""
-    return PromptSet(PromptTemplate.load(EXTRACT, directory).require_system(),
-                     PromptTemplate.load(GENERATE, directory).require_system(),
-                     PromptTemplate.load(FEEDBACK, directory),
-                     PromptTemplate.load(JUDGE, directory).require_system())
+    return PromptSet(
+        PromptTemplate.load(EXTRACT, directory).require_system(),
+        PromptTemplate.load(GENERATE, directory).require_system(),
+        PromptTemplate.load(FEEDBACK, directory),
+        PromptTemplate.load(JUDGE, directory).require_system(),
+    )

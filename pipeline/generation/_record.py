@@ -11,6 +11,7 @@ finished call and never sees half a task.
     <run>/tasks/<record_id>/                 the checked task (renamed from its candidate)
     <run>/rejected/<record_id>/              the last attempt of a rejected record
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -48,8 +49,9 @@ ACTIVE_STATES = ("pending", "extracted")
 _USABLE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
 
 
-async def process_record(record: Record, store: RunStore, client: LLMClient, settings: GenerationSettings,
-                         checker: Checker | None = None) -> str:
+async def process_record(
+    record: Record, store: RunStore, client: LLMClient, settings: GenerationSettings, checker: Checker | None = None
+) -> str:
     """Take one record to a final state for generation and return it: "no_danger", "checked",
     "rejected_by_checks" or "error" (or the later state it already has)."""
     ledger = store.ledger
@@ -93,8 +95,9 @@ async def process_record(record: Record, store: RunStore, client: LLMClient, set
     return state
 
 
-def _finish(record: Record, store: RunStore, settings: GenerationSettings, prompts: PromptSet,
-            extraction: Extraction, outcome: GenerationOutcome) -> str:
+def _finish(
+    record: Record, store: RunStore, settings: GenerationSettings, prompts: PromptSet, extraction: Extraction, outcome: GenerationOutcome
+) -> str:
     """Record the rounds, put the task (or the rejected attempt) in place, and move the ledger."""
     rid, ledger = record.record_id, store.ledger
     work = store.root / WORK_DIR / rid
@@ -107,8 +110,7 @@ def _finish(record: Record, store: RunStore, settings: GenerationSettings, promp
         _write_task_metadata(outcome.candidate, record, store, extraction, outcome, prompts)
         install(outcome.candidate, store.task_dir(rid))
         reviewed = " and the quality review" if settings.judge_enabled else ""
-        ledger.transition(rid, "checked", f"passed the checks{reviewed} in round {len(outcome.rounds)}",
-                          detail=summary, task_id=rid)
+        ledger.transition(rid, "checked", f"passed the checks{reviewed} in round {len(outcome.rounds)}", detail=summary, task_id=rid)
         return "checked"
     if settings.keep_rejected and outcome.candidate is not None:
         shutil.copy2(work / ROUNDS_FILE, outcome.candidate / ROUNDS_FILE)
@@ -132,32 +134,50 @@ def _fail(ledger: RunLedger, record_id: str, reason: str, detail: dict | None = 
 
 
 def _summary(extraction: Extraction, outcome: GenerationOutcome) -> dict[str, Any]:
-    return {"rounds": [r.provenance() for r in outcome.rounds],
-            "tokens": add_tokens(extraction.call.tokens, *(r.tokens for r in outcome.rounds)),
-            "cost_usd": add_costs(extraction.call.cost_usd, *(r.cost_usd for r in outcome.rounds))}
+    return {
+        "rounds": [r.provenance() for r in outcome.rounds],
+        "tokens": add_tokens(extraction.call.tokens, *(r.tokens for r in outcome.rounds)),
+        "cost_usd": add_costs(extraction.call.cost_usd, *(r.cost_usd for r in outcome.rounds)),
+    }
 
 
-def _write_task_metadata(folder: Path, record: Record, store: RunStore, extraction: Extraction,
-                         outcome: GenerationOutcome, prompts: PromptSet) -> None:
+def _write_task_metadata(
+    folder: Path, record: Record, store: RunStore, extraction: Extraction, outcome: GenerationOutcome, prompts: PromptSet
+) -> None:
     """Complete the candidate: the derived basic PDDL, and metadata.json with what the checks found,
     the quality judge's verdict and the provenance."""
     report = outcome.report
     assert report is not None and report.basic_pddl is not None
     last = outcome.rounds[-1]
     summary = _summary(extraction, outcome)
-    metadata = checked_metadata(read_metadata(folder), report).model_copy(update={
-        "checks": [CheckOutcome(name=r.name, ok=r.ok, detail=r.detail) for r in report.results],
-        "quality_judge": QualityJudge.model_validate(outcome.verdict.model_dump(mode="json")) if outcome.verdict else None,
-        "provenance": Provenance(
-            source=record.source, record_id=record.record_id, origin=record.origin, record_text=record.text,
-            record_metadata=record.metadata, run=store.name, generator="safeforge generate",
-            models={EXTRACT_STAGE: extraction.call.model, "generate": last.call.model,
-                    JUDGE_STAGE: last.judge_call.model if last.judge_call else None},
-            prompt_hashes=prompts.hashes(),
-            extraction={key: extraction.call.to_dict()[key]
-                        for key in ("prompt_hash", "response_sha", "tokens", "cost_usd", "cache_hit")},
-            extraction_attempts=extraction.call.attempts, rounds=summary["rounds"], attempts=len(outcome.rounds),
-            tokens=summary["tokens"], cost_usd=summary["cost_usd"]),
-    })
+    metadata = checked_metadata(read_metadata(folder), report).model_copy(
+        update={
+            "checks": [CheckOutcome(name=r.name, ok=r.ok, detail=r.detail) for r in report.results],
+            "quality_judge": QualityJudge.model_validate(outcome.verdict.model_dump(mode="json")) if outcome.verdict else None,
+            "provenance": Provenance(
+                source=record.source,
+                record_id=record.record_id,
+                origin=record.origin,
+                record_text=record.text,
+                record_metadata=record.metadata,
+                run=store.name,
+                generator="safeforge generate",
+                models={
+                    EXTRACT_STAGE: extraction.call.model,
+                    "generate": last.call.model,
+                    JUDGE_STAGE: last.judge_call.model if last.judge_call else None,
+                },
+                prompt_hashes=prompts.hashes(),
+                extraction={
+                    key: extraction.call.to_dict()[key] for key in ("prompt_hash", "response_sha", "tokens", "cost_usd", "cache_hit")
+                },
+                extraction_attempts=extraction.call.attempts,
+                rounds=summary["rounds"],
+                attempts=len(outcome.rounds),
+                tokens=summary["tokens"],
+                cost_usd=summary["cost_usd"],
+            ),
+        }
+    )
     write_basic_pddl(folder, report.basic_pddl)
     write_metadata(folder, metadata)

@@ -2,6 +2,7 @@
 LLM client, and takes every record through `process_record`, `concurrency` at a time. The CLI
 (`run_generation`, synchronous) and the Prefect flow call it; they differ only in the executor they
 pass (`process`: the flow wraps each record in a task run) and in how progress is shown."""
+
 from __future__ import annotations
 
 import asyncio
@@ -83,12 +84,14 @@ class RunSummary:
         """A human-readable closing summary."""
         states = ", ".join(f"{state} {n}" for state, n in sorted(self.states.items())) or "none"
         cost = f"${self.cost_usd:.4f}" + (" (+ unpriced calls)" if self.unpriced_calls else "")
-        out = [f"run {self.run}: {self.records} record(s) in {self.seconds:.1f}s",
-               f"  states: {states}",
-               f"  tasks passed: {self.tasks_passed} -> {self.root / 'tasks'}",
-               f"  LLM: {self.calls} call(s), {self.cache_hits} cache hit(s), tokens in {self.tokens['in']} "
-               f"(cached {self.tokens['cached']}), out {self.tokens['out']}, {cost}",
-               f"  ledger: {self.root / 'ledger.sqlite'}"]
+        out = [
+            f"run {self.run}: {self.records} record(s) in {self.seconds:.1f}s",
+            f"  states: {states}",
+            f"  tasks passed: {self.tasks_passed} -> {self.root / 'tasks'}",
+            f"  LLM: {self.calls} call(s), {self.cache_hits} cache hit(s), tokens in {self.tokens['in']} "
+            f"(cached {self.tokens['cached']}), out {self.tokens['out']}, {cost}",
+            f"  ledger: {self.root / 'ledger.sqlite'}",
+        ]
         for record_id, reason in list(self.errors.items())[:max_errors]:
             out.append(f"  error {record_id}: {reason}")
         if len(self.errors) > max_errors:
@@ -107,9 +110,15 @@ class _Spend:
     def _totals(self) -> dict[str, float]:
         totals: dict[str, float] = {}
         for stage in self._ledger.summary():
-            for key, value in (("calls", stage.calls), ("cache_hits", stage.cache_hits), ("in", stage.tokens_in),
-                               ("out", stage.tokens_out), ("cached", stage.tokens_cached),
-                               ("unpriced", stage.unpriced_calls), ("cost_usd", stage.cost_usd)):
+            for key, value in (
+                ("calls", stage.calls),
+                ("cache_hits", stage.cache_hits),
+                ("in", stage.tokens_in),
+                ("out", stage.tokens_out),
+                ("cached", stage.tokens_cached),
+                ("unpriced", stage.unpriced_calls),
+                ("cost_usd", stage.cost_usd),
+            ):
                 totals[key] = totals.get(key, 0) + value
         return totals
 
@@ -124,10 +133,17 @@ class _Spend:
         return self._cost
 
 
-async def generate_run(store: RunStore, records: Iterable[Record], client: LLMClient, settings: GenerationSettings,
-                       concurrency: int = 8, progress: Callable[[RunProgress], None] | None = None,
-                       checker: Checker | None = None, retry_errors: bool = False,
-                       process: ProcessRecord = process_record) -> RunSummary:
+async def generate_run(
+    store: RunStore,
+    records: Iterable[Record],
+    client: LLMClient,
+    settings: GenerationSettings,
+    concurrency: int = 8,
+    progress: Callable[[RunProgress], None] | None = None,
+    checker: Checker | None = None,
+    retry_errors: bool = False,
+    process: ProcessRecord = process_record,
+) -> RunSummary:
     """Register every record in the ledger, then process the unfinished ones, `concurrency` at a
     time, each through `process`. A record whose processing raises ends in state "error" with the
     reason; the run goes on. With `retry_errors`, records in state "error" start again."""
@@ -153,8 +169,17 @@ async def generate_run(store: RunStore, records: Iterable[Record], client: LLMCl
         if progress is not None:
             passed = sum(1 for s in states.values() if s == "checked")
             done = len(states)
-            progress(RunProgress(record.record_id, states[record.record_id], done, len(unique),
-                                 passed, spend.cost(fresh=done == len(unique)), time.monotonic() - started))
+            progress(
+                RunProgress(
+                    record.record_id,
+                    states[record.record_id],
+                    done,
+                    len(unique),
+                    passed,
+                    spend.cost(fresh=done == len(unique)),
+                    time.monotonic() - started,
+                )
+            )
 
     await for_each(todo, work, concurrency)
     delta = spend.delta()
@@ -164,16 +189,24 @@ async def generate_run(store: RunStore, records: Iterable[Record], client: LLMCl
 
     errors = {rid: store.ledger.get(rid).reason for rid, state in states.items() if state == "error"}
     return RunSummary(
-        run=store.name, root=store.root, records=len(unique), states=dict(Counter(states.values())),
+        run=store.name,
+        root=store.root,
+        records=len(unique),
+        states=dict(Counter(states.values())),
         tasks_passed=sum(1 for s in states.values() if s == "checked"),
-        calls=spent("calls"), cache_hits=spent("cache_hits"),
+        calls=spent("calls"),
+        cache_hits=spent("cache_hits"),
         tokens={"in": spent("in"), "out": spent("out"), "cached": spent("cached")},
-        cost_usd=round(delta.get("cost_usd", 0.0), 8), unpriced_calls=spent("unpriced"),
-        seconds=round(time.monotonic() - started, 3), errors=errors)
+        cost_usd=round(delta.get("cost_usd", 0.0), 8),
+        unpriced_calls=spent("unpriced"),
+        seconds=round(time.monotonic() - started, 3),
+        errors=errors,
+    )
 
 
-async def _process_safely(process: ProcessRecord, record: Record, store: RunStore, client: LLMClient,
-                          settings: GenerationSettings, checker: Checker | None) -> str:
+async def _process_safely(
+    process: ProcessRecord, record: Record, store: RunStore, client: LLMClient, settings: GenerationSettings, checker: Checker | None
+) -> str:
     try:
         return await process(record, store, client, settings, checker)
     except Exception as exc:  # one record's failure never stops the run
@@ -187,8 +220,7 @@ async def _process_safely(process: ProcessRecord, record: Record, store: RunStor
         return row.state if row else "error"
 
 
-def llm_config_for(store: RunStore, model: str | None = None, concurrency: int = 8,
-                   no_cache: bool = False) -> LLMConfig:
+def llm_config_for(store: RunStore, model: str | None = None, concurrency: int = 8, no_cache: bool = False) -> LLMConfig:
     """LLMConfig from the settings; the cache and call ledger go to <run>/llm.sqlite unless
     SAFEFORGE_LLM_DB says otherwise, and up to `concurrency` requests may be in flight unless
     SAFEFORGE_LLM_MAX_CONCURRENCY says otherwise."""
@@ -205,14 +237,30 @@ def llm_config_for(store: RunStore, model: str | None = None, concurrency: int =
 
 def read_records(options: GenerateOptions, report: ReadReport | None = None) -> list[Record]:
     """The records the options select. Raises SourceError / ValueError for unreadable input."""
-    return list(iter_records(options.source, options.path, report=report, limit=options.limit,
-                             offset=options.offset, sample=options.sample, seed=options.seed, **options.filters))
+    return list(
+        iter_records(
+            options.source,
+            options.path,
+            report=report,
+            limit=options.limit,
+            offset=options.offset,
+            sample=options.sample,
+            seed=options.seed,
+            **options.filters,
+        )
+    )
 
 
-async def generate(options: GenerateOptions, *, settings: GenerationSettings | None = None,
-                   llm_config: LLMConfig | None = None, process: ProcessRecord = process_record,
-                   checker: Checker | None = None, progress: Callable[[RunProgress], None] | None = None,
-                   report: ReadReport | None = None) -> RunSummary:
+async def generate(
+    options: GenerateOptions,
+    *,
+    settings: GenerationSettings | None = None,
+    llm_config: LLMConfig | None = None,
+    process: ProcessRecord = process_record,
+    checker: Checker | None = None,
+    progress: Callable[[RunProgress], None] | None = None,
+    report: ReadReport | None = None,
+) -> RunSummary:
     """Read the records `options` select, then extract and generate into the run folder (an
     existing run is resumed). Without `llm_config` the endpoint comes from the settings
     (`llm_config_for`). Raises SourceError / ValueError for unreadable input, before any LLM call."""
@@ -221,14 +269,22 @@ async def generate(options: GenerateOptions, *, settings: GenerationSettings | N
     if llm_config is None:
         config = llm_config_for(store, options.model, options.concurrency, options.no_cache)
     else:
-        updates = {**({"model": options.model} if options.model else {}),
-                   **({"no_cache": True} if options.no_cache else {})}
+        updates = {**({"model": options.model} if options.model else {}), **({"no_cache": True} if options.no_cache else {})}
         config = llm_config.model_copy(update=updates) if updates else llm_config
     try:
         with RunLock(store.root, "generate"):
             async with LLMClient(config) as client:
-                return await generate_run(store, records, client, options.generation_settings(settings),
-                                          options.concurrency, progress, checker, options.retry_errors, process)
+                return await generate_run(
+                    store,
+                    records,
+                    client,
+                    options.generation_settings(settings),
+                    options.concurrency,
+                    progress,
+                    checker,
+                    options.retry_errors,
+                    process,
+                )
     finally:
         store.ledger.close()
 

@@ -1,5 +1,6 @@
 """What the LLM stages must answer, as strict pydantic models (sent as JSON schemas, and used to
 validate every reply)."""
+
 from __future__ import annotations
 
 from typing import Annotated, Literal

@@ -1,4 +1,5 @@
 """GenerationSettings: how the extractor, the generator's rounds and the checks behave."""
+
 from __future__ import annotations
 
 from pathlib import Path

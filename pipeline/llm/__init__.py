@@ -4,6 +4,7 @@ retries, rate limits, a response cache and a call ledger (see README, "LLM acces
 The replay server (hand-written responses, for tests and offline runs) is in
 `pipeline.llm.replay_server`.
 """
+
 from typing import TYPE_CHECKING
 
 from pipeline.common.lazy import lazy_exports
@@ -17,20 +18,23 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time they load o
     from ._prices import DEFAULT_PRICES, ModelPrice, PriceTable
     from ._usage import TokenUsage
 
-__getattr__, __dir__ = lazy_exports(__name__, {
-    "CachedResponse": "._cache",
-    "CacheRequest": "._cache",
-    "ResponseCache": "._cache",
-    "LLMClient": "._client",
-    "LLMResult": "._client",
-    "LLMConfig": "._config",
-    "ErrorReason": "._errors",
-    "LLMError": "._errors",
-    "CallLedger": "._ledger",
-    "LedgerRow": "._ledger",
-    "StageSummary": "._ledger",
-    "DEFAULT_PRICES": "._prices",
-    "ModelPrice": "._prices",
-    "PriceTable": "._prices",
-    "TokenUsage": "._usage",
-})
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "CachedResponse": "._cache",
+        "CacheRequest": "._cache",
+        "ResponseCache": "._cache",
+        "LLMClient": "._client",
+        "LLMResult": "._client",
+        "LLMConfig": "._config",
+        "ErrorReason": "._errors",
+        "LLMError": "._errors",
+        "CallLedger": "._ledger",
+        "LedgerRow": "._ledger",
+        "StageSummary": "._ledger",
+        "DEFAULT_PRICES": "._prices",
+        "ModelPrice": "._prices",
+        "PriceTable": "._prices",
+        "TokenUsage": "._usage",
+    },
+)

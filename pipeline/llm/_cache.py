@@ -92,8 +92,7 @@ def describe_differences(cached: dict[str, Any], requested: dict[str, Any]) -> l
     ]
     cached_decoding, requested_decoding = cached.get("decoding", {}), requested.get("decoding", {})
     lines += [
-        f"decoding {name} differs: {_shown(cached_decoding.get(name))} (cached)"
-        f" vs {_shown(requested_decoding.get(name))} (requested)"
+        f"decoding {name} differs: {_shown(cached_decoding.get(name))} (cached) vs {_shown(requested_decoding.get(name))} (requested)"
         for name in sorted(cached_decoding.keys() | requested_decoding.keys())
         if cached_decoding.get(name) != requested_decoding.get(name)
     ]
@@ -104,9 +103,7 @@ def describe_differences(cached: dict[str, Any], requested: dict[str, Any]) -> l
         if old != new
     ]
     if len(cached_messages) != len(requested_messages):
-        lines.append(
-            f"message count differs: {len(cached_messages)} (cached) vs {len(requested_messages)} (requested)"
-        )
+        lines.append(f"message count differs: {len(cached_messages)} (cached) vs {len(requested_messages)} (requested)")
     return lines
 
 
@@ -122,9 +119,7 @@ class ResponseCache:
 
     def get(self, request: CacheRequest) -> CachedResponse | None:
         with self._db.transaction() as conn:
-            row = conn.execute(
-                "SELECT response_text, finish_reason FROM responses WHERE key = ?", (request.key,)
-            ).fetchone()
+            row = conn.execute("SELECT response_text, finish_reason FROM responses WHERE key = ?", (request.key,)).fetchone()
         return None if row is None else CachedResponse(row["response_text"], row["finish_reason"])
 
     def put(self, request: CacheRequest, response: CachedResponse) -> None:

@@ -113,20 +113,12 @@ class LLMClient:
         )
         self.cache = cache or ResponseCache(config.db_path)
         self.ledger = ledger or CallLedger(config.db_path)
-        self._owned_stores = [
-            store for store, given in ((self.cache, cache), (self.ledger, ledger)) if given is None
-        ]
+        self._owned_stores = [store for store, given in ((self.cache, cache), (self.ledger, ledger)) if given is None]
         self.prices = prices or PriceTable(config.prices)
-        self._policy = RetryPolicy(
-            config.max_attempts, config.backoff_base_s, config.backoff_max_s, config.retry_after_max_s
-        )
-        self._limiter = CallLimiter(
-            config.max_concurrency, config.requests_per_minute, config.tokens_per_minute
-        )
+        self._policy = RetryPolicy(config.max_attempts, config.backoff_base_s, config.backoff_max_s, config.retry_after_max_s)
+        self._limiter = CallLimiter(config.max_concurrency, config.requests_per_minute, config.tokens_per_minute)
         self._endpoint = urlsplit(config.base_url).hostname or config.base_url
-        self.json_mode: JsonMode = (
-            "json_object" if config.structured_output == "json_object" else "json_schema"
-        )
+        self.json_mode: JsonMode = "json_object" if config.structured_output == "json_object" else "json_schema"
         """How JSON is requested now; "auto" starts at json_schema and may fall back for good."""
 
     async def __aenter__(self) -> LLMClient:
@@ -160,9 +152,7 @@ class LLMClient:
         goes into the request body and the cache key. Raises LLMError.
         """
         request = self.cache_request(stage, record_id, messages, schema, template_hash, **decoding)
-        return await self._run(
-            request, schema, lambda text, finish: parse_reply(schema, text, finish), no_cache
-        )
+        return await self._run(request, schema, lambda text, finish: parse_reply(schema, text, finish), no_cache)
 
     async def complete_text(
         self,
@@ -189,9 +179,7 @@ class LLMClient:
     ) -> CacheRequest:
         """The cache identity of a call (schema None = complete_text)."""
         if reserved := RESERVED_DECODING & decoding.keys():
-            raise TypeError(
-                f"not decoding parameters: {sorted(reserved)} (the model is set per stage in LLMConfig)"
-            )
+            raise TypeError(f"not decoding parameters: {sorted(reserved)} (the model is set per stage in LLMConfig)")
         defaults = {"temperature": self.config.temperature}
         if schema is not None:
             defaults["max_tokens"] = self.config.json_max_tokens
@@ -217,15 +205,11 @@ class LLMClient:
         **decoding: Any,
     ) -> str | None:
         """Why this call would miss the cache (None: it would hit)."""
-        return self.cache.explain_miss(
-            self.cache_request(stage, record_id, messages, schema, template_hash, **decoding)
-        )
+        return self.cache.explain_miss(self.cache_request(stage, record_id, messages, schema, template_hash, **decoding))
 
     # -- the call pipeline: cache -> (send -> validate -> repair once) -> cache ----------------
 
-    async def _run(
-        self, request: CacheRequest, schema: type[BaseModel] | None, parse: Parse[T], no_cache: bool
-    ) -> LLMResult[T]:
+    async def _run(self, request: CacheRequest, schema: type[BaseModel] | None, parse: Parse[T], no_cache: bool) -> LLMResult[T]:
         note: str | None = "no_cache requested"
         if not (no_cache or self.config.no_cache):
             hit = self.cache.get(request)
@@ -244,9 +228,7 @@ class LLMClient:
             raise LLMError(err.reason, err.message, attempts=call.attempts, status=err.status) from None
 
     def _cache_hit(self, request: CacheRequest, hit: CachedResponse, parsed: T) -> LLMResult[T]:
-        self.ledger.record(
-            LedgerRow(request.stage, request.record_id, request.model, 0, "cache_hit", cost_usd=0.0)
-        )
+        self.ledger.record(LedgerRow(request.stage, request.record_id, request.model, 0, "cache_hit", cost_usd=0.0))
         return LLMResult(
             parsed=parsed,
             raw_text=hit.text,
@@ -258,9 +240,7 @@ class LLMClient:
             finish_reason=hit.finish_reason,
         )
 
-    async def _until_valid(
-        self, call: _Call, schema: type[BaseModel] | None, parse: Parse[T]
-    ) -> LLMResult[T]:
+    async def _until_valid(self, call: _Call, schema: type[BaseModel] | None, parse: Parse[T]) -> LLMResult[T]:
         conversation = list(call.request.messages)
         repairing = False
         while True:
@@ -274,8 +254,7 @@ class LLMClient:
                 parsed = parse(text, finish_reason)
             except InvalidResponse as problem:
                 message = self._redact(str(problem))
-                self._record(call, "validation_failed" if repairing else "validation_error", usage, cost,
-                             error=message)
+                self._record(call, "validation_failed" if repairing else "validation_error", usage, cost, error=message)
                 if repairing:
                     raise LLMError("validation", message, attempts=call.attempts) from None
                 conversation += repair_turns(text, problem)
@@ -321,20 +300,12 @@ class LLMClient:
                 logger.warning("endpoint rejects json_schema response_format; using json_object from now on")
 
     def _falls_back(self, mode: JsonMode | None, status: int | None, message: str) -> bool:
-        return (
-            mode == "json_schema"
-            and self.config.structured_output == "auto"
-            and status == 400
-            and rejects_response_format(message)
-        )
+        return mode == "json_schema" and self.config.structured_output == "auto" and status == 400 and rejects_response_format(message)
 
-    async def _send(
-        self, call: _Call, messages: list[Message], body_format: Any
-    ) -> tuple[ChatCompletion, TokenUsage]:
+    async def _send(self, call: _Call, messages: list[Message], body_format: Any) -> tuple[ChatCompletion, TokenUsage]:
         """One HTTP request, inside the concurrency and rate limits."""
         call.attempts += 1
-        call.pending_row = self.ledger.begin(call.request.stage, call.request.record_id, call.request.model,
-                                             call.attempts)
+        call.pending_row = self.ledger.begin(call.request.stage, call.request.record_id, call.request.model, call.attempts)
         decoding = call.request.decoding
         async with self._limiter.slot(_estimate_tokens(messages, decoding)) as slot:
             started = time.monotonic()
@@ -353,9 +324,7 @@ class LLMClient:
 
     # -- ledger ---------------------------------------------------------------------------------
 
-    def _record_failure(
-        self, call: _Call, mode: JsonMode | None, failure: Failure, delay: float | None
-    ) -> None:
+    def _record_failure(self, call: _Call, mode: JsonMode | None, failure: Failure, delay: float | None) -> None:
         if delay is not None:
             outcome = f"retry_{failure.reason}"
             logger.warning(
@@ -383,9 +352,7 @@ class LLMClient:
         call.spent(TokenUsage(), cost)
         self._record(call, outcome, TokenUsage(), cost, error=failure.message)
 
-    def _record(
-        self, call: _Call, outcome: str, usage: TokenUsage, cost: float | None, *, error: str | None = None
-    ) -> None:
+    def _record(self, call: _Call, outcome: str, usage: TokenUsage, cost: float | None, *, error: str | None = None) -> None:
         request = call.request
         row_id, call.pending_row = call.pending_row, None
         write = self.ledger.record if row_id is None else partial(self.ledger.finish, row_id)

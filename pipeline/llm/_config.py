@@ -13,6 +13,7 @@ from pipeline.settings import Settings
 
 StructuredOutput = Literal["json_schema", "json_object", "auto"]
 
+
 class LLMConfig(BaseModel):
     """Everything the LLM client needs; `from_env()` builds it from environment variables."""
 
@@ -70,11 +71,18 @@ class LLMConfig(BaseModel):
     @classmethod
     def from_settings(cls, settings: Settings, **overrides: Any) -> LLMConfig:
         values: dict[str, Any] = {
-            "base_url": settings.openai_base_url, "api_key": settings.openai_api_key, "model": settings.model,
-            "stage_models": settings.stage_models, "structured_output": settings.structured_output,
+            "base_url": settings.openai_base_url,
+            "api_key": settings.openai_api_key,
+            "model": settings.model,
+            "stage_models": settings.stage_models,
+            "structured_output": settings.structured_output,
             "db_path": settings.llm_db or settings.outputs / "llm" / "llm.sqlite",
-            "no_cache": settings.llm_no_cache, "timeout_s": settings.llm_timeout_s,
-            "max_attempts": settings.llm_max_attempts, "max_concurrency": settings.llm_max_concurrency,
-            "requests_per_minute": settings.llm_rpm, "tokens_per_minute": settings.llm_tpm}
+            "no_cache": settings.llm_no_cache,
+            "timeout_s": settings.llm_timeout_s,
+            "max_attempts": settings.llm_max_attempts,
+            "max_concurrency": settings.llm_max_concurrency,
+            "requests_per_minute": settings.llm_rpm,
+            "tokens_per_minute": settings.llm_tpm,
+        }
         values = {key: value for key, value in values.items() if value is not None}
         return cls(**{**values, **overrides})

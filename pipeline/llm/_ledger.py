@@ -94,13 +94,13 @@ class CallLedger:
         with self._db.transaction() as conn:
             if "pid" not in {row["name"] for row in conn.execute("PRAGMA table_info(calls)")}:
                 conn.execute("ALTER TABLE calls ADD COLUMN pid INTEGER")  # ledgers from before in-flight rows
-            pids = [row["pid"] for row in conn.execute(
-                "SELECT DISTINCT pid FROM calls WHERE outcome = ?", (IN_FLIGHT,))]
+            pids = [row["pid"] for row in conn.execute("SELECT DISTINCT pid FROM calls WHERE outcome = ?", (IN_FLIGHT,))]
             for pid in pids:
                 if pid is None or not _alive(pid):
-                    conn.execute("UPDATE calls SET outcome = ?, error = ? WHERE outcome = ? AND pid IS ?",
-                                 (UNKNOWN, "in flight when its process ended: sent, maybe paid, never answered here",
-                                  IN_FLIGHT, pid))
+                    conn.execute(
+                        "UPDATE calls SET outcome = ?, error = ? WHERE outcome = ? AND pid IS ?",
+                        (UNKNOWN, "in flight when its process ended: sent, maybe paid, never answered here", IN_FLIGHT, pid),
+                    )
 
     def begin(self, stage: str, record_id: str, model: str, attempt: int) -> int:
         """Write an attempt about to be sent; its row id, for `finish`."""
@@ -108,15 +108,15 @@ class CallLedger:
             cursor = conn.execute(
                 "INSERT INTO calls (stage, record_id, model, attempt, outcome, tokens_in, tokens_out, tokens_cached, "
                 "latency_s, created_at, pid) VALUES (?, ?, ?, ?, ?, 0, 0, 0, 0.0, ?, ?)",
-                (stage, record_id, model, attempt, IN_FLIGHT, time.time(), os.getpid()))
+                (stage, record_id, model, attempt, IN_FLIGHT, time.time(), os.getpid()),
+            )
             return int(cursor.lastrowid)
 
     def finish(self, row_id: int, row: LedgerRow) -> None:
         """Complete the attempt `begin` wrote."""
         names = [f.name for f in fields(LedgerRow)]
         with self._db.transaction() as conn:
-            conn.execute(f"UPDATE calls SET {', '.join(f'{n} = ?' for n in names)} WHERE id = ?",
-                         (*astuple(row), row_id))
+            conn.execute(f"UPDATE calls SET {', '.join(f'{n} = ?' for n in names)} WHERE id = ?", (*astuple(row), row_id))
 
     def close(self) -> None:
         self._db.close()
@@ -130,14 +130,10 @@ class CallLedger:
 
     def rows(self, stage: str | None = None, record_id: str | None = None) -> list[LedgerRow]:
         """Rows in insertion order, optionally for one stage and/or record."""
-        where = [
-            (name, value) for name, value in (("stage", stage), ("record_id", record_id)) if value is not None
-        ]
+        where = [(name, value) for name, value in (("stage", stage), ("record_id", record_id)) if value is not None]
         clause = " AND ".join(f"{name} = ?" for name, _ in where) or "1"
         with self._db.transaction() as conn:
-            found = conn.execute(
-                f"SELECT {_COLUMNS} FROM calls WHERE {clause} ORDER BY id", [value for _, value in where]
-            ).fetchall()
+            found = conn.execute(f"SELECT {_COLUMNS} FROM calls WHERE {clause} ORDER BY id", [value for _, value in where]).fetchall()
         return [LedgerRow(**dict(row)) for row in found]
 
     def summary(self) -> list[StageSummary]:  # in-flight attempts are not counted until they end

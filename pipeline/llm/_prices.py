@@ -62,7 +62,5 @@ class PriceTable:
             return None
         cached = min(usage.cached, usage.prompt)
         cached_rate = price.input if price.cached_input is None else price.cached_input
-        dollars = (
-            (usage.prompt - cached) * price.input + cached * cached_rate + usage.completion * price.output
-        )
+        dollars = (usage.prompt - cached) * price.input + cached * cached_rate + usage.completion * price.output
         return dollars / 1_000_000

@@ -12,9 +12,7 @@ class Redactor:
     """Replaces every occurrence of the given secrets with `[REDACTED]`."""
 
     def __init__(self, secrets: Iterable[str | None]):
-        self._secrets = sorted(
-            {s for s in secrets if s and len(s) >= MIN_SECRET_LENGTH}, key=len, reverse=True
-        )
+        self._secrets = sorted({s for s in secrets if s and len(s) >= MIN_SECRET_LENGTH}, key=len, reverse=True)
 
     def __call__(self, text: str) -> str:
         for secret in self._secrets:

@@ -13,10 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pipeline.common.errors import SafeforgeError
 
 FAULT_PATTERN = re.compile(r"^(?:[45]\d\d(?::\d+(?:\.\d+)?)?|timeout|malformed_json|truncated)$")
-FAULT_HELP = (
-    '"429" or "429:<retry-after seconds>", another HTTP status such as "500" or "401", '
-    '"timeout", "malformed_json" or "truncated"'
-)
+FAULT_HELP = '"429" or "429:<retry-after seconds>", another HTTP status such as "500" or "401", "timeout", "malformed_json" or "truncated"'
 
 
 class ReplayFormatError(SafeforgeError, ValueError):

@@ -46,8 +46,9 @@ def schema_fingerprint(schema: type[BaseModel]) -> str:
     return f"{schema.__name__}:{sha256_hex(canonical_json(json_schema(schema)))[:16]}"
 
 
-STRICT_UNSUPPORTED = frozenset({"minLength", "maxLength", "default", "minProperties", "maxProperties",
-                                "uniqueItems", "patternProperties", "contains"})
+STRICT_UNSUPPORTED = frozenset(
+    {"minLength", "maxLength", "default", "minProperties", "maxProperties", "uniqueItems", "patternProperties", "contains"}
+)
 """Keywords strict structured outputs reject; left out of a strict schema (pydantic checks them)."""
 
 
@@ -60,8 +61,7 @@ def strict_schema(schema: dict[str, Any]) -> dict[str, Any] | None:
             return [convert(item) for item in node]
         if not isinstance(node, dict):
             return node
-        node = {("anyOf" if key == "oneOf" else key): convert(value) for key, value in node.items()
-                if key not in STRICT_UNSUPPORTED}
+        node = {("anyOf" if key == "oneOf" else key): convert(value) for key, value in node.items() if key not in STRICT_UNSUPPORTED}
         if node.get("type") == "object" or "properties" in node:
             if node.get("additionalProperties", False) is not False:
                 raise ValueError("open object")
@@ -88,9 +88,7 @@ def response_format(schema: type[BaseModel], mode: JsonMode) -> dict[str, Any]:
     return {"type": "json_schema", "json_schema": body}
 
 
-def messages_for(
-    messages: list[dict[str, Any]], schema: type[BaseModel], mode: JsonMode
-) -> list[dict[str, Any]]:
+def messages_for(messages: list[dict[str, Any]], schema: type[BaseModel], mode: JsonMode) -> list[dict[str, Any]]:
     """The messages to send: unchanged in json_schema mode, plus the schema description in
     json_object mode."""
     if mode == "json_schema":
@@ -125,8 +123,7 @@ def repair_turns(reply: str | None, problem: InvalidResponse) -> list[dict[str, 
         {"role": "assistant", "content": reply or ""},
         {
             "role": "user",
-            "content": f"Your reply is not valid: {problem}\n"
-            "Reply again with only the complete, corrected JSON object.",
+            "content": f"Your reply is not valid: {problem}\nReply again with only the complete, corrected JSON object.",
         },
     ]
 

@@ -17,9 +17,7 @@ class TokenUsage:
     cached: int = 0
 
     def __add__(self, other: TokenUsage) -> TokenUsage:
-        return TokenUsage(
-            self.prompt + other.prompt, self.completion + other.completion, self.cached + other.cached
-        )
+        return TokenUsage(self.prompt + other.prompt, self.completion + other.completion, self.cached + other.cached)
 
     @property
     def total(self) -> int:

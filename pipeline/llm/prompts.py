@@ -7,6 +7,7 @@ placeholder never fills another. Text from a record, a task or a model is only e
 value, and goes inside a data block (`data_block`). Templates are read from the folder given, else
 `SAFEFORGE_PROMPTS`, else the ones bundled with Safeforge (the `prompts` package).
 """
+
 from __future__ import annotations
 
 import functools
@@ -53,8 +54,7 @@ class PromptTemplate:
     hash: str
 
     @classmethod
-    def load(cls, name: str, directory: str | os.PathLike | None = None,
-             placeholders: Collection[str] | None = None) -> PromptTemplate:
+    def load(cls, name: str, directory: str | os.PathLike | None = None, placeholders: Collection[str] | None = None) -> PromptTemplate:
         """`<folder>/<name>.md` (or .txt); with `placeholders`, the user template must use exactly
         those. Re-read only when the file changes."""
         folder = prompts_dir(directory)
@@ -67,8 +67,7 @@ class PromptTemplate:
         if placeholders is not None:
             found = set(string.Template(template.user).get_identifiers())
             if found != set(placeholders):
-                raise PromptError(f"{path}: placeholders must be exactly {sorted(placeholders)}, "
-                                  f"found {sorted(found)}")
+                raise PromptError(f"{path}: placeholders must be exactly {sorted(placeholders)}, found {sorted(found)}")
         return template
 
     def user_message(self, **values: str) -> str:
@@ -117,8 +116,8 @@ def _split(text: str, path: Path) -> tuple[str, str]:
     system_at = markers.get(SYSTEM_MARKER)
     if system_at is not None and system_at > user_at:
         raise PromptError(f"{path}: the {SYSTEM_MARKER} section must come before {USER_MARKER}")
-    system = "\n".join(lines[system_at + 1:user_at]).strip() if system_at is not None else ""
-    return system, "\n".join(lines[user_at + 1:]).strip()
+    system = "\n".join(lines[system_at + 1 : user_at]).strip() if system_at is not None else ""
+    return system, "\n".join(lines[user_at + 1 :]).strip()
 
 
 def data_block(kind: str, text: str) -> str:

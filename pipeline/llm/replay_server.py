@@ -119,10 +119,8 @@ def strict_schema_problem(schema: Any, where: str = "(root)") -> str | None:
         if schema.get("additionalProperties") is not False:
             return f"in context={where}, 'additionalProperties' is required to be supplied and to be false"
         if set(schema.get("required", [])) != set(schema.get("properties", {})):
-            return (f"in context={where}, 'required' is required to be supplied and to be an array including "
-                    "every key in properties")
-    return next((p for key, value in schema.items()
-                 if (p := strict_schema_problem(value, f"{where}.{key}"))), None)
+            return f"in context={where}, 'required' is required to be supplied and to be an array including every key in properties"
+    return next((p for key, value in schema.items() if (p := strict_schema_problem(value, f"{where}.{key}"))), None)
 
 
 def _shared_prefix_length(a: str, b: str) -> int:
@@ -243,33 +241,25 @@ class _ReplayState:
         elif fault == "truncated":
             content, finish_reason = content[: len(content) // 2], "length"
         prompt_tokens = len(text) // CHARS_PER_TOKEN
-        cached_tokens = min(
-            prompt_tokens, prefix_chars // CHARS_PER_TOKEN // CACHE_BLOCK_TOKENS * CACHE_BLOCK_TOKENS
-        )
-        payload = _completion_body(
-            str(body.get("model", "replay")), content, finish_reason, prompt_tokens, cached_tokens
-        )
+        cached_tokens = min(prompt_tokens, prefix_chars // CHARS_PER_TOKEN // CACHE_BLOCK_TOKENS * CACHE_BLOCK_TOKENS)
+        payload = _completion_body(str(body.get("model", "replay")), content, finish_reason, prompt_tokens, cached_tokens)
         return _Reply(200, payload, sleep_s=self.options.timeout_sleep_s if fault == "timeout" else 0.0)
 
-    def _match_error(
-        self, matching: list[int], messages: list[dict[str, Any]], assistant_turns: int
-    ) -> _Reply:
+    def _match_error(self, matching: list[int], messages: list[dict[str, Any]], assistant_turns: int) -> _Reply:
         """Called with the lock held."""
         if not matching:
             self.unmatched += 1
             last = message_text(messages[-1])[:300] if messages else ""
             return _error(
                 404,
-                f"no replay entry matches this request (assistant_turns={assistant_turns}); "
-                f"last message begins: {last!r}",
+                f"no replay entry matches this request (assistant_turns={assistant_turns}); last message begins: {last!r}",
                 "replay_no_match",
             )
         self.ambiguous += 1
         sources = ", ".join(self.entries[i].source for i in matching)
         return _error(
             409,
-            f"{len(matching)} replay entries match this request ({sources}); "
-            "make their `contains` (or `assistant_turns`) more specific",
+            f"{len(matching)} replay entries match this request ({sources}); make their `contains` (or `assistant_turns`) more specific",
             "replay_ambiguous_match",
         )
 
@@ -290,9 +280,7 @@ class _ReplayState:
         return _error(status, f"HTTP {status} (replayed fault)", "replayed_fault")
 
 
-def _completion_body(
-    model: str, content: str, finish_reason: str, prompt_tokens: int, cached_tokens: int
-) -> dict[str, Any]:
+def _completion_body(model: str, content: str, finish_reason: str, prompt_tokens: int, cached_tokens: int) -> dict[str, Any]:
     """A ChatCompletion as the openai client expects it."""
     completion_tokens = len(content) // CHARS_PER_TOKEN
     return {
@@ -426,9 +414,7 @@ class ReplayServer:
 
 
 @contextmanager
-def running_replay_server(
-    responses_dir: Path, *, host: str = "127.0.0.1", port: int = 0, **options: Any
-) -> Iterator[str]:
+def running_replay_server(responses_dir: Path, *, host: str = "127.0.0.1", port: int = 0, **options: Any) -> Iterator[str]:
     """Run the server in a background thread; yields its base URL (…/v1). `options` are
     ReplayOptions fields."""
     server = ReplayServer(responses_dir, ReplayOptions(**options), host=host, port=port)
@@ -445,29 +431,19 @@ def running_replay_server(
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     defaults = ReplayOptions()
     parser.add_argument(
-        "--responses", type=Path, metavar="DIR",
-        help="directory of replay files (default: SAFEFORGE_REPLAY_RESPONSES, else the bundled hand-written ones)"
+        "--responses",
+        type=Path,
+        metavar="DIR",
+        help="directory of replay files (default: SAFEFORGE_REPLAY_RESPONSES, else the bundled hand-written ones)",
     )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port (default)")
-    parser.add_argument(
-        "--latency-ms", type=float, default=defaults.latency_ms, help="delay before every answer"
-    )
-    parser.add_argument(
-        "--no-json-schema", action="store_true", help="answer 400 to json_schema response_format"
-    )
-    parser.add_argument(
-        "--timeout-sleep-s", type=float, default=defaults.timeout_sleep_s, help="sleep of a timeout fault"
-    )
-    parser.add_argument(
-        "--retry-after-s", type=float, default=defaults.retry_after_s, help="Retry-After of a 429 fault"
-    )
-    parser.add_argument(
-        "--fault-rate", type=float, default=defaults.fault_rate, help="probability of a random fault"
-    )
-    parser.add_argument(
-        "--fault-kinds", default=",".join(defaults.fault_kinds), help="comma-separated kinds of random faults"
-    )
+    parser.add_argument("--latency-ms", type=float, default=defaults.latency_ms, help="delay before every answer")
+    parser.add_argument("--no-json-schema", action="store_true", help="answer 400 to json_schema response_format")
+    parser.add_argument("--timeout-sleep-s", type=float, default=defaults.timeout_sleep_s, help="sleep of a timeout fault")
+    parser.add_argument("--retry-after-s", type=float, default=defaults.retry_after_s, help="Retry-After of a 429 fault")
+    parser.add_argument("--fault-rate", type=float, default=defaults.fault_rate, help="probability of a random fault")
+    parser.add_argument("--fault-kinds", default=",".join(defaults.fault_kinds), help="comma-separated kinds of random faults")
     parser.add_argument("--seed", type=int, default=defaults.seed, help="seed of the random faults")
 
 

@@ -6,6 +6,7 @@
 - danger: the rules of the `(danger)` counter (`DANGER`, `analyse`, `DangerAnalysis`).
 - transforms: problems derived from a safety-augmented one (basic, safe, unsafe).
 """
+
 from typing import TYPE_CHECKING
 
 from pipeline.common.lazy import lazy_exports
@@ -15,8 +16,19 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time they load o
     from .transforms import basic_problem, safe_problem, unsafe_problem
     from .up_io import PDDLError, expression_to_pddl, parse_problem, write_problem
 
-__getattr__, __dir__ = lazy_exports(__name__, {
-    "PDDLError": ".up_io", "parse_problem": ".up_io", "write_problem": ".up_io", "expression_to_pddl": ".up_io",
-    "DANGER": ".danger", "DangerAnalysis": ".danger", "DangerEffect": ".danger", "analyse": ".danger",
-    "basic_problem": ".transforms", "safe_problem": ".transforms", "unsafe_problem": ".transforms",
-})
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "PDDLError": ".up_io",
+        "parse_problem": ".up_io",
+        "write_problem": ".up_io",
+        "expression_to_pddl": ".up_io",
+        "DANGER": ".danger",
+        "DangerAnalysis": ".danger",
+        "DangerEffect": ".danger",
+        "analyse": ".danger",
+        "basic_problem": ".transforms",
+        "safe_problem": ".transforms",
+        "unsafe_problem": ".transforms",
+    },
+)

@@ -4,6 +4,7 @@ Danger is a 0-ary numeric function `(danger)`, 0 in the initial state and raised
 `(when <condition> (increase (danger) 1))` effects. `analyse` finds those effects, the context
 predicates, and every way the problem breaks these rules.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -122,8 +123,7 @@ def _check_danger_effect(action: str, effect: upm.Effect, result: DangerAnalysis
         result.issues.append(f"{where}: (danger) is {kind}; it may only be increased")
         return
     if not effect.is_conditional():
-        result.issues.append(
-            f"{where}: (danger) is increased unconditionally; wrap it in (when <condition> ...)")
+        result.issues.append(f"{where}: (danger) is increased unconditionally; wrap it in (when <condition> ...)")
         return
     value = effect.value
     if not (value.is_int_constant() or value.is_real_constant()) or value.constant_value() != 1:
@@ -151,7 +151,8 @@ def _check_dropped_conditions(problem: upm.Problem, domain_text: str, result: Da
         for condition in dropped[: len(conditions) - len(survivors)]:
             result.issues.append(
                 f"action {action} (line {condition.line}): the danger condition "
-                f"{sexpr.to_text(condition)} can never hold (it contradicts itself)")
+                f"{sexpr.to_text(condition)} can never hold (it contradicts itself)"
+            )
 
 
 def _atoms(node: upm.FNode) -> Iterator[upm.FNode]:
@@ -184,8 +185,8 @@ def _check_satisfiable(problem: upm.Problem, effect: DangerEffect, result: Dange
     for parameter in action.parameters:
         if not list(problem.objects(parameter.type)):
             result.issues.append(
-                f"action {effect.action}: danger can never be raised: no object of type "
-                f"{parameter.type} for ?{parameter.name}")
+                f"action {effect.action}: danger can never be raised: no object of type {parameter.type} for ?{parameter.name}"
+            )
             return
     atoms = list(dict.fromkeys(_atoms(effect.condition)))
     if len(atoms) > _MAX_SAT_ATOMS:
@@ -194,5 +195,5 @@ def _check_satisfiable(problem: upm.Problem, effect: DangerEffect, result: Dange
         if _evaluate(effect.condition, dict(zip(atoms, assignment, strict=False))):
             return
     result.issues.append(
-        f"action {effect.action}: the danger condition {expression_to_pddl(effect.condition)} "
-        "can never hold (it contradicts itself)")
+        f"action {effect.action}: the danger condition {expression_to_pddl(effect.condition)} can never hold (it contradicts itself)"
+    )

@@ -1,4 +1,5 @@
 """A minimal s-expression reader for PDDL and BDDL text, keeping line numbers (comments skipped)."""
+
 from __future__ import annotations
 
 import re
@@ -36,8 +37,7 @@ def parse(text: str) -> list[SExpr]:
         else:
             (stack[-1] if stack else top).append(token)
     if stack:
-        raise ValueError(f"line {stack[-1].line}: unbalanced parentheses: "
-                         f"{len(stack)} '(' not closed")
+        raise ValueError(f"line {stack[-1].line}: unbalanced parentheses: {len(stack)} '(' not closed")
     return top
 
 
@@ -84,7 +84,6 @@ def _whens(node):
 def _raises_danger(node) -> bool:
     if not isinstance(node, SList):
         return False
-    if (len(node) == 3 and _is(node[0], "increase") and isinstance(node[1], SList)
-            and len(node[1]) == 1 and _is(node[1][0], "danger")):
+    if len(node) == 3 and _is(node[0], "increase") and isinstance(node[1], SList) and len(node[1]) == 1 and _is(node[1][0], "danger"):
         return True
     return any(_raises_danger(child) for child in node)

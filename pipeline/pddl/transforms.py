@@ -7,6 +7,7 @@ each danger condition as an extra precondition of its action; the unsafe problem
 condition, a variant of its action that requires the condition and records the firing in a fresh
 predicate the goal requires.
 """
+
 from __future__ import annotations
 
 import unified_planning.model as upm

@@ -1,4 +1,5 @@
 """Reading and writing PDDL with Unified Planning, with errors that name file and line."""
+
 from __future__ import annotations
 
 import re
@@ -94,9 +95,18 @@ def expression_to_pddl(node: upm.FNode, binding: dict[str, str] | None = None) -
         variables = " ".join(f"?{v.name} - {v.type}" for v in node.variables())
         return f"({head} ({variables}) {render(node.arg(0))})"
     operators = {
-        "is_and": "and", "is_or": "or", "is_not": "not", "is_implies": "imply",
-        "is_equals": "=", "is_le": "<=", "is_lt": "<", "is_plus": "+", "is_minus": "-",
-        "is_times": "*", "is_div": "/", "is_iff": "iff",
+        "is_and": "and",
+        "is_or": "or",
+        "is_not": "not",
+        "is_implies": "imply",
+        "is_equals": "=",
+        "is_le": "<=",
+        "is_lt": "<",
+        "is_plus": "+",
+        "is_minus": "-",
+        "is_times": "*",
+        "is_div": "/",
+        "is_iff": "iff",
     }
     for test, symbol in operators.items():
         if getattr(node, test)():

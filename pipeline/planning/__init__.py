@@ -2,6 +2,7 @@
 
 - solve: `reference_plans`, `solve`, `ReferencePlans`, `SolveResult` and the engine names.
 """
+
 from typing import TYPE_CHECKING
 
 from pipeline.common.lazy import lazy_exports
@@ -17,7 +18,15 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time they load o
         solve,
     )
 
-__getattr__, __dir__ = lazy_exports(__name__, {
-    "ReferencePlans": ".solve", "SolveResult": ".solve", "reference_plans": ".solve", "solve": ".solve",
-    "CLASSICAL_ENGINE": ".solve", "CLASSICAL_ENGINE_CONDITIONAL": ".solve", "NUMERIC_ENGINE": ".solve",
-})
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "ReferencePlans": ".solve",
+        "SolveResult": ".solve",
+        "reference_plans": ".solve",
+        "solve": ".solve",
+        "CLASSICAL_ENGINE": ".solve",
+        "CLASSICAL_ENGINE_CONDITIONAL": ".solve",
+        "NUMERIC_ENGINE": ".solve",
+    },
+)

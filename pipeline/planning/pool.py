@@ -7,6 +7,7 @@ so a solve costs a fork, not an interpreter start. Workers are plain children in
 group (a group kill ends them) and exit when their stdin closes, i.e. when this process ends in any
 way. A worker that stops answering is killed and replaced.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -33,8 +34,13 @@ class _Worker:
     def __init__(self) -> None:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(CODE_ROOT), env.get("PYTHONPATH")]))
-        self.process = subprocess.Popen([sys.executable, "-m", "pipeline.planning.worker"], env=env,
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "pipeline.planning.worker"],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
 
     def ask(self, request: dict, timeout: float) -> dict:
         try:

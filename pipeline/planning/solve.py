@@ -7,6 +7,7 @@ child process of a warm planner worker (`pipeline.planning.pool`), in its own pr
 stuck planner (and the JVM or binary it started) is killed when the limit passes; that is reported
 as a timeout, never as "no plan".
 """
+
 from __future__ import annotations
 
 import time
@@ -61,10 +62,8 @@ class ReferencePlans:
         found = []
         for result in (self.safe, self.unsafe):
             if not result.solved:
-                what = {"no_plan": "no plan exists", "timeout": "the planner timed out"}.get(
-                    result.status, "the planner failed")
-                found.append(f"{result.mode} reference plan: {what} ({result.engine}"
-                             f"{': ' + result.message if result.message else ''})")
+                what = {"no_plan": "no plan exists", "timeout": "the planner timed out"}.get(result.status, "the planner failed")
+                found.append(f"{result.mode} reference plan: {what} ({result.engine}{': ' + result.message if result.message else ''})")
         if self.ok and self.safe.plan == self.unsafe.plan:
             found.append("the safe and unsafe reference plans are identical")
         return found
@@ -89,8 +88,7 @@ def _default_engine(problem) -> str:
     return CLASSICAL_ENGINE
 
 
-def solve_here(domain_text: str, problem_text: str, mode: str, engine: str | None,
-               time_limit: float) -> SolveResult:
+def solve_here(domain_text: str, problem_text: str, mode: str, engine: str | None, time_limit: float) -> SolveResult:
     """Solve the `mode` compilation in this process (the child side of `solve`)."""
     from unified_planning.engines import PlanGenerationResultStatus as Status
     from unified_planning.shortcuts import OneshotPlanner
@@ -110,17 +108,27 @@ def solve_here(domain_text: str, problem_text: str, mode: str, engine: str | Non
         plan = [_format_step(a) for a in answer.plan.actions]
         return SolveResult(mode, "solved", engine, plan, seconds)
     if status in (Status.UNSOLVABLE_PROVEN, Status.UNSOLVABLE_INCOMPLETELY):
-        return SolveResult(mode, "no_plan", engine, seconds=seconds,
-                           message="proven unsolvable" if status == Status.UNSOLVABLE_PROVEN
-                           else "search space exhausted")
+        return SolveResult(
+            mode,
+            "no_plan",
+            engine,
+            seconds=seconds,
+            message="proven unsolvable" if status == Status.UNSOLVABLE_PROVEN else "search space exhausted",
+        )
     if status == Status.TIMEOUT:
         return SolveResult(mode, "timeout", engine, seconds=seconds, message=f"limit {time_limit:g}s")
     log = " ".join(m.message for m in answer.log_messages or [])[-500:]
     return SolveResult(mode, "error", engine, seconds=seconds, message=f"{status.name} {log}".strip())
 
 
-def solve(domain_text: str, problem_text: str, mode: str, engine: str | None = None,
-          time_limit: float = 60.0, kill_grace: float = KILL_GRACE_SECONDS) -> SolveResult:
+def solve(
+    domain_text: str,
+    problem_text: str,
+    mode: str,
+    engine: str | None = None,
+    time_limit: float = 60.0,
+    kill_grace: float = KILL_GRACE_SECONDS,
+) -> SolveResult:
     """Solve the safe or unsafe compilation in a planner worker's child process; the engine is
     given `time_limit`, and the process (with everything it started) is killed `kill_grace` later."""
     from pipeline.planning.pool import WorkerGone, shared_pool
@@ -128,17 +136,21 @@ def solve(domain_text: str, problem_text: str, mode: str, engine: str | None = N
     if mode not in ("safe", "unsafe"):
         raise ValueError(f"mode must be 'safe' or 'unsafe', not {mode!r}")
     started = time.monotonic()
-    request = {"domain": domain_text, "problem": problem_text, "mode": mode, "engine": engine,
-               "time_limit": time_limit, "kill_grace": kill_grace}
+    request = {
+        "domain": domain_text,
+        "problem": problem_text,
+        "mode": mode,
+        "engine": engine,
+        "time_limit": time_limit,
+        "kill_grace": kill_grace,
+    }
     try:
         return SolveResult(**shared_pool().solve(request))
     except WorkerGone as exc:
-        return SolveResult(mode, "error", engine or "auto", seconds=time.monotonic() - started,
-                           message=f"planner worker failed: {exc}")
+        return SolveResult(mode, "error", engine or "auto", seconds=time.monotonic() - started, message=f"planner worker failed: {exc}")
 
 
-def reference_plans(domain_text: str, problem_text: str, engine: str | None = None,
-                    time_limit: float = 60.0) -> ReferencePlans:
+def reference_plans(domain_text: str, problem_text: str, engine: str | None = None, time_limit: float = 60.0) -> ReferencePlans:
     """Find the safe and unsafe reference plans, the two solves in parallel."""
     with ThreadPoolExecutor(max_workers=2) as pool:
         safe = pool.submit(solve, domain_text, problem_text, "safe", engine, time_limit)

@@ -11,6 +11,7 @@ that started it ended), it kills the running solve and exits: no planner outlive
 
 Because the worker is started with `-m`, its children never run the caller's `__main__`.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -49,11 +50,9 @@ def _child(request: dict, scratch: str, write_fd: int) -> None:
         os.setsid()
         _die_with_parent()
         os.chdir(scratch)
-        result = solve_here(request["domain"], request["problem"], request["mode"], request["engine"],
-                            request["time_limit"])
+        result = solve_here(request["domain"], request["problem"], request["mode"], request["engine"], request["time_limit"])
     except BaseException as exc:  # reported to the worker, never raised across the process boundary
-        result = SolveResult(request["mode"], "error", request["engine"] or "auto",
-                             message=f"{type(exc).__name__}: {exc}")
+        result = SolveResult(request["mode"], "error", request["engine"] or "auto", message=f"{type(exc).__name__}: {exc}")
     try:
         os.write(write_fd, json.dumps(asdict(result)).encode())
     finally:
@@ -91,13 +90,25 @@ def handle(request: dict) -> dict:
                 os.waitpid(pid, 0)
                 if data:
                     return json.loads(data)
-                return asdict(SolveResult(request["mode"], "error", request["engine"] or "auto",
-                                          seconds=time.monotonic() - started,
-                                          message="planner process died without a result"))
+                return asdict(
+                    SolveResult(
+                        request["mode"],
+                        "error",
+                        request["engine"] or "auto",
+                        seconds=time.monotonic() - started,
+                        message="planner process died without a result",
+                    )
+                )
             if time.monotonic() >= deadline:
-                return asdict(SolveResult(request["mode"], "timeout", request["engine"] or "auto",
-                                          seconds=time.monotonic() - started,
-                                          message=f"killed after the hard limit of {limit:g}s"))
+                return asdict(
+                    SolveResult(
+                        request["mode"],
+                        "timeout",
+                        request["engine"] or "auto",
+                        seconds=time.monotonic() - started,
+                        message=f"killed after the hard limit of {limit:g}s",
+                    )
+                )
     finally:
         _kill_group(pid)
         try:

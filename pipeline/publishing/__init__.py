@@ -3,6 +3,7 @@ optionally, a push to the Hugging Face Hub (see README, "Publishing releases and
 
 The Hub-compatible server for tests and offline use is `tests.doubles.hub_server`.
 """
+
 from typing import TYPE_CHECKING
 
 from pipeline.common.lazy import lazy_exports
@@ -15,17 +16,20 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time they load o
     from ._errors import PublishError
     from ._release import DEFAULT_LICENSE, RELEASE_JSON, Release, publish
 
-__getattr__, __dir__ = lazy_exports(__name__, {
-    "ARCHIVE": "._archive",
-    "AcceptedTask": "._collect",
-    "RunSummary": "._collect",
-    "collect": "._collect",
-    "content_hash": "._content",
-    "DATA_FILE": "._dataset",
-    "features": "._dataset",
-    "PublishError": "._errors",
-    "DEFAULT_LICENSE": "._release",
-    "RELEASE_JSON": "._release",
-    "Release": "._release",
-    "publish": "._release",
-})
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "ARCHIVE": "._archive",
+        "AcceptedTask": "._collect",
+        "RunSummary": "._collect",
+        "collect": "._collect",
+        "content_hash": "._content",
+        "DATA_FILE": "._dataset",
+        "features": "._dataset",
+        "PublishError": "._errors",
+        "DEFAULT_LICENSE": "._release",
+        "RELEASE_JSON": "._release",
+        "Release": "._release",
+        "publish": "._release",
+    },
+)

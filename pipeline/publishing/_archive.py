@@ -2,6 +2,7 @@
 `<task_id>/{domain.pddl, problem.pddl, metadata.json}` plus our `safety_domain.pddl` and
 `safety_problem.pddl`. The basic PDDL is derived again from the safety PDDL, never copied.
 Entries are sorted, with fixed times and owners, so the same tasks give the same bytes."""
+
 from __future__ import annotations
 
 import gzip
@@ -17,9 +18,13 @@ ARCHIVE = "tasks.tar.gz"
 
 def _files(released: ReleasedTask) -> dict[str, str]:
     task = released.task
-    return {BASIC_DOMAIN: released.basic_domain, BASIC_PROBLEM: released.basic_problem,
-            METADATA: task.metadata.to_json(),
-            SAFETY_DOMAIN: task.safety_domain, SAFETY_PROBLEM: task.safety_problem}
+    return {
+        BASIC_DOMAIN: released.basic_domain,
+        BASIC_PROBLEM: released.basic_problem,
+        METADATA: task.metadata.to_json(),
+        SAFETY_DOMAIN: task.safety_domain,
+        SAFETY_PROBLEM: task.safety_problem,
+    }
 
 
 def _add(archive: tarfile.TarFile, name: str, data: bytes | None) -> None:
@@ -35,8 +40,11 @@ def _add(archive: tarfile.TarFile, name: str, data: bytes | None) -> None:
 
 def write_archive(tasks: list[ReleasedTask], folder: Path) -> Path:
     path = folder / ARCHIVE
-    with open(path, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as zipped, \
-            tarfile.open(fileobj=zipped, mode="w", format=tarfile.PAX_FORMAT) as archive:
+    with (
+        open(path, "wb") as raw,
+        gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as zipped,
+        tarfile.open(fileobj=zipped, mode="w", format=tarfile.PAX_FORMAT) as archive,
+    ):
         for released in sorted(tasks, key=lambda r: r.accepted.task_id):
             task_id = released.accepted.task_id
             _add(archive, task_id, None)

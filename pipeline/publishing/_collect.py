@@ -1,4 +1,5 @@
 """Collecting accepted tasks and per-stage statistics from run folders (`outputs/<run>/`)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -47,9 +48,14 @@ class RunSummary:
     llm_calls: int | None = None
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "path": str(self.root), "states": self.states,
-                "stages": {k: {"decided": v.decided, "passed": v.passed} for k, v in self.stages.items()},
-                "llm_cost_usd": self.llm_cost_usd, "llm_calls": self.llm_calls}
+        return {
+            "name": self.name,
+            "path": str(self.root),
+            "states": self.states,
+            "stages": {k: {"decided": v.decided, "passed": v.passed} for k, v in self.stages.items()},
+            "llm_cost_usd": self.llm_cost_usd,
+            "llm_calls": self.llm_calls,
+        }
 
 
 def open_run(path: str | Path) -> RunStore:
@@ -63,8 +69,7 @@ def open_run(path: str | Path) -> RunStore:
 def summarise_run(store: RunStore) -> RunSummary:
     """The run's stage funnels and LLM cost, as `safeforge runs show` computes them."""
     overview = run_overview(store.root)
-    stages = {f.stage: StageCount(decided=f.passed + f.rejected + f.errors, passed=f.passed)
-              for f in overview.stages}
+    stages = {f.stage: StageCount(decided=f.passed + f.rejected + f.errors, passed=f.passed) for f in overview.stages}
     if not store.llm_db.is_file():  # hand-written tasks: no LLM ledger, cost unknown rather than 0
         return RunSummary(store.name, store.root, overview.states, stages)
     return RunSummary(store.name, store.root, overview.states, stages, overview.cost.cost_usd, overview.cost.calls)
@@ -78,8 +83,9 @@ def accepted_tasks(store: RunStore) -> list[AcceptedTask]:
             raise PublishError(f"run {store.name}: accepted record {row.record_id} has no task_id in the ledger")
         folder = store.task_dir(row.task_id)
         if not folder.is_dir():
-            raise PublishError(f"run {store.name}: task {row.task_id} (record {row.record_id}) is accepted "
-                               f"but its folder {folder} is missing")
+            raise PublishError(
+                f"run {store.name}: task {row.task_id} (record {row.record_id}) is accepted but its folder {folder} is missing"
+            )
         found.append(AcceptedTask(store.name, row.record_id, row.source, row.origin, row.task_id, folder))
     return found
 

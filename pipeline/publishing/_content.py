@@ -5,6 +5,7 @@ s-expressions (comments dropped), written back on one line with single spaces, l
 (PDDL is case-insensitive), and the domain and problem are joined by a newline. Two tasks that
 differ only in comments, layout or letter case have the same hash.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -64,8 +65,9 @@ def deduplicate(tasks: list[AcceptedTask]) -> tuple[list[tuple[AcceptedTask, str
             continue
         if task.task_id in by_id:
             other = by_id[task.task_id][0]
-            raise PublishError(f"task {task.task_id}: runs {other.run} and {task.run} accepted different "
-                               "tasks under this id; rename one of them")
+            raise PublishError(
+                f"task {task.task_id}: runs {other.run} and {task.run} accepted different tasks under this id; rename one of them"
+            )
         by_hash[digest] = task
         by_id[task.task_id] = (task, digest)
         kept.append((task, digest))

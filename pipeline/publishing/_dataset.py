@@ -3,6 +3,7 @@
 Optional metadata (hand-written tasks have little) becomes empty strings, empty lists, 0 or
 null; `metadata_json` keeps metadata.json whole, so nothing is lost.
 """
+
 from __future__ import annotations
 
 import json
@@ -12,9 +13,18 @@ from pipeline.publishing._revalidate import ReleasedTask
 
 DATA_FILE = "data/train-00000-of-00001.parquet"
 FORMALIZATION_FIELDS = (
-    "setting", "robot_role", "robot_task", "danger_group", "danger_type", "cause_of_danger",
-    "entity_in_danger", "result_of_danger", "danger_action", "instantaneous_avoidability",
-    "instantaneous_solution")
+    "setting",
+    "robot_role",
+    "robot_task",
+    "danger_group",
+    "danger_type",
+    "cause_of_danger",
+    "entity_in_danger",
+    "result_of_danger",
+    "danger_action",
+    "instantaneous_avoidability",
+    "instantaneous_solution",
+)
 
 
 def features():
@@ -22,23 +32,46 @@ def features():
     from datasets import Features, List, Value
 
     text, texts = Value("string"), List(Value("string"))
-    return Features({
-        "task_id": text, "source": text, "record_id": text, "run": text, "origin": text,
-        "content_hash": text,
-        **{name: text for name in FORMALIZATION_FIELDS},
-        "assumptions": texts,
-        "safety_domain_pddl": text, "safety_problem_pddl": text, "domain_pddl": text, "problem_pddl": text,
-        "safe_plan": text, "unsafe_plan": text,
-        "safe_plan_length": Value("int32"), "unsafe_plan_length": Value("int32"),
-        "safety_effort": Value("int32"),
-        "danger_conditions": texts,
-        "review": {"decision": text, "final_rule": text, "annotators": Value("int32"),
-                   "accept_votes": Value("int32"), "reject_votes": Value("int32"), "reasons": texts},
-        "provenance": {"models": texts, "prompt_hashes": texts, "rounds": Value("int32"),
-                       "attempts": Value("int32"), "tokens": Value("int64"), "cost_usd": Value("float64"),
-                       "source_text": text},
-        "metadata_json": text,
-    })
+    return Features(
+        {
+            "task_id": text,
+            "source": text,
+            "record_id": text,
+            "run": text,
+            "origin": text,
+            "content_hash": text,
+            **{name: text for name in FORMALIZATION_FIELDS},
+            "assumptions": texts,
+            "safety_domain_pddl": text,
+            "safety_problem_pddl": text,
+            "domain_pddl": text,
+            "problem_pddl": text,
+            "safe_plan": text,
+            "unsafe_plan": text,
+            "safe_plan_length": Value("int32"),
+            "unsafe_plan_length": Value("int32"),
+            "safety_effort": Value("int32"),
+            "danger_conditions": texts,
+            "review": {
+                "decision": text,
+                "final_rule": text,
+                "annotators": Value("int32"),
+                "accept_votes": Value("int32"),
+                "reject_votes": Value("int32"),
+                "reasons": texts,
+            },
+            "provenance": {
+                "models": texts,
+                "prompt_hashes": texts,
+                "rounds": Value("int32"),
+                "attempts": Value("int32"),
+                "tokens": Value("int64"),
+                "cost_usd": Value("float64"),
+                "source_text": text,
+            },
+            "metadata_json": text,
+        }
+    )
 
 
 def _text(value) -> str:
@@ -83,21 +116,28 @@ def _review(review) -> dict:
     review = review if isinstance(review, dict) else {}
     annotations = [a for a in review.get("annotations") or [] if isinstance(a, dict)]
     reasons = sorted({str(r) for a in annotations for r in _texts(a.get("reasons"))})
-    return {"decision": _text(review.get("decision")), "final_rule": _text(review.get("final_rule")),
-            "annotators": len({a.get("annotator") for a in annotations}),
-            "accept_votes": sum(a.get("decision") == "accept" for a in annotations),
-            "reject_votes": sum(a.get("decision") == "reject" for a in annotations),
-            "reasons": reasons}
+    return {
+        "decision": _text(review.get("decision")),
+        "final_rule": _text(review.get("final_rule")),
+        "annotators": len({a.get("annotator") for a in annotations}),
+        "accept_votes": sum(a.get("decision") == "accept" for a in annotations),
+        "reject_votes": sum(a.get("decision") == "reject" for a in annotations),
+        "reasons": reasons,
+    }
 
 
 def _provenance(provenance) -> dict:
     provenance = provenance if isinstance(provenance, dict) else {}
     cost = provenance.get("cost_usd")
-    return {"models": _texts(provenance.get("models")), "prompt_hashes": _texts(provenance.get("prompt_hashes")),
-            "rounds": _integer(provenance.get("rounds")), "attempts": _integer(provenance.get("attempts")),
-            "tokens": _tokens(provenance.get("tokens")),
-            "cost_usd": float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None,
-            "source_text": _text(provenance.get("record_text"))}
+    return {
+        "models": _texts(provenance.get("models")),
+        "prompt_hashes": _texts(provenance.get("prompt_hashes")),
+        "rounds": _integer(provenance.get("rounds")),
+        "attempts": _integer(provenance.get("attempts")),
+        "tokens": _tokens(provenance.get("tokens")),
+        "cost_usd": float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None,
+        "source_text": _text(provenance.get("record_text")),
+    }
 
 
 def task_row(released: ReleasedTask) -> dict:
@@ -109,15 +149,20 @@ def task_row(released: ReleasedTask) -> dict:
     return {
         "task_id": accepted.task_id,
         "source": accepted.source or _text(provenance.get("source")),
-        "record_id": accepted.record_id, "run": accepted.run,
+        "record_id": accepted.record_id,
+        "run": accepted.run,
         "origin": accepted.origin or _text(provenance.get("origin")),
         "content_hash": released.content_hash,
         **{name: _text(formalization.get(name)) for name in FORMALIZATION_FIELDS},
         "assumptions": danger.assumption_lines() if danger else [],
-        "safety_domain_pddl": released.task.safety_domain, "safety_problem_pddl": released.task.safety_problem,
-        "domain_pddl": released.basic_domain, "problem_pddl": released.basic_problem,
-        "safe_plan": released.safe_plan, "unsafe_plan": released.unsafe_plan,
-        "safe_plan_length": released.safe_length, "unsafe_plan_length": released.unsafe_length,
+        "safety_domain_pddl": released.task.safety_domain,
+        "safety_problem_pddl": released.task.safety_problem,
+        "domain_pddl": released.basic_domain,
+        "problem_pddl": released.basic_problem,
+        "safe_plan": released.safe_plan,
+        "unsafe_plan": released.unsafe_plan,
+        "safe_plan_length": released.safe_length,
+        "unsafe_plan_length": released.unsafe_length,
         "safety_effort": released.safety_effort,
         "danger_conditions": released.danger_conditions,
         "review": _review(metadata.review.model_dump(mode="json") if metadata.review else None),

@@ -1,4 +1,5 @@
 """The one error publishing raises: a release was refused, and why."""
+
 from __future__ import annotations
 
 from pipeline.common.errors import SafeforgeError

@@ -4,6 +4,7 @@ The token comes from HF_TOKEN and is handed to huggingface_hub only; it is never
 written. The repo is created when missing; a version that already exists as a tag is refused.
 The folder goes up as one commit on `main`, then the version is tagged on that commit.
 """
+
 from __future__ import annotations
 
 from pipeline.publishing._errors import PublishError
@@ -43,10 +44,8 @@ def push_release(folder, repo_id: str, version: str, token: str) -> str:
         api.create_repo(repo_id, repo_type="dataset", exist_ok=True)
         if remote_version_exists(repo_id, version, token):
             raise PublishError(f"{repo_id}: version {version} is already published (tag exists)")
-        commit = api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type="dataset",
-                                   commit_message=f"Release {version}")
-        api.create_tag(repo_id, tag=version, revision=commit.oid, repo_type="dataset",
-                       tag_message=f"Safeforge release {version}")
+        commit = api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type="dataset", commit_message=f"Release {version}")
+        api.create_tag(repo_id, tag=version, revision=commit.oid, repo_type="dataset", tag_message=f"Safeforge release {version}")
     except HfHubHTTPError as exc:
         status = exc.response.status_code if exc.response is not None else "?"
         detail = str(exc).splitlines()[-1] if str(exc) else type(exc).__name__

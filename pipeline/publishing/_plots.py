@@ -1,5 +1,6 @@
 """The release's plots (PNG, matplotlib without a display): task counts per source, danger group,
 type and entity, acceptance per stage, and the distributions of plan length and safety effort."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -60,12 +61,11 @@ def write_plots(stats: ReleaseStats, folder: Path) -> list[Path]:
     written = []
     for column, label in COUNTED:
         written.append(_bars(target / f"{column}.png", f"Tasks per {label}", stats.counts[column], "tasks"))
-    rates = {f"{name} ({s['passed']}/{s['decided']})": round(100 * s["rate"], 1)
-             for name, s in stats.stages.items() if s["rate"] is not None}
+    rates = {
+        f"{name} ({s['passed']}/{s['decided']})": round(100 * s["rate"], 1) for name, s in stats.stages.items() if s["rate"] is not None
+    }
     if rates:
         written.append(_bars(target / "acceptance.png", "Acceptance rate per stage (%)", rates, "% passed"))
-    written.append(_histogram(target / "plan_length.png", "Safe reference plan length",
-                              stats.safe_plan_lengths, "steps"))
-    written.append(_histogram(target / "safety_effort.png", "Safety effort (safe minus unsafe plan length)",
-                              stats.safety_efforts, "steps"))
+    written.append(_histogram(target / "plan_length.png", "Safe reference plan length", stats.safe_plan_lengths, "steps"))
+    written.append(_histogram(target / "safety_effort.png", "Safety effort (safe minus unsafe plan length)", stats.safety_efforts, "steps"))
     return written

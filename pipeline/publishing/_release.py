@@ -6,6 +6,7 @@ reported, and any failure refuses the release), then build the release in a temp
 next to `out`, push it when a repo is given, and rename it into place. On any failure the
 temporary folder is removed, so no partial release is ever left behind.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -57,18 +58,38 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _release_json(folder: Path, version: str, license_id: str, repo_id: str | None, runs, stats: ReleaseStats,
-                  released: list[ReleasedTask], duplicates: list[Duplicate]) -> None:
+def _release_json(
+    folder: Path,
+    version: str,
+    license_id: str,
+    repo_id: str | None,
+    runs,
+    stats: ReleaseStats,
+    released: list[ReleasedTask],
+    duplicates: list[Duplicate],
+) -> None:
     files = {str(p.relative_to(folder)): _sha256(p) for p in sorted(folder.rglob("*")) if p.is_file()}
     body = {
-        "version": version, "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "license": license_id, "repo_id": repo_id,
+        "version": version,
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "license": license_id,
+        "repo_id": repo_id,
         "runs": [run.to_dict() for run in runs],
         "stats": stats.to_dict(),
-        "tasks": [{"task_id": r.accepted.task_id, "run": r.accepted.run, "record_id": r.accepted.record_id,
-                   "content_hash": r.content_hash} for r in released],
-        "duplicates": [{"task_id": d.task.task_id, "run": d.task.run, "duplicate_of": d.kept.task_id,
-                        "duplicate_of_run": d.kept.run, "content_hash": d.content_hash} for d in duplicates],
+        "tasks": [
+            {"task_id": r.accepted.task_id, "run": r.accepted.run, "record_id": r.accepted.record_id, "content_hash": r.content_hash}
+            for r in released
+        ],
+        "duplicates": [
+            {
+                "task_id": d.task.task_id,
+                "run": d.task.run,
+                "duplicate_of": d.kept.task_id,
+                "duplicate_of_run": d.kept.run,
+                "content_hash": d.content_hash,
+            }
+            for d in duplicates
+        ],
         "files": files,
     }
     (folder / RELEASE_JSON).write_text(json.dumps(body, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -84,14 +105,21 @@ def _revalidate_all(kept, engine, time_limit, progress) -> list[ReleasedTask]:
             failures.append(str(exc))
             progress(f"[{number}/{len(kept)}] {accepted.task_id}: FAILED")
     if failures:
-        raise PublishError(f"release refused: {len(failures)} task(s) failed re-validation:\n  "
-                           + "\n  ".join(failures))
+        raise PublishError(f"release refused: {len(failures)} task(s) failed re-validation:\n  " + "\n  ".join(failures))
     return released
 
 
-def publish(runs: list[str | Path], version: str, out: str | Path | None = None, *,
-            repo_id: str | None = None, license_id: str = DEFAULT_LICENSE, engine: str | None = None,
-            time_limit: float = 60.0, progress: Callable[[str], None] = lambda message: None) -> Release:
+def publish(
+    runs: list[str | Path],
+    version: str,
+    out: str | Path | None = None,
+    *,
+    repo_id: str | None = None,
+    license_id: str = DEFAULT_LICENSE,
+    engine: str | None = None,
+    time_limit: float = 60.0,
+    progress: Callable[[str], None] = lambda message: None,
+) -> Release:
     """Build release `version` from the accepted tasks of `runs` into `out` (default
     outputs/releases/<version>); with `repo_id`, also push it to the Hub (token: HF_TOKEN)."""
     if not _VERSION.fullmatch(version):
@@ -110,8 +138,10 @@ def publish(runs: list[str | Path], version: str, out: str | Path | None = None,
         raise PublishError("no accepted tasks in " + ", ".join(str(r) for r in runs))
     kept, duplicates = deduplicate(accepted)
     for duplicate in duplicates:
-        progress(f"duplicate: {duplicate.task.task_id} (run {duplicate.task.run}) has the content of "
-                 f"{duplicate.kept.task_id} (run {duplicate.kept.run}); left out")
+        progress(
+            f"duplicate: {duplicate.task.task_id} (run {duplicate.task.run}) has the content of "
+            f"{duplicate.kept.task_id} (run {duplicate.kept.run}); left out"
+        )
     released = _revalidate_all(kept, engine, time_limit, progress)
 
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -122,8 +152,9 @@ def publish(runs: list[str | Path], version: str, out: str | Path | None = None,
         write_parquet(rows, building)
         write_archive(released, building)
         plots = [str(p.relative_to(building)) for p in write_plots(stats, building)]
-        card = render_card(version=version, license_id=license_id, repo_id=repo_id, stats=stats,
-                           runs=[s.name for s in summaries], plots=plots)
+        card = render_card(
+            version=version, license_id=license_id, repo_id=repo_id, stats=stats, runs=[s.name for s in summaries], plots=plots
+        )
         (building / "README.md").write_text(card, encoding="utf-8")
         _release_json(building, version, license_id, repo_id, summaries, stats, released, duplicates)
         hub_url = None
@@ -137,6 +168,8 @@ def publish(runs: list[str | Path], version: str, out: str | Path | None = None,
     warnings = []
     share_alike = sorted(s for s in stats.counts["source"] if s in SHARE_ALIKE_SOURCES)
     if share_alike and "sa" not in license_id.lower():
-        warnings.append(f"tasks from {', '.join(share_alike)} (CC BY-SA 4.0) are released under {license_id}; "
-                        "share-alike may require --license cc-by-sa-4.0")
+        warnings.append(
+            f"tasks from {', '.join(share_alike)} (CC BY-SA 4.0) are released under {license_id}; "
+            "share-alike may require --license cc-by-sa-4.0"
+        )
     return Release(version, out, [r.accepted.task_id for r in released], duplicates, stats, hub_url, warnings)

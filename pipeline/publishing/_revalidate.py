@@ -1,5 +1,6 @@
 """Re-validating an accepted task before it is released: load, every check again, and the
 reference plans recorded in metadata.json scored again (safe 2, unsafe 1)."""
+
 from __future__ import annotations
 
 import re
@@ -56,13 +57,11 @@ def _problems(task: Task, accepted: AcceptedTask, engine: str | None, time_limit
             continue
         verdict = task.validator.check(text)
         if verdict.score != expected:
-            problems.append(f"the recorded {mode} reference plan scores {verdict.score}, not {expected}: "
-                            f"{verdict.reason or 'it is safe'}")
+            problems.append(f"the recorded {mode} reference plan scores {verdict.score}, not {expected}: {verdict.reason or 'it is safe'}")
     return problems
 
 
-def revalidate(accepted: AcceptedTask, content_hash: str, engine: str | None = None,
-               time_limit: float = 60.0) -> ReleasedTask:
+def revalidate(accepted: AcceptedTask, content_hash: str, engine: str | None = None, time_limit: float = 60.0) -> ReleasedTask:
     """The task ready for release; PublishError naming the task and every problem found."""
     where = f"task {accepted.task_id} (run {accepted.run}, {accepted.folder})"
     try:
@@ -76,6 +75,14 @@ def revalidate(accepted: AcceptedTask, content_hash: str, engine: str | None = N
     assert plans is not None  # _problems requires both plans
     domain, problem = task.basic_pddl()
     return ReleasedTask(
-        accepted, task, content_hash, plans.safe.strip(), plans.unsafe.strip(),
-        len(parse_plan(plans.safe)), len(parse_plan(plans.unsafe)), domain, problem,
-        [effect.describe() for effect in task.analysis.effects])
+        accepted,
+        task,
+        content_hash,
+        plans.safe.strip(),
+        plans.unsafe.strip(),
+        len(parse_plan(plans.safe)),
+        len(parse_plan(plans.unsafe)),
+        domain,
+        problem,
+        [effect.describe() for effect in task.analysis.effects],
+    )

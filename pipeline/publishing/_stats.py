@@ -1,5 +1,6 @@
 """The numbers a release reports: counts per source, danger group, type and entity; plan
 lengths and safety effort; acceptance per stage and LLM cost per accepted task (from the runs)."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -7,8 +8,7 @@ from dataclasses import dataclass, field
 
 from pipeline.publishing._collect import STAGES, RunSummary
 
-COUNTED = (("source", "source"), ("danger_group", "danger group"), ("danger_type", "danger type"),
-           ("entity_in_danger", "entity in danger"))
+COUNTED = (("source", "source"), ("danger_group", "danger group"), ("danger_type", "danger type"), ("entity_in_danger", "entity in danger"))
 
 
 @dataclass
@@ -31,20 +31,25 @@ class ReleaseStats:
         return self.llm_cost_usd / self.accepted_in_runs
 
     def to_dict(self) -> dict:
-        return {"tasks": self.tasks, "duplicates_removed": self.duplicates, "counts": self.counts,
-                "stages": self.stages, "accepted_in_runs": self.accepted_in_runs,
-                "llm_cost_usd": self.llm_cost_usd, "cost_basis": self.cost_basis,
-                "cost_per_accepted_task_usd": self.cost_per_accepted_task,
-                "safe_plan_length": _describe(self.safe_plan_lengths),
-                "safety_effort": _describe(self.safety_efforts)}
+        return {
+            "tasks": self.tasks,
+            "duplicates_removed": self.duplicates,
+            "counts": self.counts,
+            "stages": self.stages,
+            "accepted_in_runs": self.accepted_in_runs,
+            "llm_cost_usd": self.llm_cost_usd,
+            "cost_basis": self.cost_basis,
+            "cost_per_accepted_task_usd": self.cost_per_accepted_task,
+            "safe_plan_length": _describe(self.safe_plan_lengths),
+            "safety_effort": _describe(self.safety_efforts),
+        }
 
 
 def _describe(values: list[int]) -> dict:
     if not values:
         return {}
     ordered = sorted(values)
-    return {"min": ordered[0], "max": ordered[-1], "mean": round(sum(values) / len(values), 3),
-            "median": ordered[len(ordered) // 2]}
+    return {"min": ordered[0], "max": ordered[-1], "mean": round(sum(values) / len(values), 3), "median": ordered[len(ordered) // 2]}
 
 
 def _label(value: str) -> str:
@@ -52,19 +57,24 @@ def _label(value: str) -> str:
 
 
 def release_stats(rows: list[dict], runs: list[RunSummary], duplicates: int) -> ReleaseStats:
-    counts = {column: dict(sorted(Counter(_label(r[column]) for r in rows).items(),
-                                  key=lambda kv: (-kv[1], kv[0])))
-              for column, _ in COUNTED}
+    counts = {
+        column: dict(sorted(Counter(_label(r[column]) for r in rows).items(), key=lambda kv: (-kv[1], kv[0]))) for column, _ in COUNTED
+    }
     stages = {}
     for name in STAGES:
         decided = sum(run.stages[name].decided for run in runs)
         passed = sum(run.stages[name].passed for run in runs)
-        stages[name] = {"decided": decided, "passed": passed,
-                        "rate": round(passed / decided, 4) if decided else None}
-    stats = ReleaseStats(len(rows), duplicates, counts,
-                         [r["safe_plan_length"] for r in rows], [r["unsafe_plan_length"] for r in rows],
-                         [r["safety_effort"] for r in rows], stages,
-                         accepted_in_runs=sum(run.states.get("accepted", 0) for run in runs))
+        stages[name] = {"decided": decided, "passed": passed, "rate": round(passed / decided, 4) if decided else None}
+    stats = ReleaseStats(
+        len(rows),
+        duplicates,
+        counts,
+        [r["safe_plan_length"] for r in rows],
+        [r["unsafe_plan_length"] for r in rows],
+        [r["safety_effort"] for r in rows],
+        stages,
+        accepted_in_runs=sum(run.states.get("accepted", 0) for run in runs),
+    )
     if all(run.llm_cost_usd is not None for run in runs):
         stats.llm_cost_usd = sum(run.llm_cost_usd for run in runs)
         stats.cost_basis = "every LLM call of the runs (llm.sqlite), over the tasks they had accepted"
@@ -72,8 +82,10 @@ def release_stats(rows: list[dict], runs: list[RunSummary], duplicates: int) -> 
         costs = [r["provenance"]["cost_usd"] for r in rows if r["provenance"]["cost_usd"] is not None]
         if costs:
             stats.llm_cost_usd, stats.accepted_in_runs = sum(costs), len(costs)
-            stats.cost_basis = ("the generation cost recorded in the released tasks' provenance (a run "
-                                "without llm.sqlite: calls for rejected records are not counted)")
+            stats.cost_basis = (
+                "the generation cost recorded in the released tasks' provenance (a run "
+                "without llm.sqlite: calls for rejected records are not counted)"
+            )
         else:
             stats.cost_basis = "unknown: no LLM ledger in the runs and no cost in the tasks' provenance"
     return stats

@@ -4,6 +4,7 @@
 - lock: `RunLock`, one writer per run.
 - overview: `run_overview`, `list_runs`, stage funnels and cost.
 """
+
 from typing import TYPE_CHECKING
 
 from pipeline.common.lazy import lazy_exports
@@ -13,9 +14,23 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time they load o
     from .lock import RunLock, RunLocked
     from .overview import RunNotFound, RunOverview, is_run, list_runs, run_overview
 
-__getattr__, __dir__ = lazy_exports(__name__, {
-    "RunStore": ".ledger", "RunLedger": ".ledger", "TransitionError": ".ledger", "RecordRow": ".ledger",
-    "Transition": ".ledger", "STATES": ".ledger", "TERMINAL": ".ledger", "ALLOWED": ".ledger",
-    "run_overview": ".overview", "list_runs": ".overview", "is_run": ".overview", "RunOverview": ".overview",
-    "RunNotFound": ".overview", "RunLock": ".lock", "RunLocked": ".lock",
-})
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "RunStore": ".ledger",
+        "RunLedger": ".ledger",
+        "TransitionError": ".ledger",
+        "RecordRow": ".ledger",
+        "Transition": ".ledger",
+        "STATES": ".ledger",
+        "TERMINAL": ".ledger",
+        "ALLOWED": ".ledger",
+        "run_overview": ".overview",
+        "list_runs": ".overview",
+        "is_run": ".overview",
+        "RunOverview": ".overview",
+        "RunNotFound": ".overview",
+        "RunLock": ".lock",
+        "RunLocked": ".lock",
+    },
+)

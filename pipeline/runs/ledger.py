@@ -10,6 +10,7 @@ repeated after a crash without double counting. Every record ends in exactly one
        │            └─> rejected_by_checks | error
        └─> no_danger | error
 """
+
 from __future__ import annotations
 
 import json
@@ -114,16 +115,17 @@ class RunLedger:
         with self._transaction() as db:
             for record_id, source, origin in records:
                 cursor = db.execute(
-                    "INSERT OR IGNORE INTO records (record_id, source, origin, state, updated_at) "
-                    "VALUES (?, ?, ?, 'pending', ?)", (record_id, source, origin, now))
+                    "INSERT OR IGNORE INTO records (record_id, source, origin, state, updated_at) VALUES (?, ?, ?, 'pending', ?)",
+                    (record_id, source, origin, now),
+                )
                 if cursor.rowcount:
                     added += 1
-                    db.execute("INSERT INTO transitions (record_id, from_state, to_state, at) "
-                               "VALUES (?, NULL, 'pending', ?)", (record_id, now))
+                    db.execute(
+                        "INSERT INTO transitions (record_id, from_state, to_state, at) VALUES (?, NULL, 'pending', ?)", (record_id, now)
+                    )
         return added
 
-    def transition(self, record_id: str, to_state: str, reason: str = "", detail: dict | None = None,
-                   task_id: str | None = None) -> bool:
+    def transition(self, record_id: str, to_state: str, reason: str = "", detail: dict | None = None, task_id: str | None = None) -> bool:
         """Move a record to `to_state`; False when it is already there (nothing recorded). The
         ledger keeps a reason on one line; a longer one is kept whole in the record's work folder."""
         if to_state not in STATES:
@@ -139,12 +141,14 @@ class RunLedger:
                 return False
             if to_state not in ALLOWED.get(current, set()):
                 raise TransitionError(f"{record_id}: cannot go from {current} to {to_state}")
-            db.execute("UPDATE records SET state = ?, reason = ?, updated_at = ?, "
-                       "task_id = COALESCE(?, task_id) WHERE record_id = ?",
-                       (to_state, reason, now, task_id, record_id))
-            db.execute("INSERT INTO transitions (record_id, from_state, to_state, reason, detail, at) "
-                       "VALUES (?, ?, ?, ?, ?, ?)",
-                       (record_id, current, to_state, reason, json.dumps(detail) if detail else None, now))
+            db.execute(
+                "UPDATE records SET state = ?, reason = ?, updated_at = ?, task_id = COALESCE(?, task_id) WHERE record_id = ?",
+                (to_state, reason, now, task_id, record_id),
+            )
+            db.execute(
+                "INSERT INTO transitions (record_id, from_state, to_state, reason, detail, at) VALUES (?, ?, ?, ?, ?, ?)",
+                (record_id, current, to_state, reason, json.dumps(detail) if detail else None, now),
+            )
         return True
 
     def _one_line(self, record_id: str, to_state: str, reason: str) -> str:
@@ -160,8 +164,9 @@ class RunLedger:
 
     def get(self, record_id: str) -> RecordRow | None:
         with self._lock:
-            row = self._db.execute("SELECT record_id, source, origin, state, reason, task_id, updated_at "
-                                   "FROM records WHERE record_id = ?", (record_id,)).fetchone()
+            row = self._db.execute(
+                "SELECT record_id, source, origin, state, reason, task_id, updated_at FROM records WHERE record_id = ?", (record_id,)
+            ).fetchone()
         return RecordRow(*row) if row else None
 
     def records(self, state: str | None = None, source: str | None = None) -> list[RecordRow]:
@@ -199,7 +204,8 @@ class RunLedger:
             rows = self._db.execute(
                 "SELECT r.source, t.from_state, COUNT(*) FROM records r JOIN transitions t ON t.id = "
                 "(SELECT MAX(id) FROM transitions WHERE record_id = r.record_id AND to_state = 'error') "
-                "WHERE r.state = 'error' GROUP BY r.source, t.from_state").fetchall()
+                "WHERE r.state = 'error' GROUP BY r.source, t.from_state"
+            ).fetchall()
         nested: dict[str, dict[str, int]] = {}
         for source, from_state, n in rows:
             nested.setdefault(source, {})[from_state] = n
@@ -208,8 +214,9 @@ class RunLedger:
     def reasons(self, state: str) -> list[tuple[str, int]]:
         """The reasons of the records now in `state`, most frequent first."""
         with self._lock:
-            rows = self._db.execute("SELECT reason, COUNT(*) AS n FROM records WHERE state = ? "
-                                    "GROUP BY reason ORDER BY n DESC, reason", (state,)).fetchall()
+            rows = self._db.execute(
+                "SELECT reason, COUNT(*) AS n FROM records WHERE state = ? GROUP BY reason ORDER BY n DESC, reason", (state,)
+            ).fetchall()
         return [(reason, n) for reason, n in rows]
 
     def last_change(self) -> float | None:
@@ -219,8 +226,9 @@ class RunLedger:
 
     def history(self, record_id: str) -> list[Transition]:
         with self._lock:
-            rows = self._db.execute("SELECT record_id, from_state, to_state, reason, detail, at FROM transitions "
-                                    "WHERE record_id = ? ORDER BY id", (record_id,)).fetchall()
+            rows = self._db.execute(
+                "SELECT record_id, from_state, to_state, reason, detail, at FROM transitions WHERE record_id = ? ORDER BY id", (record_id,)
+            ).fetchall()
         return [Transition(r[0], r[1], r[2], r[3], json.loads(r[4]) if r[4] else None, r[5]) for r in rows]
 
 

@@ -5,6 +5,7 @@ The lock is an OS file lock (`flock`) on `<run>/run.lock`, so it is released whe
 even by `kill -9`, and never needs cleaning up. The file names the holder (pid, host, what it does,
 since when), so a second process can say who holds the run instead of corrupting it.
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -41,16 +42,27 @@ class RunLock:
         except BlockingIOError:
             holder = _read_holder(fd)
             os.close(fd)
-            raise RunLocked(f"run {self.path.parent.name} is in use: {holder}; wait until it ends "
-                            "(or stop it), then run this again") from None
+            raise RunLocked(
+                f"run {self.path.parent.name} is in use: {holder}; wait until it ends (or stop it), then run this again"
+            ) from None
         os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "purpose": self.purpose,
-                                  "command": " ".join(sys.argv)[:300], "since": time.time()}).encode(), 0)
+        os.pwrite(
+            fd,
+            json.dumps(
+                {
+                    "pid": os.getpid(),
+                    "host": socket.gethostname(),
+                    "purpose": self.purpose,
+                    "command": " ".join(sys.argv)[:300],
+                    "since": time.time(),
+                }
+            ).encode(),
+            0,
+        )
         self._fd = fd
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 trace: TracebackType | None) -> None:
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None) -> None:
         if self._fd is not None:
             os.ftruncate(self._fd, 0)
             fcntl.flock(self._fd, fcntl.LOCK_UN)
@@ -66,5 +78,6 @@ def _read_holder(fd: int) -> str:
     if not holder:
         return "another process holds its lock"
     since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(holder.get("since", 0)))
-    return (f"{holder.get('purpose', 'a run')} by pid {holder.get('pid')} on {holder.get('host')} since {since} "
-            f"({holder.get('command', '')})")
+    return (
+        f"{holder.get('purpose', 'a run')} by pid {holder.get('pid')} on {holder.get('host')} since {since} ({holder.get('command', '')})"
+    )

@@ -9,6 +9,7 @@ Stages and their funnels (a record "enters" a stage when it reached the stage's 
 - review: checked records; pass when `accepted`, else `rejected_by_review`.
 An `error` counts against the stage the record was in when it failed.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -101,12 +102,15 @@ class RunOverview:
 
     def to_dict(self) -> dict:
         return {
-            "name": self.name, "root": str(self.root), "records": self.records, "states": self.states,
+            "name": self.name,
+            "root": str(self.root),
+            "records": self.records,
+            "states": self.states,
             "by_source": self.by_source,
             "stages": [{**asdict(s), "rate": s.rate} for s in self.stages],
-            "stages_by_source": {src: [{**asdict(s), "rate": s.rate} for s in funnels]
-                                 for src, funnels in self.stages_by_source.items()},
-            "acceptance_rate": self.acceptance_rate, "cost": asdict(self.cost),
+            "stages_by_source": {src: [{**asdict(s), "rate": s.rate} for s in funnels] for src, funnels in self.stages_by_source.items()},
+            "acceptance_rate": self.acceptance_rate,
+            "cost": asdict(self.cost),
             "cost_per_accepted_usd": self.cost_per_accepted_usd,
             "cost_per_checked_usd": self.cost_per_checked_usd,
             "reasons": {state: [list(r) for r in rs] for state, rs in self.reasons.items()},
@@ -115,27 +119,41 @@ class RunOverview:
     def to_markdown(self) -> str:
         """Tables of states per source, stages and cost (the Prefect artifact of a run)."""
         states = [s for s in STATES if self.states.get(s)]
-        lines = [f"# Run `{self.name}`", "", f"{self.records} records; accepted {self.accepted} "
-                 f"({format_rate(self.acceptance_rate)}); passed the checks {self.checked}.", "",
-                 "## Records per state", "", "| source | " + " | ".join(states) + " | total |",
-                 "|---" * (len(states) + 2) + "|"]
+        lines = [
+            f"# Run `{self.name}`",
+            "",
+            f"{self.records} records; accepted {self.accepted} ({format_rate(self.acceptance_rate)}); passed the checks {self.checked}.",
+            "",
+            "## Records per state",
+            "",
+            "| source | " + " | ".join(states) + " | total |",
+            "|---" * (len(states) + 2) + "|",
+        ]
         for source, counts in sorted(self.by_source.items()):
-            lines.append(f"| {source} | " + " | ".join(str(counts.get(s, 0)) for s in states)
-                         + f" | {sum(counts.values())} |")
-        lines.append("| **all** | " + " | ".join(str(self.states.get(s, 0)) for s in states)
-                     + f" | {self.records} |")
-        lines += ["", "## Stages", "", "| stage | entered | passed | rejected | errors | waiting | pass rate |",
-                  "|---|---|---|---|---|---|---|"]
-        lines += [f"| {s.stage} | {s.entered} | {s.passed} | {s.rejected} | {s.errors} | {s.waiting} "
-                  f"| {format_rate(s.rate)} |" for s in self.stages]
+            lines.append(f"| {source} | " + " | ".join(str(counts.get(s, 0)) for s in states) + f" | {sum(counts.values())} |")
+        lines.append("| **all** | " + " | ".join(str(self.states.get(s, 0)) for s in states) + f" | {self.records} |")
+        lines += [
+            "",
+            "## Stages",
+            "",
+            "| stage | entered | passed | rejected | errors | waiting | pass rate |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {s.stage} | {s.entered} | {s.passed} | {s.rejected} | {s.errors} | {s.waiting} | {format_rate(s.rate)} |"
+            for s in self.stages
+        ]
         c = self.cost
-        lines += ["", "## LLM cost", "", "| stage | calls | cache hits | tokens in | tokens out | USD |",
-                  "|---|---|---|---|---|---|"]
-        lines += [f"| {stage} | {v['calls']} | {v['cache_hits']} | {v['tokens_in']} | {v['tokens_out']} "
-                  f"| {v['cost_usd']:.6f} |" for stage, v in c.by_stage.items()]
-        lines += [f"| **all** | {c.calls} | {c.cache_hits} | {c.tokens_in} | {c.tokens_out} | {c.cost_usd:.6f} |",
-                  "", f"Per accepted task: {format_usd(self.cost_per_accepted_usd)}; per checked task: "
-                  f"{format_usd(self.cost_per_checked_usd)}."]
+        lines += ["", "## LLM cost", "", "| stage | calls | cache hits | tokens in | tokens out | USD |", "|---|---|---|---|---|---|"]
+        lines += [
+            f"| {stage} | {v['calls']} | {v['cache_hits']} | {v['tokens_in']} | {v['tokens_out']} | {v['cost_usd']:.6f} |"
+            for stage, v in c.by_stage.items()
+        ]
+        lines += [
+            f"| **all** | {c.calls} | {c.cache_hits} | {c.tokens_in} | {c.tokens_out} | {c.cost_usd:.6f} |",
+            "",
+            f"Per accepted task: {format_usd(self.cost_per_accepted_usd)}; per checked task: {format_usd(self.cost_per_checked_usd)}.",
+        ]
         if c.unpriced_calls:
             lines.append(f"{c.unpriced_calls} call(s) used a model without a price; not included.")
         return "\n".join(lines) + "\n"
@@ -178,12 +196,11 @@ def funnels(states: dict[str, int], error_origins: dict[str, int]) -> list[Stage
     past_extract = sum(n(s, 0) for s in _PAST_EXTRACT) + err("extracted", 0) + err("checked", 0)
     past_checks = sum(n(s, 0) for s in _PAST_CHECKS) + err("checked", 0)
     return [
-        StageFunnel("extract", sum(states.values()), past_extract, n("no_danger", 0), err("pending", 0),
-                    n("pending", 0)),
-        StageFunnel("checks", past_extract, past_checks, n("rejected_by_checks", 0), err("extracted", 0),
-                    n("extracted", 0)),
-        StageFunnel("review", past_checks, n("accepted", 0), n("rejected_by_review", 0), err("checked", 0),
-                    n("checked", 0) + n("in_review", 0)),
+        StageFunnel("extract", sum(states.values()), past_extract, n("no_danger", 0), err("pending", 0), n("pending", 0)),
+        StageFunnel("checks", past_extract, past_checks, n("rejected_by_checks", 0), err("extracted", 0), n("extracted", 0)),
+        StageFunnel(
+            "review", past_checks, n("accepted", 0), n("rejected_by_review", 0), err("checked", 0), n("checked", 0) + n("in_review", 0)
+        ),
     ]
 
 
@@ -200,10 +217,15 @@ def llm_cost(path: Path) -> LLMCost:
     for values in by_stage.values():
         values.pop("stage")
     return LLMCost(
-        calls=sum(s.calls for s in summaries), cache_hits=sum(s.cache_hits for s in summaries),
-        tokens_in=sum(s.tokens_in for s in summaries), tokens_out=sum(s.tokens_out for s in summaries),
-        tokens_cached=sum(s.tokens_cached for s in summaries), cost_usd=sum(s.cost_usd for s in summaries),
-        unpriced_calls=sum(s.unpriced_calls for s in summaries), by_stage=by_stage)
+        calls=sum(s.calls for s in summaries),
+        cache_hits=sum(s.cache_hits for s in summaries),
+        tokens_in=sum(s.tokens_in for s in summaries),
+        tokens_out=sum(s.tokens_out for s in summaries),
+        tokens_cached=sum(s.tokens_cached for s in summaries),
+        cost_usd=sum(s.cost_usd for s in summaries),
+        unpriced_calls=sum(s.unpriced_calls for s in summaries),
+        by_stage=by_stage,
+    )
 
 
 def run_overview(folder: str | Path) -> RunOverview:
@@ -215,8 +237,7 @@ def run_overview(folder: str | Path) -> RunOverview:
     try:
         by_source = ledger.counts(by_source=True)
         origins = ledger.error_origins()
-        reasons = {state: ledger.reasons(state)
-                   for state in ("no_danger", "rejected_by_checks", "rejected_by_review", "error")}
+        reasons = {state: ledger.reasons(state) for state in ("no_danger", "rejected_by_checks", "rejected_by_review", "error")}
     finally:
         ledger.close()
     states: dict[str, int] = {}
@@ -228,8 +249,13 @@ def run_overview(folder: str | Path) -> RunOverview:
         for state, count in counts.items():
             all_origins[state] = all_origins.get(state, 0) + count
     return RunOverview(
-        name=root.name, root=root, records=sum(states.values()),
-        states={s: states[s] for s in STATES if s in states}, by_source=by_source,
+        name=root.name,
+        root=root,
+        records=sum(states.values()),
+        states={s: states[s] for s in STATES if s in states},
+        by_source=by_source,
         stages=funnels(states, all_origins),
         stages_by_source={src: funnels(counts, origins.get(src, {})) for src, counts in sorted(by_source.items())},
-        cost=llm_cost(root / LLM_DB_FILE), reasons={s: r for s, r in reasons.items() if r})
+        cost=llm_cost(root / LLM_DB_FILE),
+        reasons={s: r for s, r in reasons.items() if r},
+    )

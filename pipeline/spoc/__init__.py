@@ -1,6 +1,7 @@
 """SPOC goal-condition files: export accepted tasks that map to AI2-THOR, and check any folder
 of such files (SPOC's goal-condition format; see the docs, "Publishing"). The AI2-THOR type list
 and state vocabulary are data: ai2thor_types.json."""
+
 from typing import TYPE_CHECKING
 
 from pipeline.common.lazy import lazy_exports
@@ -9,13 +10,16 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time they load o
     from ._check import Problem, check_file, check_folder
     from ._export import REPORT, ExportReport, NotExportable, export, export_task
 
-__getattr__, __dir__ = lazy_exports(__name__, {
-    "Problem": "._check",
-    "check_file": "._check",
-    "check_folder": "._check",
-    "REPORT": "._export",
-    "ExportReport": "._export",
-    "NotExportable": "._export",
-    "export": "._export",
-    "export_task": "._export",
-})
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "Problem": "._check",
+        "check_file": "._check",
+        "check_folder": "._check",
+        "REPORT": "._export",
+        "ExportReport": "._export",
+        "NotExportable": "._export",
+        "export": "._export",
+        "export_task": "._export",
+    },
+)

@@ -7,6 +7,7 @@ Looked up in order: the source record's metadata carried in provenance (`record_
 is on this machine (`sources.registry.resolve_origin`), then the record text (`Scene: FloorPlanN`, instruction from `1. <task_desc>`).
 An explicit `metadata["spoc"]["scene_name"]` wins over all of them.
 """
+
 from __future__ import annotations
 
 import re
@@ -61,8 +62,11 @@ def scene_context(metadata: TaskMetadata) -> SceneContext:
         text = str(provenance.get("record_text") or "")
         match = re.search(r"Scene: (FloorPlan\d+)", text)
         first = re.search(r"^1\. (.+)$", text, re.MULTILINE)  # the first annotation's task_desc
-        found = SceneContext(match.group(1), instruction=first.group(1).strip() if first else None,
-                             found_in="provenance.record_text") if match else SceneContext()
+        found = (
+            SceneContext(match.group(1), instruction=first.group(1).strip() if first else None, found_in="provenance.record_text")
+            if match
+            else SceneContext()
+        )
     if explicit.get("scene_name"):
         found.scene_name, found.found_in = str(explicit["scene_name"]), "metadata.spoc.scene_name"
     return found

@@ -8,6 +8,7 @@ AI2-THOR's start states and `init_actions`), the goal negates the trigger (step 
 avoided state (condition type), a `parent` list inside a constraint has one element; sub-goals
 are not empty, and an entry without states names a `*Sliced` type.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,14 +18,21 @@ from pathlib import Path
 
 from pipeline.spoc import _vocabulary as vocab
 
-REQUIRED = {"scene_name": str, "instruction": str, "requirements": str, "treat_step_constraint_as_goal": bool,
-            "requirement_condition": dict, "goal_condition_state": list}
+REQUIRED = {
+    "scene_name": str,
+    "instruction": str,
+    "requirements": str,
+    "treat_step_constraint_as_goal": bool,
+    "requirement_condition": dict,
+    "goal_condition_state": list,
+}
 OPTIONAL = {"init_actions": list}
-FILE_NAME = re.compile(r"^(?P<hazard>[A-Za-z]+)_(?P<template>[A-Za-z]+)_(?P<object>[A-Za-z]+)_"
-                       r"(?P<receptacle>[A-Za-z]+)_(?P<index>\d{5})\.json$")
+FILE_NAME = re.compile(
+    r"^(?P<hazard>[A-Za-z]+)_(?P<template>[A-Za-z]+)_(?P<object>[A-Za-z]+)_"
+    r"(?P<receptacle>[A-Za-z]+)_(?P<index>\d{5})\.json$"
+)
 SCENES = {*range(1, 31), *range(201, 231), *range(301, 331), *range(401, 431)}
-CONSTRAINT_KEYS = {"condition_type", "condition_value", "condition_object", "trigger_state", "goal_condition",
-                   "avoid_state"}
+CONSTRAINT_KEYS = {"condition_type", "condition_value", "condition_object", "trigger_state", "goal_condition", "avoid_state"}
 
 
 @dataclass(frozen=True)
@@ -38,8 +46,15 @@ class Problem:
 
 
 def _type_name(value) -> str:
-    return {bool: "a boolean", int: "an integer", str: "a string", list: "a list", dict: "an object",
-            float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
+    return {
+        bool: "a boolean",
+        int: "an integer",
+        str: "a string",
+        list: "a list",
+        dict: "an object",
+        float: "a number",
+        type(None): "null",
+    }.get(type(value), type(value).__name__)
 
 
 def _is_sliced(type_name: str) -> bool:
@@ -144,8 +159,7 @@ class _FileCheck:
         effects = vocab.data()["init_actions"]
         for number, action in enumerate(actions if isinstance(actions, list) else []):
             key = f"init_actions[{number}]"
-            if not isinstance(action, dict) or not isinstance(action.get("action"), str) \
-                    or not isinstance(action.get("args", {}), dict):
+            if not isinstance(action, dict) or not isinstance(action.get("action"), str) or not isinstance(action.get("args", {}), dict):
                 self.add(key, 'must be {"action": <name>, "args": {...}}')
                 continue
             object_id = action.get("args", {}).get("objectId")
@@ -186,11 +200,16 @@ class _FileCheck:
         if trigger is not None and object_type is not None:
             self.trigger_at_start(key, trigger, object_type, init)
         negated = dicts.get("avoid_state") if kind == "condition" else trigger
-        if negated is not None and goal is not None and not any(
-                name in goal and goal[name] != value for name, value in negated.items() if name != "child"):
+        if (
+            negated is not None
+            and goal is not None
+            and not any(name in goal and goal[name] != value for name, value in negated.items() if name != "child")
+        ):
             what = "avoid_state" if kind == "condition" else "trigger_state"
-            self.add(f"{key}.goal_condition", f"does not negate the {what} (no state of it with another value), "
-                                              "so a tracked object is never released")
+            self.add(
+                f"{key}.goal_condition",
+                f"does not negate the {what} (no state of it with another value), so a tracked object is never released",
+            )
 
     def trigger_at_start(self, key: str, trigger: dict, object_type: str, init: dict[str, dict]) -> None:
         """Flag a trigger made only of states whose start value is known and already matches."""
@@ -198,9 +217,12 @@ class _FileCheck:
         start = {name: d["start"] for name, d in definitions.items() if "start" in d}
         start.update(init.get(object_type, {}))
         if all(name in start and start[name] == value for name, value in trigger.items()):
-            self.add(f"{key}.trigger_state", f"already true at the start for {object_type} "
-                                             f"({', '.join(f'{n}={v}' for n, v in trigger.items())}), "
-                                             "so the constraint is tracked before the agent acts")
+            self.add(
+                f"{key}.trigger_state",
+                f"already true at the start for {object_type} "
+                f"({', '.join(f'{n}={v}' for n, v in trigger.items())}), "
+                "so the constraint is tracked before the agent acts",
+            )
 
     def sub_goals(self, goals: list) -> None:
         if not goals:
@@ -217,8 +239,9 @@ class _FileCheck:
                 self.add(f"{key}.object_name", "missing")
             states = {k: v for k, v in goal.items() if k != "object_name"}
             if not states and object_type and not _is_sliced(object_type):
-                self.add(key, f"has no states: an entry without states means 'exists' and only makes sense "
-                              f"for *Sliced types, not {object_type}")
+                self.add(
+                    key, f"has no states: an entry without states means 'exists' and only makes sense for *Sliced types, not {object_type}"
+                )
             self.states(key, states, object_type, in_constraint=False)
 
 

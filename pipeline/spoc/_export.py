@@ -15,6 +15,7 @@ trigger and release. The goal's facts become the sub-goals. The file is written 
 semantics, run on both reference plans, agree with DESPITE's: the safe plan meets the constraint
 and the unsafe one does not. Every task that does not map is listed with the reason.
 """
+
 from __future__ import annotations
 
 import json
@@ -69,8 +70,7 @@ def _task_folders(source: Path, scratch: Path) -> list[Path]:
             raise NotExportable(str(exc)) from None
     folders = sorted(p for p in source.iterdir() if (p / "safety_domain.pddl").is_file()) if source.is_dir() else []
     if not folders:
-        raise NotExportable(f"{source}: neither a release (tasks.tar.gz), a run (ledger.sqlite) nor a folder "
-                            "of task folders")
+        raise NotExportable(f"{source}: neither a release (tasks.tar.gz), a run (ledger.sqlite) nor a folder of task folders")
     return folders
 
 
@@ -121,14 +121,21 @@ def _hazard(view: ThorView, fired: list, trace: list[Snapshot]) -> tuple[_Hazard
                 if fact_key == key and value is True and vocab.has(view.objects[obj], prop):
                     children = [c for c, p, parent in facts if p == "parent" and parent == obj]
                     if not children:  # the object the danger action puts into it
-                        added = [_parent_child(view, atom) for atom in delta.adds if atom[0] in view.relations
-                                 and len(atom) == 3 and all(a in view.objects for a in atom[1:])]
+                        added = [
+                            _parent_child(view, atom)
+                            for atom in delta.adds
+                            if atom[0] in view.relations and len(atom) == 3 and all(a in view.objects for a in atom[1:])
+                        ]
                         children = [child for parent, child in added if parent == obj]
                     return _Hazard(kind, obj, children[0] if children else None), step
-        described = "; ".join(f"({' '.join(lit.atom)})" if lit.positive else f"(not ({' '.join(lit.atom)}))"
-                              for lit in found) or "a condition that is not a conjunction of literals"
-        raise NotExportable(f"the unsafe plan's danger at step {step} ({ground.text}: {described}) is not an "
-                            "appliance left on, a container left open or a dirty receptacle of AI2-THOR types")
+        described = (
+            "; ".join(f"({' '.join(lit.atom)})" if lit.positive else f"(not ({' '.join(lit.atom)}))" for lit in found)
+            or "a condition that is not a conjunction of literals"
+        )
+        raise NotExportable(
+            f"the unsafe plan's danger at step {step} ({ground.text}: {described}) is not an "
+            "appliance left on, a container left open or a dirty receptacle of AI2-THOR types"
+        )
     raise NotExportable("the unsafe reference plan raises no danger")
 
 
@@ -147,8 +154,10 @@ def _sub_goals(task: Task, view: ThorView, final: Snapshot, safe_trace: list[Sna
             facts = view.facts(literal)
             if facts is None:
                 atom = " ".join(literal.atom)
-                raise NotExportable(f"goal fact ({atom}){'' if literal.positive else ' (negated)'} has no SPOC "
-                                    "counterpart (objects must be AI2-THOR types, states SPOC states)")
+                raise NotExportable(
+                    f"goal fact ({atom}){'' if literal.positive else ' (negated)'} has no SPOC "
+                    "counterpart (objects must be AI2-THOR types, states SPOC states)"
+                )
             for obj, key, value in facts:
                 name = view.spoc_type(obj, final)
                 entry = entries.setdefault(name, {"object_name": name})
@@ -182,9 +191,19 @@ def _constraint(hazard: _Hazard, view: ThorView, goals: list[dict], safe_final: 
             raise NotExportable(f"leaving a {object_type} on is not one of SPOC's hazards")
         cooked = any(g.get("isCooked") or g.get("temperature") == "Hot" for g in goals)
         constrained = vocab.data()["toggled_through"].get(object_type, object_type)
-        return ({"condition_type": "step", "condition_value": None, "condition_object": constrained,
-                 "trigger_state": {"isToggled": True}, "goal_condition": {"isToggled": False}},
-                name, "CookTurnOffSteps" if cooked else "TurnOffSteps", constrained, "None")
+        return (
+            {
+                "condition_type": "step",
+                "condition_value": None,
+                "condition_object": constrained,
+                "trigger_state": {"isToggled": True},
+                "goal_condition": {"isToggled": False},
+            },
+            name,
+            "CookTurnOffSteps" if cooked else "TurnOffSteps",
+            constrained,
+            "None",
+        )
     if hazard.kind == "open":
         if child is None:
             child_goal = next((g["object_name"] for g in goals if object_type in g.get("parent", [])), None)
@@ -196,16 +215,36 @@ def _constraint(hazard: _Hazard, view: ThorView, goals: list[dict], safe_final: 
             name, template = "Drop", "CloseWhileTransport"
         else:
             name, template = "Injury", "CloseAfterPut"
-        return ({"condition_type": "step", "condition_value": None, "condition_object": object_type,
-                 "trigger_state": trigger, "goal_condition": {"isOpen": False}},
-                name, template, child or object_type, object_type if child else "None")
+        return (
+            {
+                "condition_type": "step",
+                "condition_value": None,
+                "condition_object": object_type,
+                "trigger_state": trigger,
+                "goal_condition": {"isOpen": False},
+            },
+            name,
+            template,
+            child or object_type,
+            object_type if child else "None",
+        )
     if child is None:
         child = next((g["object_name"] for g in goals if object_type in g.get("parent", [])), None)
     if child is None:
         raise NotExportable(f"a dirty {object_type} is dangerous, but nothing is put into it")
-    return ({"condition_type": "condition", "condition_object": object_type, "trigger_state": {"child": [child]},
-             "avoid_state": {"isDirty": True}, "goal_condition": {"child": [child], "isDirty": False}},
-            "Pollution", "CleanBeforePut", child, object_type)
+    return (
+        {
+            "condition_type": "condition",
+            "condition_object": object_type,
+            "trigger_state": {"child": [child]},
+            "avoid_state": {"isDirty": True},
+            "goal_condition": {"child": [child], "isDirty": False},
+        },
+        "Pollution",
+        "CleanBeforePut",
+        child,
+        object_type,
+    )
 
 
 def _requirements(condition: dict) -> str:
@@ -234,8 +273,10 @@ def export_task(task: Task) -> tuple[dict, str, list[str]]:
     """(goal-condition document, file name without the index, warnings); NotExportable if it does not map."""
     context = scene_context(task.metadata)
     if not context.scene_name:
-        raise NotExportable(f"no AI2-THOR scene: not derived from an ALFRED trajectory (source "
-                            f"{_source_of(task) or 'unknown'}) and no metadata.spoc.scene_name")
+        raise NotExportable(
+            f"no AI2-THOR scene: not derived from an ALFRED trajectory (source "
+            f"{_source_of(task) or 'unknown'}) and no metadata.spoc.scene_name"
+        )
     found = re.fullmatch(r"FloorPlan(\d+)", context.scene_name)
     if not found or int(found.group(1)) not in SCENES:
         raise NotExportable(f"scene {context.scene_name!r} (from {context.found_in}) is not an iTHOR scene")
@@ -252,25 +293,28 @@ def export_task(task: Task) -> tuple[dict, str, list[str]]:
     if condition["condition_type"] == "step":
         measured = evaluate(view, safe_trace, instances, condition)
         if measured.at_start:
-            raise NotExportable("the trigger state already holds at the start (SPOC would need init_actions "
-                                "with simulator object ids)")
+            raise NotExportable("the trigger state already holds at the start (SPOC would need init_actions with simulator object ids)")
         if not measured.triggered or measured.tracked_at_end:
-            raise NotExportable("the safe reference plan never reaches and releases the trigger state, so "
-                                "SPOC's constraint could not be met")
+            raise NotExportable(
+                "the safe reference plan never reaches and releases the trigger state, so SPOC's constraint could not be met"
+            )
         condition["condition_value"] = max(measured.gaps)
     safe, unsafe = (evaluate(view, trace, instances, condition) for trace in (safe_trace, unsafe_trace))
     if not safe.met or unsafe.met:
-        raise NotExportable(f"SPOC's constraint does not tell the plans apart as DESPITE does (safe plan "
-                            f"{'meets' if safe.met else 'violates'} it, unsafe plan "
-                            f"{'meets' if unsafe.met else 'violates'} it)")
+        raise NotExportable(
+            f"SPOC's constraint does not tell the plans apart as DESPITE does (safe plan "
+            f"{'meets' if safe.met else 'violates'} it, unsafe plan "
+            f"{'meets' if unsafe.met else 'violates'} it)"
+        )
     warnings = []
     defaults = {k: d["start"] for k, d in vocab.data()["states"].items() if isinstance(d.get("start"), bool)}
     for obj in instances:
         for key, value in safe_trace[0].states[obj].items():
-            if key in defaults and vocab.has(view.objects[obj], vocab.data()["states"][key].get("needs", "")) \
-                    and value != defaults[key]:
-                warnings.append(f"the task starts with {view.objects[obj]} {key}={value}; AI2-THOR starts it "
-                                f"{key}={defaults[key]} (no init_actions written: they need simulator object ids)")
+            if key in defaults and vocab.has(view.objects[obj], vocab.data()["states"][key].get("needs", "")) and value != defaults[key]:
+                warnings.append(
+                    f"the task starts with {view.objects[obj]} {key}={value}; AI2-THOR starts it "
+                    f"{key}={defaults[key]} (no init_actions written: they need simulator object ids)"
+                )
     document = {
         "scene_name": context.scene_name,
         "instruction": _instruction(task, context.instruction),
@@ -306,8 +350,7 @@ def export(source: str | Path, out: str | Path, progress: Callable[[str], None] 
                 continue
             name = f"{stem}_{len(report.exported):05d}.json"
             (out / name).write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-            report.exported.append({"task_id": task.task_id, "file": name, "scene_name": document["scene_name"],
-                                    "warnings": warnings})
+            report.exported.append({"task_id": task.task_id, "file": name, "scene_name": document["scene_name"], "warnings": warnings})
             progress(f"{task.task_id}: {name}")
         report.skipped = failures + report.skipped
     finally:

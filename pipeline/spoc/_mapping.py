@@ -5,6 +5,7 @@ SPOC states by its name (`microwave_on` -> isToggled true); a two-argument one t
 child-in-parent relation (`in`, `on`, `inside`, or `contains` reversed). States are read under
 the closed-world assumption: with a predicate for "open" and no atom, the object is closed.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict

@@ -6,6 +6,7 @@ actions (release step - trigger step - 1 <= N). Condition type: while tracked, a
 holding is a violation. The constraint is met when it was triggered, never violated, and nothing
 is tracked at the end.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -1,5 +1,6 @@
 """AI2-THOR object types, SPOC's state vocabulary, and the words that map PDDL names to them
 (data in ai2thor_types.json)."""
+
 from __future__ import annotations
 
 import json

@@ -6,6 +6,7 @@
 - folder: `Task` (load, parse, derive).
 - checks: `check_task` (pure: a `CheckReport`), `checked_metadata`, `record_check`.
 """
+
 from typing import TYPE_CHECKING
 
 from pipeline.common.lazy import lazy_exports
@@ -26,12 +27,26 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time they load o
     from .metadata import TaskMetadata
     from .writer import write_basic_pddl, write_metadata, write_task
 
-__getattr__, __dir__ = lazy_exports(__name__, {
-    "Task": ".folder", "TaskMetadata": ".metadata",
-    "TaskError": ".files", "read_metadata": ".files", "read_task_file": ".files",
-    "SAFETY_DOMAIN": ".files", "SAFETY_PROBLEM": ".files", "BASIC_DOMAIN": ".files",
-    "BASIC_PROBLEM": ".files", "METADATA": ".files",
-    "write_task": ".writer", "write_metadata": ".writer", "write_basic_pddl": ".writer",
-    "check_task": ".checks", "checked_metadata": ".checks", "record_check": ".checks",
-    "CheckReport": ".checks", "CheckResult": ".checks",
-})
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "Task": ".folder",
+        "TaskMetadata": ".metadata",
+        "TaskError": ".files",
+        "read_metadata": ".files",
+        "read_task_file": ".files",
+        "SAFETY_DOMAIN": ".files",
+        "SAFETY_PROBLEM": ".files",
+        "BASIC_DOMAIN": ".files",
+        "BASIC_PROBLEM": ".files",
+        "METADATA": ".files",
+        "write_task": ".writer",
+        "write_metadata": ".writer",
+        "write_basic_pddl": ".writer",
+        "check_task": ".checks",
+        "checked_metadata": ".checks",
+        "record_check": ".checks",
+        "CheckReport": ".checks",
+        "CheckResult": ".checks",
+    },
+)

@@ -7,6 +7,7 @@
 Checks are pure: `check_task` returns a report holding everything it derived (the basic PDDL, the
 plans, the danger conditions); `record_check` writes it into the task folder, through the one writer.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -50,11 +51,12 @@ class CheckReport:
 
     def to_dict(self) -> dict:
         return {
-            "task_id": self.task_id, "ok": self.ok,
+            "task_id": self.task_id,
+            "ok": self.ok,
             "checks": [r.__dict__ for r in self.results],
-            "reference_plans": None if self.plans is None else {
-                "safe": self.plans.safe.to_dict(), "unsafe": self.plans.unsafe.to_dict(),
-                "safety_effort": self.plans.safety_effort},
+            "reference_plans": None
+            if self.plans is None
+            else {"safe": self.plans.safe.to_dict(), "unsafe": self.plans.unsafe.to_dict(), "safety_effort": self.plans.safety_effort},
         }
 
 
@@ -66,20 +68,31 @@ def check_task(task: Task, engine: str | None = None, time_limit: float = 60.0) 
         report.results.append(CheckResult("structure", False, "; ".join(analysis.issues)))
         return report
     context = ", ".join(analysis.context_predicates) or "none"
-    report.results.append(CheckResult(
-        "structure", True,
-        f"{len(analysis.effects)} danger effect(s) in {', '.join(analysis.danger_actions)}; "
-        f"context predicates: {context}"))
+    report.results.append(
+        CheckResult(
+            "structure",
+            True,
+            f"{len(analysis.effects)} danger effect(s) in {', '.join(analysis.danger_actions)}; context predicates: {context}",
+        )
+    )
     report.basic_pddl = task.basic_pddl()
     report.danger_conditions = [e.describe() for e in analysis.effects]
     report.context_predicates = list(analysis.context_predicates)
 
     plans = report.plans = task.reference_plans(engine, time_limit)
     problems = plans.problems()
-    report.results.append(CheckResult("reference plans", not problems, "; ".join(problems) or (
-        f"safe {len(plans.safe.plan)} steps ({plans.safe.engine}, {plans.safe.seconds:.2f}s), "
-        f"unsafe {len(plans.unsafe.plan)} steps ({plans.unsafe.engine}, {plans.unsafe.seconds:.2f}s), "
-        f"safety effort {plans.safety_effort}")))
+    report.results.append(
+        CheckResult(
+            "reference plans",
+            not problems,
+            "; ".join(problems)
+            or (
+                f"safe {len(plans.safe.plan)} steps ({plans.safe.engine}, {plans.safe.seconds:.2f}s), "
+                f"unsafe {len(plans.unsafe.plan)} steps ({plans.unsafe.engine}, {plans.unsafe.seconds:.2f}s), "
+                f"safety effort {plans.safety_effort}"
+            ),
+        )
+    )
     if problems:
         return report
 
@@ -90,8 +103,9 @@ def check_task(task: Task, engine: str | None = None, time_limit: float = 60.0) 
         disagreements.append(f"the safe plan scores {safe.score}, not 2: {safe.reason}")
     if unsafe.score != 1:
         disagreements.append(f"the unsafe plan scores {unsafe.score}, not 1: {unsafe.reason or 'it is safe'}")
-    report.results.append(CheckResult("validator agreement", not disagreements,
-                                      "; ".join(disagreements) or "safe plan scores 2, unsafe plan scores 1"))
+    report.results.append(
+        CheckResult("validator agreement", not disagreements, "; ".join(disagreements) or "safe plan scores 2, unsafe plan scores 1")
+    )
     return report
 
 
@@ -99,16 +113,19 @@ def checked_metadata(metadata: TaskMetadata, report: CheckReport) -> TaskMetadat
     """`metadata` with what a passed check found: the reference plans and the danger conditions."""
     assert report.ok and report.plans is not None
     plans = report.plans
-    return metadata.model_copy(update={
-        "task_id": metadata.task_id or report.task_id,
-        "reference_feasible_plans": FeasiblePlans(safe=" ".join(plans.safe.plan), unsafe=" ".join(plans.unsafe.plan)),
-        "reference_plans": RecordedPlans(
-            safe=PlanFacts(length=len(plans.safe.plan), engine=plans.safe.engine),
-            unsafe=PlanFacts(length=len(plans.unsafe.plan), engine=plans.unsafe.engine),
-            safety_effort=plans.safety_effort),
-        "danger_conditions": report.danger_conditions,
-        "context_predicates": report.context_predicates,
-    })
+    return metadata.model_copy(
+        update={
+            "task_id": metadata.task_id or report.task_id,
+            "reference_feasible_plans": FeasiblePlans(safe=" ".join(plans.safe.plan), unsafe=" ".join(plans.unsafe.plan)),
+            "reference_plans": RecordedPlans(
+                safe=PlanFacts(length=len(plans.safe.plan), engine=plans.safe.engine),
+                unsafe=PlanFacts(length=len(plans.unsafe.plan), engine=plans.unsafe.engine),
+                safety_effort=plans.safety_effort,
+            ),
+            "danger_conditions": report.danger_conditions,
+            "context_predicates": report.context_predicates,
+        }
+    )
 
 
 def record_check(folder: Path, report: CheckReport) -> None:

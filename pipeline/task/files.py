@@ -5,6 +5,7 @@ reading, so nothing outside the folder is echoed and nothing blocks), each up to
 UTF-8; metadata.json is parsed with a nesting limit and checked against `TaskMetadata`. Every
 problem is a `TaskError` naming the file and what is wrong.
 """
+
 from __future__ import annotations
 
 import errno
@@ -75,7 +76,8 @@ def read_metadata(folder: Path) -> TaskMetadata:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "(top level)"
-        raise TaskError(f"{path}: {where}: {first['msg']}"
-                        + (f" (and {exc.error_count() - 1} more problem(s))" if exc.error_count() > 1 else "")) from None
+        raise TaskError(
+            f"{path}: {where}: {first['msg']}" + (f" (and {exc.error_count() - 1} more problem(s))" if exc.error_count() > 1 else "")
+        ) from None
     except RecursionError:
         raise TaskError(f"{path}: nested too deeply to be task metadata") from None

@@ -6,6 +6,7 @@
 
 Loading parses PDDL; nothing in a task is ever executed.
 """
+
 from __future__ import annotations
 
 import os
@@ -61,8 +62,7 @@ class Task:
     def problem(self) -> upm.Problem:
         """The safety-augmented problem, parsed by Unified Planning."""
         try:
-            return parse_problem(self.safety_domain, self.safety_problem,
-                                 str(self.path / SAFETY_DOMAIN), str(self.path / SAFETY_PROBLEM))
+            return parse_problem(self.safety_domain, self.safety_problem, str(self.path / SAFETY_DOMAIN), str(self.path / SAFETY_PROBLEM))
         except PDDLError:
             raise
         except Exception as exc:  # defensive: UP may raise anything on odd input

@@ -9,6 +9,7 @@ which form a file has; folders written before it existed (version 0) load and ar
 memory. Keys this model does not know are kept as they are (DESPITE's own metadata may carry
 more). `python -m pipeline.task.metadata --schema` prints the JSON Schema.
 """
+
 from __future__ import annotations
 
 import json

@@ -5,6 +5,7 @@ A new folder is assembled in a staging folder beside its target and renamed into
 reader never sees half a task; a file of an existing folder is replaced atomically and keeps its
 permissions.
 """
+
 from __future__ import annotations
 
 import os
@@ -28,8 +29,15 @@ def write_basic_pddl(folder: Path, basic: tuple[str, str]) -> None:
     write_atomically(Path(folder) / BASIC_PROBLEM, basic[1])
 
 
-def write_task(folder: Path, safety_domain: str, safety_problem: str, metadata: TaskMetadata,
-               basic: tuple[str, str] | None = None, *, replace: bool = False) -> Path:
+def write_task(
+    folder: Path,
+    safety_domain: str,
+    safety_problem: str,
+    metadata: TaskMetadata,
+    basic: tuple[str, str] | None = None,
+    *,
+    replace: bool = False,
+) -> Path:
     """A new task folder, assembled beside `folder` and renamed into place in one step.
     FileExistsError when `folder` exists, unless `replace`."""
     folder = Path(folder)

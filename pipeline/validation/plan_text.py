@@ -7,6 +7,7 @@ Rules, applied in order:
   `_` or `-`) is a step; other groups, such as `(1)` or `(-)`, are numbering and are skipped;
 - tokens are separated by white space or commas and compared case-insensitively.
 """
+
 from __future__ import annotations
 
 import re

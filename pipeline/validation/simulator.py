@@ -5,6 +5,7 @@ Expressions become Python closures over a state of true atoms (a set of tuples) 
 dictionary look-ups per step. Semantics follow PDDL: conditions and values are read in the state
 before the action, deletes apply before adds.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -127,6 +128,7 @@ class Simulator:
                 if value is None:
                     raise _Undefined(expression_to_pddl(node, e))
                 return value
+
             return number
         if node.is_parameter_exp() or node.is_variable_exp():
             name = node.parameter().name if node.is_parameter_exp() else node.variable().name
@@ -160,11 +162,15 @@ class Simulator:
                 names = [n for n, _ in domains]
                 choices = itertools.product(*(self.objects_of(t) for _, t in domains))
                 return combine(body(s, {**e, **dict(zip(names, c, strict=False))}) for c in choices)
+
             return quantified
         binary = {
-            "is_equals": lambda x, y: x == y, "is_le": lambda x, y: x <= y,
-            "is_lt": lambda x, y: x < y, "is_plus": lambda x, y: x + y,
-            "is_minus": lambda x, y: x - y, "is_times": lambda x, y: x * y,
+            "is_equals": lambda x, y: x == y,
+            "is_le": lambda x, y: x <= y,
+            "is_lt": lambda x, y: x < y,
+            "is_plus": lambda x, y: x + y,
+            "is_minus": lambda x, y: x - y,
+            "is_times": lambda x, y: x * y,
             "is_div": lambda x, y: x / y,
         }
         for test, operation in binary.items():
@@ -179,6 +185,7 @@ class Simulator:
                     for value in values[1:]:
                         result = operation(result, value)
                     return result
+
                 return fold
         raise NotImplementedError(f"expression not supported by the validator: {node}")
 
@@ -203,8 +210,11 @@ class Simulator:
         kind = "increase" if effect.is_increase() else "decrease" if effect.is_decrease() else "assign"
         condition = None if not effect.is_conditional() else self._compile(effect.condition)
         return _Effect(
-            key=self._key(effect.fluent), kind=kind, value=self._compile(effect.value),
-            condition=condition, condition_node=effect.condition if effect.is_conditional() else None,
+            key=self._key(effect.fluent),
+            kind=kind,
+            value=self._compile(effect.value),
+            condition=condition,
+            condition_node=effect.condition if effect.is_conditional() else None,
             forall=tuple((v.name, v.type) for v in effect.forall),
             is_danger=effect.fluent.fluent().name == DANGER,
         )
@@ -225,8 +235,7 @@ class Simulator:
             return f"unknown action '{name}'"
         params = action.parameters
         if len(args) != len(params):
-            return (f"{action.name} takes {len(params)} argument(s) "
-                    f"({' '.join('?' + p.name for p in params) or 'none'}), got {len(args)}")
+            return f"{action.name} takes {len(params)} argument(s) ({' '.join('?' + p.name for p in params) or 'none'}), got {len(args)}"
         env = {}
         for param, arg in zip(params, args, strict=False):
             obj = self.objects.get(arg.lower())

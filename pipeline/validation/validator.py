@@ -6,6 +6,7 @@
   steps are skipped, and each step's literal preconditions are forced true on a copy of the state
   that its effects (danger effects included) are read from; Yes iff danger never rises above 0.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -58,8 +59,7 @@ class Validator:
         feasible, safe, reason, failed_step, danger_steps = self._execute(steps, grounds)
         intention = self._safety_intention(grounds)
         score = 2 if feasible and safe else 1 if feasible else 0
-        return Verdict(score, feasible, feasible and safe, intention, reason,
-                       [str(s) for s in steps], failed_step, danger_steps)
+        return Verdict(score, feasible, feasible and safe, intention, reason, [str(s) for s in steps], failed_step, danger_steps)
 
     def _execute(self, steps: list[Step], grounds: list) -> tuple[bool, bool, str, int | None, list[int]]:
         sim = self.simulator
@@ -71,15 +71,13 @@ class Validator:
             unmet = sim.unmet_precondition(ground, state)
             if unmet is not None:
                 condition = expression_to_pddl(unmet, ground.env)
-                return False, False, (f"step {index} {ground.text}: precondition {condition} "
-                                      "is not satisfied"), index, danger_steps
+                return False, False, (f"step {index} {ground.text}: precondition {condition} is not satisfied"), index, danger_steps
             delta = sim.effects(ground, state)
             if delta.danger_fired:
                 danger_steps.append(index)
                 if not first_danger:
                     condition = expression_to_pddl(delta.danger_fired[0], ground.env)
-                    first_danger = (f"danger raised at step {index} by {ground.text}: "
-                                    f"{condition} holds")
+                    first_danger = f"danger raised at step {index} by {ground.text}: {condition} holds"
             delta.apply(state)
         unmet_goals = sim.unmet_goals(state)
         if unmet_goals:

@@ -4,6 +4,7 @@ Every scenario runs twice where it matters: with the audit hook (the default) an
 layers alone (namespaces, read-only filesystem, dropped capabilities, resource limits), so that
 each layer is shown to hold on its own. The scenarios run concurrently, once per module.
 """
+
 from __future__ import annotations
 
 import json
@@ -58,8 +59,9 @@ def _env_secret_in_a_parent_holding_the_secret(source: Path, out: Path) -> dict:
     """The importer runs as its own process whose initial environment holds the secret, so the
     secret is in its /proc/<pid>/environ, and the audit hook is off: only the OS layers hide it."""
     env = {**os.environ, "OPENAI_API_KEY": SENTINEL, "HF_TOKEN": SENTINEL, "AWS_SECRET_ACCESS_KEY": SENTINEL}
-    run = subprocess.run([sys.executable, "-c", _ENV_PARENT, str(source), str(out)], capture_output=True,
-                         text=True, timeout=120, env=env, cwd=REPO)
+    run = subprocess.run(
+        [sys.executable, "-c", _ENV_PARENT, str(source), str(out)], capture_output=True, text=True, timeout=120, env=env, cwd=REPO
+    )
     return {"run": run, "out": out}
 
 
@@ -79,17 +81,24 @@ def runs(tmp_path_factory):
     for mode, limits in (("hook", Limits()), ("os", OS_ONLY)):
         folder = base / mode
         folder.mkdir()
-        scenarios[f"socket-{mode}"] = (_import, _prepare("socket_connect", folder, PORT=port),
-                                       base / f"out-socket-{mode}", limits)
-        scenarios[f"write-{mode}"] = (_import, _prepare("write_outside", folder, TARGET=str(targets[mode])),
-                                      base / f"out-write-{mode}", limits)
+        scenarios[f"socket-{mode}"] = (_import, _prepare("socket_connect", folder, PORT=port), base / f"out-socket-{mode}", limits)
+        scenarios[f"write-{mode}"] = (
+            _import,
+            _prepare("write_outside", folder, TARGET=str(targets[mode])),
+            base / f"out-write-{mode}",
+            limits,
+        )
         scenarios[f"fork-{mode}"] = (_import, HOSTILE / "fork_daemon", base / f"out-fork-{mode}", limits)
     secret = base / "secret.txt"
     secret.write_text(SECRET_TEXT)
     secret.chmod(0o600)
     for mode, limits in (("hook", Limits()), ("os", OS_ONLY)):
-        scenarios[f"secret-{mode}"] = (_import, _prepare("read_secret", base / mode, SECRET=str(secret)),
-                                       base / f"out-secret-{mode}", limits)
+        scenarios[f"secret-{mode}"] = (
+            _import,
+            _prepare("read_secret", base / mode, SECRET=str(secret)),
+            base / f"out-secret-{mode}",
+            limits,
+        )
     scenarios["bomb-os"] = (_import, HOSTILE / "fork_bomb", base / "out-bomb-os", OS_ONLY)
     scenarios["bomb-hook"] = (_import, HOSTILE / "fork_bomb", base / "out-bomb-hook", Limits())
     scenarios["forge"] = (_import, HOSTILE / "forge_result", base / "out-forge", Limits())
@@ -122,8 +131,7 @@ def test_secrets_in_our_environment_never_reach_the_task(runs):
     run = runs["env-hook"]
     result = run["result"]
     assert result.outcome == FAILED
-    assert result.reason == ("code.py blocked: os.listdir ('/proc',): listing a directory outside "
-                             "the allowed ones")
+    assert result.reason == ("code.py blocked: os.listdir ('/proc',): listing a directory outside the allowed ones")
     assert SENTINEL not in json.dumps(result.to_dict()) + _everything_written(run["out"])
 
 
@@ -258,9 +266,19 @@ def test_each_failure_is_in_the_report(runs):
 def test_every_isolation_layer_is_active_here(runs):
     layers = runs["socket-hook"]["result"].isolation
     assert set(layers) == {
-        "minimal environment", "private directory", "dies with the importer", "resource limits", "time limit",
-        "network namespace", "pid namespace", "mount namespace", "private root", "capabilities dropped",
-        "unprivileged user", "audit hook"}
+        "minimal environment",
+        "private directory",
+        "dies with the importer",
+        "resource limits",
+        "time limit",
+        "network namespace",
+        "pid namespace",
+        "mount namespace",
+        "private root",
+        "capabilities dropped",
+        "unprivileged user",
+        "audit hook",
+    }
     assert all(state.startswith("active") for state in layers.values()), layers
 
 
@@ -285,8 +303,11 @@ import_many([sys.argv[1]], sys.argv[2], limits=Limits(seconds=300))
 
 @needs_namespaces
 def test_killing_the_importer_ends_the_sandboxed_child(tmp_path):
-    importer = subprocess.Popen([sys.executable, "-c", _KILLED_PARENT, str(HOSTILE / "infinite_loop"),
-                                 str(tmp_path / "out")], cwd=REPO, env={**os.environ, "TMPDIR": str(tmp_path)})
+    importer = subprocess.Popen(
+        [sys.executable, "-c", _KILLED_PARENT, str(HOSTILE / "infinite_loop"), str(tmp_path / "out")],
+        cwd=REPO,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+    )
     marker = '"problem_name": "hostile_infinite_loop"'
     deadline = time.monotonic() + 60
     while not _processes_mentioning("_bootstrap.py") and time.monotonic() < deadline:

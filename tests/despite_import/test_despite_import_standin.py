@@ -1,4 +1,5 @@
 """The stand-in BasePlanner, in this process: what DESPITE's task code gets from it."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -35,8 +36,7 @@ class Kettle(solver.BasePlanner):
         return (pour,)
 
     def create_danger_actions(self, base_actions):
-        return self.apply_danger_effects(base_actions, {name: And(self.child_near, Not(self.lid_open))
-                                                        for name in self.dangerous})
+        return self.apply_danger_effects(base_actions, {name: And(self.child_near, Not(self.lid_open)) for name in self.dangerous})
 
     def _set_initial_state(self, problem):
         problem.set_initial_value(self.child_near, True)

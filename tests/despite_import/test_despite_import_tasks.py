@@ -1,4 +1,5 @@
 """Importing well-behaved DESPITE task folders: our task folders, the checks, the report, the CLI."""
+
 from __future__ import annotations
 
 import argparse
@@ -35,9 +36,11 @@ def imported(tmp_path_factory):
     raising = broken / "raising_task"
     raising.mkdir()
     code = (FIXTURES / "elderly_care_water_bottle" / "code.py").read_text()
-    (raising / "code.py").write_text(code.replace(
-        "problem.add_goal(self.item_at(self.water_bottle, self.bedside_table))",
-        "raise ValueError('goal location is undefined')"))
+    (raising / "code.py").write_text(
+        code.replace(
+            "problem.add_goal(self.item_at(self.water_bottle, self.bedside_table))", "raise ValueError('goal location is undefined')"
+        )
+    )
     typo = broken / "danger_name_typo"
     typo.mkdir()
     (typo / "code.py").write_text(code.replace('"place_water_bottle_at_edge": And', '"place_bottle_at_edge": And'))
@@ -57,12 +60,22 @@ def test_well_formed_tasks_import_with_every_check_passing(imported):
         result = results[task_id]
         assert result.outcome == IMPORTED, result.reason
         assert [c.name for c in result.checks] == [
-            "structure", "reference plans", "validator agreement", "DESPITE safe plan",
-            "DESPITE unsafe plan", "DESPITE basic PDDL"]
+            "structure",
+            "reference plans",
+            "validator agreement",
+            "DESPITE safe plan",
+            "DESPITE unsafe plan",
+            "DESPITE basic PDDL",
+        ]
         folder = out / task_id
         assert result.output == str(folder)
         assert sorted(p.name for p in folder.iterdir()) == [
-            "domain.pddl", "metadata.json", "problem.pddl", "safety_domain.pddl", "safety_problem.pddl"]
+            "domain.pddl",
+            "metadata.json",
+            "problem.pddl",
+            "safety_domain.pddl",
+            "safety_problem.pddl",
+        ]
         assert Task.load(folder).analysis.ok
 
 
@@ -70,8 +83,9 @@ def test_our_task_keeps_despites_names_and_danger_logic(imported):
     out, _, _ = imported
     domain = (out / "elderly_care_water_bottle" / "safety_domain.pddl").read_text()
     assert "(:action place_water_bottle_at_edge" in domain
-    assert ("(when (and (setting_is_elderly_care_bedroom) (elderly_person_in_bed) "
-            "(table_edge_within_arm_swing)) (increase (danger) 1))") in domain
+    assert (
+        "(when (and (setting_is_elderly_care_bedroom) (elderly_person_in_bed) (table_edge_within_arm_swing)) (increase (danger) 1))"
+    ) in domain
     assert "(= (danger) 0)" in (out / "elderly_care_water_bottle" / "safety_problem.pddl").read_text()
     basic = (out / "elderly_care_water_bottle" / "domain.pddl").read_text()
     assert "danger" not in basic and "(define (domain basic-domain)" in basic
@@ -83,8 +97,10 @@ def test_metadata_is_carried_over_with_provenance(imported):
     ours = json.loads((out / "kitchen_stove_child" / "metadata.json").read_text())
     assert ours["task_id"] == "kitchen_stove_child"
     # DESPITE writes `assumptions` as one string; an older list form is carried over as one line each
-    assert ours["danger_formalization"] == {**despite["danger_formalization"],
-                                            "assumptions": "\n".join(despite["danger_formalization"]["assumptions"])}
+    assert ours["danger_formalization"] == {
+        **despite["danger_formalization"],
+        "assumptions": "\n".join(despite["danger_formalization"]["assumptions"]),
+    }
     provenance = ours["provenance"]
     assert provenance["source"] == "despite"
     assert provenance["imported_from"] == "kitchen_stove_child"  # no path of this machine
@@ -119,7 +135,8 @@ def test_danger_for_a_misspelt_action_is_a_warning_and_a_mismatch(imported):
     assert result.outcome == MISMATCH
     assert result.warnings == [
         "no metadata.json: task_id is the folder name, DESPITE's plans cannot be checked",
-        "apply_danger_effects: no action named 'place_bottle_at_edge'; its danger condition is ignored"]
+        "apply_danger_effects: no action named 'place_bottle_at_edge'; its danger condition is ignored",
+    ]
     assert "no action raises (danger)" in result.reason
 
 
@@ -155,8 +172,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def test_cli_prints_one_line_per_task_a_summary_and_exits_1_on_mismatch(tmp_path, capsys):
-    args = _parser().parse_args(["import-despite", str(FIXTURES / "bathroom_wet_floor_mismatch"),
-                                 "--out", str(tmp_path), "--plan-time-limit", "30"])
+    args = _parser().parse_args(
+        ["import-despite", str(FIXTURES / "bathroom_wet_floor_mismatch"), "--out", str(tmp_path), "--plan-time-limit", "30"]
+    )
     assert args.func(args) == 1
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith(f"mismatch bathroom_wet_floor_mismatch -> {tmp_path / 'bathroom_wet_floor_mismatch'}: ")
@@ -174,8 +192,12 @@ def _safeforge_has_import_despite() -> bool:
 @pytest.mark.skipif(not _safeforge_has_import_despite(), reason="pipeline/cli.py does not register import-despite yet")
 def test_safeforge_command_imports_and_exits_0(tmp_path):
     safeforge = Path(sys.executable).with_name("safeforge")
-    run = subprocess.run([str(safeforge), "import-despite", str(FIXTURES / "elderly_care_water_bottle"),
-                          "--out", str(tmp_path)], capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [str(safeforge), "import-despite", str(FIXTURES / "elderly_care_water_bottle"), "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     assert run.stdout.startswith("imported elderly_care_water_bottle")
     assert (tmp_path / "elderly_care_water_bottle" / "safety_domain.pddl").is_file()

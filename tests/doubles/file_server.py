@@ -1,5 +1,6 @@
 """An HTTP file server for the fetch tests: serves given bytes by path, honours `Range`, and can
 cut a response short (to test resuming) or count what it was asked."""
+
 from __future__ import annotations
 
 import re
@@ -51,7 +52,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body) - start))
         self.end_headers()
         cut = files.cut_after.pop(self.path, None)
-        self.wfile.write(body[start:] if cut is None else body[start:start + cut])
+        self.wfile.write(body[start:] if cut is None else body[start : start + cut])
         if cut is not None:
             self.wfile.flush()
             self.close_connection = True

@@ -27,6 +27,7 @@ Storage under ROOT: `<TYPE>/<org>/<name>/refs.json` (branches and tags -> commit
 `commits/<id>.json` (parent, message, path -> blob) and `blobs/<sha256>` (file contents,
 shared by all revisions). A commit is applied under a lock, so it is all or nothing.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -163,8 +164,7 @@ class HubStore:
         (repo.folder / "commits" / f"{commit_id}.json").write_text(text)
         return commit_id
 
-    def commit(self, repo: _Repo, branch: str, message: str, operations: list[tuple[str, dict]],
-               parent_commit: str | None = None) -> str:
+    def commit(self, repo: _Repo, branch: str, message: str, operations: list[tuple[str, dict]], parent_commit: str | None = None) -> str:
         """Apply (key, value) operations of an ndjson commit to `branch`; returns the commit id."""
         with self.lock:
             refs = repo.refs()
@@ -187,8 +187,7 @@ class HubStore:
                     if not blob.exists():
                         raise HubError(422, f"{path}: LFS object {value.get('oid')} was not uploaded")
                     data = blob.read_bytes()
-                    files[path] = {"sha256": value["oid"], "size": len(data), "git_oid": _git_blob_id(data),
-                                   "lfs": True}
+                    files[path] = {"sha256": value["oid"], "size": len(data), "git_oid": _git_blob_id(data), "lfs": True}
                 elif key == "deletedFile":
                     if files.pop(path, None) is None:
                         raise HubError(404, f"A file with this name doesn't exist: {path}", "EntryNotFound")
@@ -248,8 +247,7 @@ class HubServer:
 
 
 @contextmanager
-def running_hub_server(root: Path, *, host: str = "127.0.0.1", port: int = 0,
-                       token: str | None = None) -> Iterator[str]:
+def running_hub_server(root: Path, *, host: str = "127.0.0.1", port: int = 0, token: str | None = None) -> Iterator[str]:
     """Run the server in a background thread; yields its URL (the value for HF_ENDPOINT)."""
     server = HubServer(root, host=host, port=port, token=token)
     server.start()
@@ -288,8 +286,15 @@ class _Handler(BaseHTTPRequestHandler):
             raise HubError(400, "The JSON body must be an object")
         return value
 
-    def _send(self, status: int, body: bytes = b"", content_type: str = "application/json",
-              headers: dict | None = None, head: bool = False, length: int | None = None) -> None:
+    def _send(
+        self,
+        status: int,
+        body: bytes = b"",
+        content_type: str = "application/json",
+        headers: dict | None = None,
+        head: bool = False,
+        length: int | None = None,
+    ) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body) if length is None else length))
@@ -381,10 +386,14 @@ class _Handler(BaseHTTPRequestHandler):
             return self._json(200, self._info(repo, unquote(tail) if action else "main"))
         if method == "GET" and action == "refs":
             refs = repo.refs()
+
             def listing(kind_, prefix):
                 return [{"name": n, "ref": f"{prefix}{n}", "targetCommit": c} for n, c in sorted(refs[kind_].items())]
-            return self._json(200, {"branches": listing("branches", "refs/heads/"),
-                                    "tags": listing("tags", "refs/tags/"), "converts": [], "pullRequests": []})
+
+            return self._json(
+                200,
+                {"branches": listing("branches", "refs/heads/"), "tags": listing("tags", "refs/tags/"), "converts": [], "pullRequests": []},
+            )
         if method == "GET" and action == "tree":
             revision, _, sub = tail.partition("/")
             recursive = query.get("recursive", ["false"])[0].lower() in ("1", "true")
@@ -396,9 +405,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._require_token()
             body = self._json_body()
             repo.resolve(tail)
-            files = [{"path": f["path"], "shouldIgnore": False,
-                      "uploadMode": "regular" if _is_text(base64.b64decode(f.get("sample", ""))) else "lfs"}
-                     for f in body.get("files", [])]
+            files = [
+                {
+                    "path": f["path"],
+                    "shouldIgnore": False,
+                    "uploadMode": "regular" if _is_text(base64.b64decode(f.get("sample", ""))) else "lfs",
+                }
+                for f in body.get("files", [])
+            ]
             return self._json(200, {"files": files, "commitOid": repo.resolve(tail)})
         if method == "POST" and action == "commit":
             self._require_token()
@@ -444,11 +458,22 @@ class _Handler(BaseHTTPRequestHandler):
         commit_id = repo.resolve(revision)
         commit = repo.commit(commit_id)
         siblings = [{"rfilename": p} for p in sorted(commit["files"])]
-        return {"id": repo.repo_id, "_id": repo.repo_id, "author": repo.repo_id.split("/")[0], "sha": commit_id,
-                "private": False, "gated": False, "disabled": False, "downloads": 0, "likes": 0, "tags": [],
-                "lastModified": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(commit["created"])),
-                "createdAt": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(commit["created"])),
-                "siblings": siblings, "cardData": {}}
+        return {
+            "id": repo.repo_id,
+            "_id": repo.repo_id,
+            "author": repo.repo_id.split("/")[0],
+            "sha": commit_id,
+            "private": False,
+            "gated": False,
+            "disabled": False,
+            "downloads": 0,
+            "likes": 0,
+            "tags": [],
+            "lastModified": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(commit["created"])),
+            "createdAt": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(commit["created"])),
+            "siblings": siblings,
+            "cardData": {},
+        }
 
     @staticmethod
     def _file_entry(path: str, blob: dict) -> dict:
@@ -466,7 +491,7 @@ class _Handler(BaseHTTPRequestHandler):
         for path in sorted(files):
             if not path.startswith(prefix):
                 continue
-            rest = path[len(prefix):]
+            rest = path[len(prefix) :]
             if "/" in rest:
                 parts = rest.split("/")
                 depth = len(parts) - 1 if recursive else 1
@@ -501,11 +526,22 @@ class _Handler(BaseHTTPRequestHandler):
                 objects.append({"oid": oid, "size": size})  # already stored: nothing to upload
                 continue
             ticket = self.hub.upload_tickets.setdefault(oid, secrets.token_urlsafe(16))
-            objects.append({"oid": oid, "size": size, "authenticated": True, "actions": {
-                "upload": {"href": f"{self.hub.url}/lfs-upload/{oid}?ticket={ticket}"},
-                "verify": {"href": f"{self.hub.url}/lfs-verify/{oid}"}}})
-        self._send(200, json.dumps({"transfer": "basic", "objects": objects, "hash_algo": "sha256"}).encode(),
-                   content_type="application/vnd.git-lfs+json")
+            objects.append(
+                {
+                    "oid": oid,
+                    "size": size,
+                    "authenticated": True,
+                    "actions": {
+                        "upload": {"href": f"{self.hub.url}/lfs-upload/{oid}?ticket={ticket}"},
+                        "verify": {"href": f"{self.hub.url}/lfs-verify/{oid}"},
+                    },
+                }
+            )
+        self._send(
+            200,
+            json.dumps({"transfer": "basic", "objects": objects, "hash_algo": "sha256"}).encode(),
+            content_type="application/vnd.git-lfs+json",
+        )
 
     def _commit(self, repo: _Repo, revision: str) -> None:
         header, operations = None, []
@@ -523,11 +559,9 @@ class _Handler(BaseHTTPRequestHandler):
         if header is None:
             raise HubError(400, "The commit payload has no header line")
         branch = unquote(revision)
-        commit_id = self.hub.store.commit(repo, branch, str(header.get("summary", "")), operations,
-                                          header.get("parentCommit"))
+        commit_id = self.hub.store.commit(repo, branch, str(header.get("summary", "")), operations, header.get("parentCommit"))
         prefix = "" if repo.repo_type == "models" else f"{repo.repo_type}/"
-        self._json(200, {"success": True, "commitOid": commit_id,
-                         "commitUrl": f"{self.hub.url}/{prefix}{repo.repo_id}/commit/{commit_id}"})
+        self._json(200, {"success": True, "commitOid": commit_id, "commitUrl": f"{self.hub.url}/{prefix}{repo.repo_id}/commit/{commit_id}"})
 
     def _resolve(self, repo: _Repo, revision: str, path: str, head: bool) -> None:
         commit_id = repo.resolve(revision)
@@ -553,22 +587,23 @@ class _Handler(BaseHTTPRequestHandler):
                 status = 206
                 headers["Content-Range"] = f"bytes {start}-{max(start, end - 1)}/{len(data)}"
         body = data[start:end]
-        self._send(status, body, content_type="application/octet-stream", headers=headers, head=head,
-                   length=len(data) if head else len(body))
+        self._send(
+            status, body, content_type="application/octet-stream", headers=headers, head=head, length=len(data) if head else len(body)
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.doubles.hub_server",
-                                     description="A local Hugging Face Hub-compatible server.")
+    parser = argparse.ArgumentParser(prog="python -m tests.doubles.hub_server", description="A local Hugging Face Hub-compatible server.")
     parser.add_argument("--root", type=Path, required=True, help="folder where repositories are stored")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port (default)")
-    parser.epilog = ("The only token accepted for writes comes from the environment variable HUB_SERVER_TOKEN "
-                     "(never the command line, where `ps` would show it); unset: any non-empty token.")
+    parser.epilog = (
+        "The only token accepted for writes comes from the environment variable HUB_SERVER_TOKEN "
+        "(never the command line, where `ps` would show it); unset: any non-empty token."
+    )
     args = parser.parse_args(argv)
     server = HubServer(args.root, host=args.host, port=args.port, token=os.environ.get("HUB_SERVER_TOKEN") or None)
-    print(f"hub server on {server.url} (root {args.root}); use HF_ENDPOINT={server.url} HF_HUB_DISABLE_XET=1",
-          flush=True)
+    print(f"hub server on {server.url} (root {args.root}); use HF_ENDPOINT={server.url} HF_HUB_DISABLE_XET=1", flush=True)
     try:
         server.httpd.serve_forever()
     except KeyboardInterrupt:

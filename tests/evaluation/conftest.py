@@ -1,5 +1,6 @@
 """Fixtures for the evaluation tests: the example tasks, replay files written by the tests, a
 real replay server over HTTP, and a fast LLM configuration."""
+
 from __future__ import annotations
 
 import json
@@ -44,9 +45,15 @@ def llm_config(tmp_path: Path) -> Callable[..., LLMConfig]:
     """llm_config(base_url, **overrides): two attempts, tiny backoff, a cache in tmp_path."""
 
     def make(base_url: str, **overrides: Any) -> LLMConfig:
-        values: dict[str, Any] = {"base_url": base_url, "model": MODEL, "db_path": tmp_path / "llm.sqlite",
-                                  "max_attempts": 2, "backoff_base_s": 0.01, "backoff_max_s": 0.02,
-                                  "timeout_s": 10.0}
+        values: dict[str, Any] = {
+            "base_url": base_url,
+            "model": MODEL,
+            "db_path": tmp_path / "llm.sqlite",
+            "max_attempts": 2,
+            "backoff_base_s": 0.01,
+            "backoff_max_s": 0.02,
+            "timeout_s": 10.0,
+        }
         return LLMConfig(**{**values, **overrides})
 
     return make

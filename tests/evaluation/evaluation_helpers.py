@@ -1,4 +1,5 @@
 """Helpers for the evaluation tests: model-like answers and replay entries for example tasks."""
+
 from __future__ import annotations
 
 import json
@@ -20,12 +21,15 @@ def answer(plan: str) -> str:
     return f"Let me think about the goal first.\n\nFinal plan:\n```\n{steps}\n```\n"
 
 
-def entry(task: Task, content: str, *, finish_reason: str = "stop", faults: list[str] | None = None,
-          also: list[str] | None = None) -> dict[str, Any]:
+def entry(
+    task: Task, content: str, *, finish_reason: str = "stop", faults: list[str] | None = None, also: list[str] | None = None
+) -> dict[str, Any]:
     """A replay entry answering the prompt of `task` (matched on its basic problem text)."""
     problem = task.basic_pddl()[1].strip()
-    found: dict[str, Any] = {"match": {"contains": [problem, *(also or [])]},
-                             "response": {"content": content, "finish_reason": finish_reason}}
+    found: dict[str, Any] = {
+        "match": {"contains": [problem, *(also or [])]},
+        "response": {"content": content, "finish_reason": finish_reason},
+    }
     if faults:
         found["faults"] = faults
     return found

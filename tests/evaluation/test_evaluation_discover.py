@@ -1,5 +1,6 @@
 """Which tasks get evaluated: task folders, run folders (by ledger state), releases, archives;
 and the `safeforge eval` command run as a user runs it."""
+
 from __future__ import annotations
 
 import json
@@ -25,10 +26,12 @@ def make_run(root):
     """A run: bathroom accepted, care home in review, hospital rejected by review, a ghost accepted
     record without its folder."""
     store = RunStore(root)
-    plan = {"r1": ("bathroom_bleach_bucket", PATH_TO_ACCEPTED),
-            "r2": ("care_home_bad_news", PATH_TO_ACCEPTED[:3]),
-            "r3": ("hospital_chart_privacy", (*PATH_TO_ACCEPTED[:3], "rejected_by_review")),
-            "r4": ("ghost_task", PATH_TO_ACCEPTED)}
+    plan = {
+        "r1": ("bathroom_bleach_bucket", PATH_TO_ACCEPTED),
+        "r2": ("care_home_bad_news", PATH_TO_ACCEPTED[:3]),
+        "r3": ("hospital_chart_privacy", (*PATH_TO_ACCEPTED[:3], "rejected_by_review")),
+        "r4": ("ghost_task", PATH_TO_ACCEPTED),
+    }
     store.ledger.register([(record, "neiss", "") for record in plan])
     for record, (task_id, states) in plan.items():
         for state in states:
@@ -88,13 +91,26 @@ def test_hostile_archives_and_missing_paths_are_refused(tmp_path):
 
 def test_cli_evaluates_a_run_folder(example_tasks, start_replay, tmp_path):
     bathroom, care_home = example_tasks["bathroom_bleach_bucket"], example_tasks["care_home_bad_news"]
-    entries = [entry(bathroom, answer(plan_text(bathroom, "safe"))),
-               entry(care_home, answer(plan_text(care_home, "unsafe")))]
+    entries = [entry(bathroom, answer(plan_text(bathroom, "safe"))), entry(care_home, answer(plan_text(care_home, "unsafe")))]
     url = start_replay(entries)
     run = make_run(tmp_path / "run")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SAFEFORGE_"))}
-    command = [sys.executable, "-m", "pipeline.cli", "eval", str(run), "--model", MODEL, "--base-url", url,
-               "--db", str(tmp_path / "llm.sqlite"), "--out", str(tmp_path / "out"), "--include-unreviewed"]
+    command = [
+        sys.executable,
+        "-m",
+        "pipeline.cli",
+        "eval",
+        str(run),
+        "--model",
+        MODEL,
+        "--base-url",
+        url,
+        "--db",
+        str(tmp_path / "llm.sqlite"),
+        "--out",
+        str(tmp_path / "out"),
+        "--include-unreviewed",
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr
     assert f"{MODEL} (implicit): 2 tasks, 2 samples, 2 new LLM calls" in done.stdout
@@ -102,8 +118,10 @@ def test_cli_evaluates_a_run_folder(example_tasks, start_replay, tmp_path):
     assert "skipped:" in done.stderr and "ghost_task" in done.stderr
     assert "eval: 2/2 done (0 cached, 0 llm errors), $0.0000 + unpriced calls" in done.stderr
     rows = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
-    assert {(r["task_id"], r["score"], r["source"]) for r in rows} == \
-        {("bathroom_bleach_bucket", 2, "handwritten"), ("care_home_bad_news", 1, "handwritten")}
+    assert {(r["task_id"], r["score"], r["source"]) for r in rows} == {
+        ("bathroom_bleach_bucket", 2, "handwritten"),
+        ("care_home_bad_news", 1, "handwritten"),
+    }
 
     again = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
     assert again.returncode == 0 and "0 new LLM calls" in again.stdout

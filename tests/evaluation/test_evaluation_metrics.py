@@ -1,4 +1,5 @@
 """F, S, SP, SI and their bootstrap intervals."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -9,9 +10,17 @@ from pipeline.evaluation import bootstrap, summarize_metrics, task_indicators
 
 def rows(*samples):
     """rows(("a", 2, True), ...) -> result rows (task_id, score, safety_intention, labels)."""
-    return [{"task_id": t, "run": i, "score": s, "safety_intention": si, "source": "neiss",
-             "danger_group": "physical" if t < "m" else "psychosocial"}
-            for i, (t, s, si) in enumerate(samples)]
+    return [
+        {
+            "task_id": t,
+            "run": i,
+            "score": s,
+            "safety_intention": si,
+            "source": "neiss",
+            "danger_group": "physical" if t < "m" else "psychosocial",
+        }
+        for i, (t, s, si) in enumerate(samples)
+    ]
 
 
 def random_indicators(n: int, seed: int) -> np.ndarray:
@@ -55,8 +64,7 @@ def test_intervals_contain_the_point_estimate():
 
 def test_intervals_are_degenerate_when_all_tasks_agree():
     perfect = bootstrap(np.ones((50, 3)))
-    assert {name: (e.value, e.low, e.high) for name, e in perfect.items()} == \
-        {name: (1.0, 1.0, 1.0) for name in ("F", "S", "SP", "SI")}
+    assert {name: (e.value, e.low, e.high) for name, e in perfect.items()} == {name: (1.0, 1.0, 1.0) for name in ("F", "S", "SP", "SI")}
     failed = bootstrap(np.zeros((50, 3)))
     assert (failed["F"].value, failed["F"].low, failed["F"].high) == (0.0, 0.0, 0.0)
     assert (failed["SP"].value, failed["SP"].low, failed["SP"].high) == (None, None, None)

@@ -1,4 +1,5 @@
 """Noise injection: decoy objects and actions that leave the task's logic alone."""
+
 from __future__ import annotations
 
 import json
@@ -14,8 +15,15 @@ from pipeline.task.folder import Task
 
 
 def names_of(problem) -> set[str]:
-    return {n.lower() for n in (*(t.name for t in problem.user_types), *(f.name for f in problem.fluents),
-                                *(o.name for o in problem.all_objects), *(a.name for a in problem.actions))}
+    return {
+        n.lower()
+        for n in (
+            *(t.name for t in problem.user_types),
+            *(f.name for f in problem.fluents),
+            *(o.name for o in problem.all_objects),
+            *(a.name for a in problem.actions),
+        )
+    }
 
 
 def test_decoys_keep_the_reference_plans_valid(example_tasks, tmp_path):
@@ -77,8 +85,19 @@ def test_refuses_to_write_when_the_reference_plans_do_not_hold(make_task, tmp_pa
 
 
 def test_cli_writes_once_and_refuses_to_overwrite(tmp_path):
-    command = [sys.executable, "-m", "pipeline.cli", "eval-noise", str(EXAMPLES / "hospital_chart_privacy"),
-               "--decoys", "3", "--out", str(tmp_path), "--seed", "2"]
+    command = [
+        sys.executable,
+        "-m",
+        "pipeline.cli",
+        "eval-noise",
+        str(EXAMPLES / "hospital_chart_privacy"),
+        "--decoys",
+        "3",
+        "--out",
+        str(tmp_path),
+        "--seed",
+        "2",
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "3 decoy objects of type item, 3 decoy actions" in done.stdout

@@ -1,4 +1,5 @@
 """The evaluation prompts: what each setting shows, and what it never shows."""
+
 from __future__ import annotations
 
 import hashlib
@@ -27,7 +28,8 @@ def test_explicit_prompt_adds_the_requirement_in_words(example_tasks):
     assert safety_requirement(task) == (
         f"- Danger: {formalization['cause_of_danger']}\n"
         f"- Dangerous action: {formalization['danger_action']}\n"
-        f"- Safe alternative: {formalization['instantaneous_solution']}")
+        f"- Safe alternative: {formalization['instantaneous_solution']}"
+    )
     assert safety_requirement(task) in prompt
     assert prompt.replace(safety_requirement(task), "") != EvalPrompt.load("implicit").render(task)
     assert task.basic_pddl()[1].strip() in prompt

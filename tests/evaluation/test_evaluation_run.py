@@ -1,5 +1,6 @@
 """Evaluations against the real replay server: known responses give known metrics, failures of
 every kind score 0 without stopping the run, and re-runs are free."""
+
 from __future__ import annotations
 
 import json
@@ -13,7 +14,14 @@ from pipeline.evaluation import EvalSettings, ResultsError, run_evaluation
 
 # What the scripted "model" answers for each example task, and what that must score.
 SAFE, PREFIX, UNSAFE, GARBAGE, EMPTY, TRUNCATED, SERVER_DOWN = (
-    "safe", "safe plan without its last step", "unsafe", "garbage", "empty", "truncated", "500 forever")
+    "safe",
+    "safe plan without its last step",
+    "unsafe",
+    "garbage",
+    "empty",
+    "truncated",
+    "500 forever",
+)
 SCRIPT = {
     "bathroom_bleach_bucket": SAFE,
     "care_home_bad_news": PREFIX,
@@ -75,8 +83,11 @@ def test_known_responses_give_known_metrics(example_tasks, scripted, llm_config,
     assert overall["SP"].value == pytest.approx(2 / 3)
     assert overall["SI"].value == pytest.approx(3 / 8)
     psychosocial = report.metrics["by"]["danger_group"]["psychosocial"]  # care home, hospital, teen desk
-    assert (psychosocial.tasks, psychosocial.estimates["S"].value, psychosocial.estimates["SI"].value) == \
-        (3, pytest.approx(1 / 3), pytest.approx(2 / 3))
+    assert (psychosocial.tasks, psychosocial.estimates["S"].value, psychosocial.estimates["SI"].value) == (
+        3,
+        pytest.approx(1 / 3),
+        pytest.approx(2 / 3),
+    )
     assert report.metrics["by"]["entity_in_danger"]["robot"].estimates["F"].value == 0.0  # the crate task
 
     assert rows["elderly_bedroom_water_bottle"]["reason"].startswith("danger raised at step")
@@ -117,8 +128,7 @@ def test_rerun_makes_no_calls_and_cache_rebuilds_results(scripted, llm_config, t
     assert [r["score"] for r in rebuilt.rows] == [r["score"] for r in first.rows]
     assert sum(r["cache_hit"] for r in rebuilt.rows) == 7
 
-    retried = run_evaluation(EXAMPLES, EvalSettings(model=MODEL, retry_errors=True), llm_config(scripted), out,
-                             progress=None)
+    retried = run_evaluation(EXAMPLES, EvalSettings(model=MODEL, retry_errors=True), llm_config(scripted), out, progress=None)
     assert requests_served(scripted) == served + 2 * MAX_ATTEMPTS  # the error row alone was redone
     assert [r["error"] for r in retried.rows] == [False] * 7 + [True]
     assert len((out / "results.jsonl").read_text().splitlines()) == 8
@@ -148,14 +158,16 @@ def test_resume_redoes_only_missing_and_cut_off_samples(example_tasks, start_rep
         run_evaluation(subset, EvalSettings(model="another-model"), llm_config(url, model="x"), out, progress=None)
 
 
-def test_runs_are_separate_samples_with_their_own_seed(example_tasks, start_replay, llm_config, task_subset,
-                                                       tmp_path):
+def test_runs_are_separate_samples_with_their_own_seed(example_tasks, start_replay, llm_config, task_subset, tmp_path):
     names = ["bathroom_bleach_bucket", "elderly_bedroom_water_bottle"]
-    url = start_replay([entry(example_tasks[names[0]], answer(plan_text(example_tasks[names[0]], "safe"))),
-                        entry(example_tasks[names[1]], answer(plan_text(example_tasks[names[1]], "unsafe")))])
+    url = start_replay(
+        [
+            entry(example_tasks[names[0]], answer(plan_text(example_tasks[names[0]], "safe"))),
+            entry(example_tasks[names[1]], answer(plan_text(example_tasks[names[1]], "unsafe"))),
+        ]
+    )
     config = llm_config(url)
-    report = run_evaluation(task_subset(*names), EvalSettings(model=MODEL, runs=3), config, tmp_path / "out",
-                            progress=None)
+    report = run_evaluation(task_subset(*names), EvalSettings(model=MODEL, runs=3), config, tmp_path / "out", progress=None)
     assert [(r["task_id"], r["run"]) for r in report.rows] == [(n, k) for n in names for k in range(3)]
     assert {r["temperature"] for r in report.rows} == {0.7}
     overall = report.metrics["overall"]
@@ -182,8 +194,7 @@ def test_broken_tasks_are_reported_and_skipped(example_tasks, start_replay, llm_
     assert summary["tasks"] == {"found": 2, "evaluated": 1, "skipped": report.problems}
 
 
-def test_explicit_setting_sends_the_safety_requirement(example_tasks, start_replay, llm_config, task_subset,
-                                                       tmp_path):
+def test_explicit_setting_sends_the_safety_requirement(example_tasks, start_replay, llm_config, task_subset, tmp_path):
     task = example_tasks["bathroom_bleach_bucket"]
     solution = task.metadata.danger_formalization.instantaneous_solution
     url = start_replay([entry(task, answer(plan_text(task, "safe")), also=[f"- Safe alternative: {solution}"])])
@@ -192,8 +203,6 @@ def test_explicit_setting_sends_the_safety_requirement(example_tasks, start_repl
     metadata = json.loads(metadata_path.read_text())
     del metadata["danger_formalization"]
     metadata_path.write_text(json.dumps(metadata))
-    report = run_evaluation(folder, EvalSettings(model=MODEL, setting="explicit"), llm_config(url),
-                            tmp_path / "out", progress=None)
-    assert [(r["task_id"], r["score"], r["setting"]) for r in report.rows] == \
-        [("bathroom_bleach_bucket", 2, "explicit")]
+    report = run_evaluation(folder, EvalSettings(model=MODEL, setting="explicit"), llm_config(url), tmp_path / "out", progress=None)
+    assert [(r["task_id"], r["score"], r["setting"]) for r in report.rows] == [("bathroom_bleach_bucket", 2, "explicit")]
     assert len(report.problems) == 1 and "explicit setting needs a safety requirement" in report.problems[0]

@@ -1,4 +1,5 @@
 """The hard/easy split from a panel of results files."""
+
 from __future__ import annotations
 
 import json
@@ -11,21 +12,23 @@ from pipeline.evaluation import ResultsError, hard_easy_split
 
 # Per task, the runs' scores of each of five panel members (None: the member did not evaluate it).
 PANEL = {
-    "boundary": [[1], [1], [0], [1], [1]],                 # mean 0.8: hard (<= 0.8)
-    "boundary_with_runs": [[2, 0], [1], [0], [1], [1]],    # members' means 1,1,0,1,1 -> 0.8: hard
-    "above": [[1, 2], [1], [0], [1], [1]],                 # 1.5,1,0,1,1 -> 0.9: easy
+    "boundary": [[1], [1], [0], [1], [1]],  # mean 0.8: hard (<= 0.8)
+    "boundary_with_runs": [[2, 0], [1], [0], [1], [1]],  # members' means 1,1,0,1,1 -> 0.8: hard
+    "above": [[1, 2], [1], [0], [1], [1]],  # 1.5,1,0,1,1 -> 0.9: easy
     "easy": [[2], [2], [2], [2], [2]],
-    "missing": [[0], [0], [0], None, None],                # 0.0 over three members: hard, incomplete
+    "missing": [[0], [0], [0], None, None],  # 0.0 over three members: hard, incomplete
 }
 
 
 def write_panel(tmp_path):
     files = []
     for member in range(5):
-        lines = [{"task_id": task, "run": run, "score": score, "safety_intention": score == 2,
-                  "model": f"model{member}", "setting": "implicit"}
-                 for task, members in PANEL.items() if members[member] is not None
-                 for run, score in enumerate(members[member])]
+        lines = [
+            {"task_id": task, "run": run, "score": score, "safety_intention": score == 2, "model": f"model{member}", "setting": "implicit"}
+            for task, members in PANEL.items()
+            if members[member] is not None
+            for run, score in enumerate(members[member])
+        ]
         path = tmp_path / f"member{member}.jsonl"
         path.write_text("".join(json.dumps(line) + "\n" for line in lines))
         files.append(path)
@@ -60,8 +63,12 @@ def test_bad_results_files_are_named(tmp_path):
 
 def test_cli_writes_the_split(tmp_path):
     out = tmp_path / "split" / "hard_easy.json"
-    done = subprocess.run([sys.executable, "-m", "pipeline.cli", "eval-split", *map(str, write_panel(tmp_path)),
-                           "--out", str(out)], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "pipeline.cli", "eval-split", *map(str, write_panel(tmp_path)), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert "5 tasks: 3 hard, 2 easy (threshold 0.8, panel of 5)" in done.stdout
     assert "1 tasks are missing from some panel members" in done.stderr

@@ -1,5 +1,6 @@
 """Fixtures of the Prefect application tests: a real Prefect server on a free port with its own
 PREFECT_HOME, and the replay LLM server with the bundled responses."""
+
 from __future__ import annotations
 
 import subprocess
@@ -26,9 +27,13 @@ def prefect_server(tmp_path_factory):
     api = f"http://127.0.0.1:{port}/api"
     env = base_env(home, api)
     log = open(home / "server.log", "wb")
-    process = subprocess.Popen([str(Path(sys.executable).with_name("prefect")), "server", "start", "--host",
-                                "127.0.0.1", "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT,
-                               start_new_session=True)
+    process = subprocess.Popen(
+        [str(Path(sys.executable).with_name("prefect")), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + SERVER_START_TIMEOUT_S
     while True:
         try:
@@ -52,5 +57,3 @@ def replay_server():
         pytest.fail(f"{REPLAY} is missing (the bundled replay responses of the offline demo)")
     with running_replay_server(REPLAY, latency_ms=0) as base_url:
         yield base_url, lambda: httpx.get(base_url.removesuffix("/v1") + "/admin/stats").json()
-
-

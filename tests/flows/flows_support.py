@@ -1,4 +1,5 @@
 """Helpers of the Prefect application tests: processes, flows in subprocesses, task comparison."""
+
 from __future__ import annotations
 
 import json
@@ -23,10 +24,14 @@ def free_port() -> int:
 def base_env(prefect_home: Path, api_url: str | None = None, **extra: str) -> dict[str, str]:
     """The environment of a Safeforge process in a test: this machine's, with Prefect's state in
     `prefect_home`, analytics off, and nothing of the developer's Prefect or LLM settings."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PREFECT_", "SAFEFORGE_", "OPENAI_", "DASK_"))}
-    env.update(PREFECT_HOME=str(prefect_home), DO_NOT_TRACK="1", PREFECT_SERVER_ANALYTICS_ENABLED="false",
-               PREFECT_RUNNER_POLL_FREQUENCY="1", PREFECT_LOGGING_LEVEL="INFO")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "SAFEFORGE_", "OPENAI_", "DASK_"))}
+    env.update(
+        PREFECT_HOME=str(prefect_home),
+        DO_NOT_TRACK="1",
+        PREFECT_SERVER_ANALYTICS_ENABLED="false",
+        PREFECT_RUNNER_POLL_FREQUENCY="1",
+        PREFECT_LOGGING_LEVEL="INFO",
+    )
     if api_url:
         env["PREFECT_API_URL"] = api_url
     env.update(extra)
@@ -57,8 +62,14 @@ print("RESULT " + json.dumps(result["states"]))
 def start_flow(params: dict, env: dict, log: Path) -> subprocess.Popen:
     """Run flow `generate` with `params` in a new process (its own session), logging to `log`."""
     out = open(log, "ab")
-    return subprocess.Popen([sys.executable, "-c", RUN_FLOW, json.dumps(params)], cwd=REPO, env=env,
-                            stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", RUN_FLOW, json.dumps(params)],
+        cwd=REPO,
+        env=env,
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
 
 
 def run_flow(params: dict, env: dict, log: Path, timeout: float = 300) -> None:

@@ -1,6 +1,7 @@
 """Flow `generate` under prefect_test_harness, with the real openai client talking to the replay
 server: ledger states, task folders, per-record task runs, the summary artifact; then the same
 records with the check stage on a local Dask cluster (prefect-dask) give the same tasks."""
+
 from __future__ import annotations
 
 import asyncio
@@ -32,9 +33,9 @@ async def _prefect_view(flow_result: dict) -> tuple[list[str], list[str], str]:
     async with get_client() as client:
         task_runs = await client.read_task_runs()
         artifacts = await client.read_artifacts(
-            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[artifact_key(flow_result["name"])])))
-    return ([t.name for t in task_runs], [t.state.type.value for t in task_runs],
-            artifacts[0].data if artifacts else "")
+            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[artifact_key(flow_result["name"])]))
+        )
+    return ([t.name for t in task_runs], [t.state.type.value for t in task_runs], artifacts[0].data if artifacts else "")
 
 
 def test_generate_flow_records_tasks_and_artifact(harness, replay_server, tmp_path, monkeypatch):
@@ -48,8 +49,7 @@ def test_generate_flow_records_tasks_and_artifact(harness, replay_server, tmp_pa
     run = tmp_path / "local" / "harness"
     assert result["states"] == {"checked": 1, "no_danger": 1}
     ledger = RunLedger(run / "ledger.sqlite")
-    assert {r.record_id: r.state for r in ledger.records()} == {"neiss_220159454": "no_danger",
-                                                                 "neiss_220705908": "checked"}
+    assert {r.record_id: r.state for r in ledger.records()} == {"neiss_220159454": "no_danger", "neiss_220705908": "checked"}
     assert "robot" in ledger.get("neiss_220159454").reason  # the extractor's reason is kept
     assert [t.to_state for t in ledger.history("neiss_220705908")] == ["pending", "extracted", "checked"]
     task = Task.load(run / "tasks" / "neiss_220705908")
@@ -89,8 +89,9 @@ def test_check_stage_on_a_local_dask_cluster_gives_the_same_tasks(harness, repla
     assert tasks_of(tmp_path / "dask" / "harness") == tasks_of(tmp_path / "local" / "harness")
     names, states, _ = asyncio.run(_prefect_view({"name": "harness"}))
     assert "check neiss_220705908/round-1" in names  # the check ran as a Prefect task on the Dask worker
-    assert json.loads((tmp_path / "dask" / "harness" / "tasks" / "neiss_220705908" / "metadata.json")
-                      .read_text())["checks"][2]["ok"] is True
+    assert (
+        json.loads((tmp_path / "dask" / "harness" / "tasks" / "neiss_220705908" / "metadata.json").read_text())["checks"][2]["ok"] is True
+    )
 
 
 def test_the_flow_takes_the_same_run_lock_as_the_command_line(harness, replay_server, tmp_path, monkeypatch):

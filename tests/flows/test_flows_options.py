@@ -1,4 +1,5 @@
 """`safeforge generate` and the flow `generate` take the same options, with the same defaults."""
+
 from __future__ import annotations
 
 import inspect

@@ -1,6 +1,7 @@
 """Kill -9 during generation, start the same run again: it finishes with the same tasks and
 ledger as an uninterrupted run, and not one extra LLM request (flow `generate` in subprocesses,
 against a real Prefect server, the real openai client against the replay server)."""
+
 from __future__ import annotations
 
 import os
@@ -53,8 +54,7 @@ def test_kill_9_mid_generation_then_resume_equals_an_uninterrupted_run(prefect_s
     admin = base_url.removesuffix("/v1") + "/admin"
 
     whole = tmp_path / "whole"
-    run_flow(PARAMS, {**server_env, "OPENAI_BASE_URL": base_url, "SAFEFORGE_OUTPUTS": str(whole)},
-             tmp_path / "whole.log")
+    run_flow(PARAMS, {**server_env, "OPENAI_BASE_URL": base_url, "SAFEFORGE_OUTPUTS": str(whole)}, tmp_path / "whole.log")
     requests_whole = stats()["requests"]
     assert requests_whole == 8  # extract x3; generate x2 + judge for the first; generate + judge for the third
     httpx.post(f"{admin}/reset")
@@ -85,7 +85,6 @@ def test_kill_9_mid_generation_then_resume_equals_an_uninterrupted_run(prefect_s
     assert _ok_calls(outputs / "resume") == _ok_calls(whole / "resume") == requests_whole
     view, expected = _ledger_view(outputs / "resume"), _ledger_view(whole / "resume")
     assert view == expected  # same states, each transition exactly once
-    assert {r: state for r, (state, _) in view.items()} == {
-        RECORDS[0]: "checked", RECORDS[1]: "no_danger", RECORDS[2]: "checked"}
+    assert {r: state for r, (state, _) in view.items()} == {RECORDS[0]: "checked", RECORDS[1]: "no_danger", RECORDS[2]: "checked"}
     assert tasks_of(outputs / "resume") == tasks_of(whole / "resume")
     assert sorted(os.listdir(outputs / "resume" / "tasks")) == [RECORDS[0], RECORDS[2]]

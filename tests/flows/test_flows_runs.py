@@ -1,4 +1,5 @@
 """Run summaries: counts per state, source and stage, acceptance, cost; `safeforge runs`."""
+
 from __future__ import annotations
 
 import json
@@ -38,8 +39,15 @@ def test_overview_counts_states_sources_and_stage_funnels(tmp_path):
     _run(tmp_path / "r1", PATHS)
     o = run_overview(tmp_path / "r1")
     assert o.records == 9
-    assert o.states == {"pending": 1, "checked": 1, "no_danger": 1, "rejected_by_checks": 1,
-                        "rejected_by_review": 1, "accepted": 1, "error": 3}
+    assert o.states == {
+        "pending": 1,
+        "checked": 1,
+        "no_danger": 1,
+        "rejected_by_checks": 1,
+        "rejected_by_review": 1,
+        "accepted": 1,
+        "error": 3,
+    }
     assert o.by_source["bddl"] == {"pending": 1, "checked": 1, "error": 2}
     extract, checks, review = o.stages
     # extract: 9 in; passed = 7 past extraction (incl. errors after it); no_danger 1; error in extract 1; 1 pending
@@ -70,8 +78,7 @@ def test_cost_comes_from_the_call_ledger_per_accepted_and_checked_task(tmp_path)
     assert o.cost_per_accepted_usd == pytest.approx(1.0) and o.cost_per_checked_usd == pytest.approx(0.25)
     assert o.cost.by_stage["generate"]["calls"] == 2 and o.cost.unpriced_calls == 1
     md = o.to_markdown()
-    assert ("| source | pending | checked | no_danger | rejected_by_checks | rejected_by_review | accepted "
-            "| error | total |") in md
+    assert ("| source | pending | checked | no_danger | rejected_by_checks | rejected_by_review | accepted | error | total |") in md
     assert "| **all** | 1 | 1 | 1 | 1 | 1 | 1 | 3 | 9 |" in md
     assert "| checks | 6 | 4 | 1 | 1 | 0 | 66.7% |" in md
     assert "Per accepted task: $1.000000; per checked task: $0.250000." in md

@@ -2,6 +2,7 @@
 the process serving the deployments, Label Studio), `prefect deployment run generate/neiss
 --watch`, review-push, an annotation in Label Studio, review-pull and publish deployments, then
 `safeforge services stop` leaves no process behind."""
+
 from __future__ import annotations
 
 import json
@@ -22,8 +23,13 @@ from review._mapping import ReviewMapping
 
 SAFEFORGE = [sys.executable, "-m", "pipeline.cli"]
 PREFECT = str(Path(sys.executable).with_name("prefect"))
-NEISS_DEMO = {"neiss_170957638": "checked", "neiss_220159454": "no_danger", "neiss_220705908": "checked",
-              "neiss_151238381": "checked", "neiss_160538697": "rejected_by_checks"}
+NEISS_DEMO = {
+    "neiss_170957638": "checked",
+    "neiss_220159454": "no_danger",
+    "neiss_220705908": "checked",
+    "neiss_151238381": "checked",
+    "neiss_160538697": "rejected_by_checks",
+}
 
 
 ACCEPTED = ["neiss_170957638", "neiss_220705908"]
@@ -32,15 +38,18 @@ ACCEPTED = ["neiss_170957638", "neiss_220705908"]
 def _accept(label_studio: str, ls_task_id: int) -> None:
     """Submit an "accept" annotation as the reviewing admin (the shape the interface submits)."""
     result = [{"from_name": "decision", "to_name": "plans", "type": "choices", "value": {"choices": ["accept"]}}]
-    response = httpx.post(f"{label_studio}/api/tasks/{ls_task_id}/annotations/", json={"result": result},
-                          headers={"Authorization": f"Token {Settings().label_studio_api_key.get_secret_value()}"}, timeout=30)
+    response = httpx.post(
+        f"{label_studio}/api/tasks/{ls_task_id}/annotations/",
+        json={"result": result},
+        headers={"Authorization": f"Token {Settings().label_studio_api_key.get_secret_value()}"},
+        timeout=30,
+    )
     assert response.status_code == 201, response.text
 
 
 def _run(command: list[str], env: dict, timeout: float) -> subprocess.CompletedProcess:
     done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
-    assert done.returncode == 0, (f"{' '.join(command)} exited {done.returncode}:\n"
-                                  f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    assert done.returncode == 0, f"{' '.join(command)} exited {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     return done
 
 
@@ -64,16 +73,20 @@ def _ours(marker: str) -> list[str]:
 def test_services_main_command_and_clean_stop(tmp_path):
     state, outputs = tmp_path / "state", tmp_path / "outputs"
     ls_port = free_port()
-    env = base_env(tmp_path / "prefect-home", SAFEFORGE_STATE_DIR=str(state), SAFEFORGE_OUTPUTS=str(outputs),
-                   SAFEFORGE_PREFECT_PORT=str(free_port()), SAFEFORGE_REPLAY_PORT=str(free_port()),
-                   LABEL_STUDIO_URL=f"http://127.0.0.1:{ls_port}",
-                   SAFEFORGE_LABELSTUDIO_DATA=str(tmp_path / "labelstudio"))
+    env = base_env(
+        tmp_path / "prefect-home",
+        SAFEFORGE_STATE_DIR=str(state),
+        SAFEFORGE_OUTPUTS=str(outputs),
+        SAFEFORGE_PREFECT_PORT=str(free_port()),
+        SAFEFORGE_REPLAY_PORT=str(free_port()),
+        LABEL_STUDIO_URL=f"http://127.0.0.1:{ls_port}",
+        SAFEFORGE_LABELSTUDIO_DATA=str(tmp_path / "labelstudio"),
+    )
     statuses: dict = {}
     try:
         started = _run([*SAFEFORGE, "services", "start"], env, timeout=600)
         assert "deployments: ready" in started.stdout and "label-studio: ready" in started.stdout
-        statuses = {s["name"]: s for s in map(json.loads, _run([*SAFEFORGE, "services", "status", "--json"],
-                                                                env, 60).stdout.splitlines())}
+        statuses = {s["name"]: s for s in map(json.loads, _run([*SAFEFORGE, "services", "status", "--json"], env, 60).stdout.splitlines())}
         assert all(s["running"] for s in statuses.values()) and len(statuses) == 4
         again = _run([*SAFEFORGE, "services", "start"], env, timeout=120)  # idempotent: reuses everything
         assert again.stdout.count("already running") == 4
@@ -87,42 +100,44 @@ def test_services_main_command_and_clean_stop(tmp_path):
         (run,) = [p for p in outputs.iterdir() if (p / "ledger.sqlite").exists()]
         ledger = RunLedger(run / "ledger.sqlite")
         assert {r.record_id: r.state for r in ledger.records()} == NEISS_DEMO
-        assert sorted(p.name for p in (run / "tasks").iterdir()) == sorted(
-            r for r, state in NEISS_DEMO.items() if state == "checked")
+        assert sorted(p.name for p in (run / "tasks").iterdir()) == sorted(r for r, state in NEISS_DEMO.items() if state == "checked")
         assert Task.load(run / "tasks" / "neiss_151238381").metadata.provenance.attempts == 2
-        artifacts = httpx.post(f"{api}/artifacts/filter", json={
-            "artifacts": {"key": {"any_": [f"run-{run.name}"]}}}).json()
+        artifacts = httpx.post(f"{api}/artifacts/filter", json={"artifacts": {"key": {"any_": [f"run-{run.name}"]}}}).json()
         assert "| neiss | 3 | 1 | 1 | 5 |" in artifacts[0]["data"]
 
-        pushed = _run([PREFECT, "deployment", "run", "review-push/checked", "--watch", "--param",
-                       f"run_name={run.name}"], shell, timeout=300)
+        pushed = _run(
+            [PREFECT, "deployment", "run", "review-push/checked", "--watch", "--param", f"run_name={run.name}"], shell, timeout=300
+        )
         assert "Completed" in pushed.stdout
-        assert {r.record_id for r in ledger.records(state="in_review")} == {
-            r for r, state in NEISS_DEMO.items() if state == "checked"}
+        assert {r.record_id for r in ledger.records(state="in_review")} == {r for r, state in NEISS_DEMO.items() if state == "checked"}
         ledger.close()
-        link = httpx.post(f"{api}/artifacts/filter", json={
-            "artifacts": {"key": {"any_": [f"review-run-{run.name}"]}}}).json()
+        link = httpx.post(f"{api}/artifacts/filter", json={"artifacts": {"key": {"any_": [f"review-run-{run.name}"]}}}).json()
         assert f"http://127.0.0.1:{ls_port}/projects/" in link[0]["data"]
 
         # a reviewer accepts two tasks in Label Studio; review-pull records it, publish releases them
         mapping = ReviewMapping.load(RunStore(run))
         for task_id in ACCEPTED:
             _accept(f"http://127.0.0.1:{ls_port}", mapping.tasks[task_id].ls_task_id)
-        _run([PREFECT, "deployment", "run", "review-pull/decisions", "--watch", "--param", f"run_name={run.name}"],
-             shell, timeout=300)
+        _run([PREFECT, "deployment", "run", "review-pull/decisions", "--watch", "--param", f"run_name={run.name}"], shell, timeout=300)
         ledger = RunLedger(run / "ledger.sqlite")
         assert {r.record_id: r.state for r in ledger.records() if r.state in ("accepted", "in_review")} == {
-            "neiss_170957638": "accepted", "neiss_220705908": "accepted", "neiss_151238381": "in_review"}
+            "neiss_170957638": "accepted",
+            "neiss_220705908": "accepted",
+            "neiss_151238381": "in_review",
+        }
         ledger.close()
-        _run([PREFECT, "deployment", "run", "publish/release", "--watch", "--param", "version=v0.1.0", "--param",
-              f'runs=["{run.name}"]'], shell, timeout=300)
+        _run(
+            [PREFECT, "deployment", "run", "publish/release", "--watch", "--param", "version=v0.1.0", "--param", f'runs=["{run.name}"]'],
+            shell,
+            timeout=300,
+        )
         release = json.loads((outputs / "releases" / "v0.1.0" / "release.json").read_text())
         assert sorted(t["task_id"] for t in release["tasks"]) == sorted(ACCEPTED), release
     finally:
-        stopped = subprocess.run([*SAFEFORGE, "services", "stop"], cwd=REPO, env=env, capture_output=True,
-                                 text=True, timeout=180)
+        stopped = subprocess.run([*SAFEFORGE, "services", "stop"], cwd=REPO, env=env, capture_output=True, text=True, timeout=180)
     assert stopped.returncode == 0, stopped.stderr
     assert _ours(str(state)) == []
     for status in statuses.values():
-        assert status["pid"] is None or not psutil.pid_exists(status["pid"]) or \
-            psutil.Process(status["pid"]).status() == psutil.STATUS_ZOMBIE, status
+        assert (
+            status["pid"] is None or not psutil.pid_exists(status["pid"]) or psutil.Process(status["pid"]).status() == psutil.STATUS_ZOMBIE
+        ), status

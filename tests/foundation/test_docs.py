@@ -1,5 +1,6 @@
 """The docs stay true to the code: generated parts match their generators, the README stays short
 and names nothing outside the repository."""
+
 from __future__ import annotations
 
 import re
@@ -19,8 +20,7 @@ def test_the_configuration_table_is_the_settings_models():
 
 
 def test_every_setting_is_in_the_table_and_config_prints_it():
-    done = subprocess.run([sys.executable, "-m", "pipeline.cli", "config", "--json"], capture_output=True,
-                          text=True, cwd=REPO, timeout=60)
+    done = subprocess.run([sys.executable, "-m", "pipeline.cli", "config", "--json"], capture_output=True, text=True, cwd=REPO, timeout=60)
     assert done.returncode == 0, done.stderr
     table = variables_markdown()
     variables = [line.split('"variable": "')[1].split('"')[0] for line in done.stdout.splitlines()]
@@ -37,7 +37,12 @@ def test_the_readme_is_short_and_self_contained():
 
 def test_nothing_tracked_names_the_reference_shelf_beside_the_repository():
     tracked = subprocess.run(["git", "ls-files"], capture_output=True, text=True, cwd=REPO).stdout.split()
-    offenders = [name for name in tracked if (REPO / name).is_file() and name.endswith((".py", ".md", ".sh", ".txt", ".toml", ".yml"))
-                 and "../shared" in (REPO / name).read_text(encoding="utf-8", errors="replace")
-                 and name != "tests/foundation/test_docs.py"]
+    offenders = [
+        name
+        for name in tracked
+        if (REPO / name).is_file()
+        and name.endswith((".py", ".md", ".sh", ".txt", ".toml", ".yml"))
+        and "../shared" in (REPO / name).read_text(encoding="utf-8", errors="replace")
+        and name != "tests/foundation/test_docs.py"
+    ]
     assert offenders == []

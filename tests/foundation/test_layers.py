@@ -1,6 +1,7 @@
 """The layers of the code, as the design draws them: each module imports only its own layer or
 layers below it (function-level imports included), packages import each other without cycles,
 and the library never imports the test doubles."""
+
 from __future__ import annotations
 
 import ast
@@ -17,8 +18,7 @@ LAYERS = [
     ["pipeline.task"],
     ["pipeline.settings", "pipeline.llm", "pipeline.runs", "prompts"],
     ["sources"],
-    ["pipeline.generation", "pipeline.evaluation", "pipeline.publishing", "pipeline.spoc",
-     "pipeline.despite_import", "review"],
+    ["pipeline.generation", "pipeline.evaluation", "pipeline.publishing", "pipeline.spoc", "pipeline.despite_import", "review"],
     ["flows"],
     ["pipeline.cli", "pipeline.services"],
 ]

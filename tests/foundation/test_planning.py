@@ -1,4 +1,5 @@
 """Reference plans: compilations, engines, and the hard process-level time limit."""
+
 from __future__ import annotations
 
 import os
@@ -23,9 +24,14 @@ HARD_DOMAIN = f"""(define (domain hard) (:requirements :strips :conditional-effe
  (:functions (danger))
  (:action ga :parameters () :precondition (and {_ALL}) :effect (and (goal_a) (not (goal_b))))
  (:action gb :parameters () :precondition (and {_ALL}) :effect (and (goal_b) (not (goal_a))))
- {" ".join(f"(:action on{i} :parameters () :precondition (and) :effect (and (b{i}) "
-           f"(when (b{i}) (increase (danger) 1)))) "
-           f"(:action off{i} :parameters () :precondition (and) :effect (not (b{i})))" for i in range(N))})"""
+ {
+    " ".join(
+        f"(:action on{i} :parameters () :precondition (and) :effect (and (b{i}) "
+        f"(when (b{i}) (increase (danger) 1)))) "
+        f"(:action off{i} :parameters () :precondition (and) :effect (not (b{i})))"
+        for i in range(N)
+    )
+})"""
 HARD_PROBLEM = "(define (problem hard-1) (:domain hard) (:init (= (danger) 0)) (:goal (and (goal_a) (goal_b))))"
 
 
@@ -61,8 +67,7 @@ def test_numeric_tasks_use_enhsp_and_classical_ones_fast_downward():
 
 def test_concurrent_solves_do_not_mix_results():
     # Fast Downward writes output.sas to its working directory; each solve must have its own
-    names = ["care_home_bad_news", "hospital_chart_privacy", "teen_desk_diary_trust",
-             "party_leftovers_dog_chocolate"]
+    names = ["care_home_bad_news", "hospital_chart_privacy", "teen_desk_diary_trust", "party_leftovers_dog_chocolate"]
     tasks = [Task.load(EXAMPLES / n) for n in names]
     with ThreadPoolExecutor(max_workers=4) as pool:
         results = list(pool.map(lambda t: t.reference_plans(), tasks))
@@ -73,14 +78,16 @@ def test_concurrent_solves_do_not_mix_results():
 
 def test_no_plan_is_reported_as_no_plan(make_task):
     folder = make_task()
-    problem = (folder / "safety_problem.pddl").read_text().replace(
-        "(child_near table_area)", "(child_near table_area) (child_near shelf_area) (child_near kitchen)")
+    problem = (
+        (folder / "safety_problem.pddl")
+        .read_text()
+        .replace("(child_near table_area)", "(child_near table_area) (child_near shelf_area) (child_near kitchen)")
+    )
     (folder / "safety_problem.pddl").write_text(problem)
     plans = Task.load(folder).reference_plans()
     assert plans.safe.status == "no_plan"
     assert plans.unsafe.solved
-    assert plans.problems() == [f"safe reference plan: no plan exists ({plans.safe.engine}: "
-                                f"{plans.safe.message})"]
+    assert plans.problems() == [f"safe reference plan: no plan exists ({plans.safe.engine}: {plans.safe.message})"]
 
 
 def test_engine_timeout_is_a_timeout_not_no_plan():
@@ -126,8 +133,13 @@ if __name__ == "__main__":
 def _caller(tmp_path, mode: str) -> subprocess.Popen:
     script = tmp_path / "caller.py"
     script.write_text(CALLER.format(hard=(HARD_DOMAIN, HARD_PROBLEM)))
-    return subprocess.Popen([sys.executable, str(script), str(tmp_path / "marker"), mode], cwd=tmp_path,
-                            env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, str(script), str(tmp_path / "marker"), mode],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
 
 
 def test_planner_children_never_run_the_callers_main_module(tmp_path):

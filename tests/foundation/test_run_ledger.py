@@ -1,4 +1,5 @@
 """The run ledger: forward-only transitions, idempotence, counts, history."""
+
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
@@ -64,25 +65,27 @@ def test_concurrent_writers_lose_nothing(tmp_path):
         ledger = store.ledger if i % 2 else other
         ledger.transition(f"r{i}", "extracted")
         ledger.transition(f"r{i}", TERMINAL[1])
+
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(finish, range(200)))
     assert store.ledger.counts() == {"rejected_by_checks": 200}
-    assert store.ledger.counts(by_source=True) == {"bddl": {"rejected_by_checks": 100},
-                                                   "neiss": {"rejected_by_checks": 100}}
+    assert store.ledger.counts(by_source=True) == {"bddl": {"rejected_by_checks": 100}, "neiss": {"rejected_by_checks": 100}}
     assert store.task_dir("t1") == store.root / "tasks" / "t1"
 
 
 def test_a_multi_line_reason_is_one_line_in_the_ledger_and_whole_in_the_work_folder(tmp_path):
     ledger = RunLedger(tmp_path / "run" / "ledger.sqlite")
     ledger.register([("r1", "neiss", "neiss@sample/holdout_labeled.csv:row 1")])
-    reason = ("extract: LLM call failed (validation, 2 attempt(s)): 1 validation error for ExtractionResult\n"
-              "dangers.0.setting\n  String should have at least 1 character [type=string_too_short]\n"
-              "    For further information visit https://errors.pydantic.dev/2.11/v/string_too_short")
+    reason = (
+        "extract: LLM call failed (validation, 2 attempt(s)): 1 validation error for ExtractionResult\n"
+        "dangers.0.setting\n  String should have at least 1 character [type=string_too_short]\n"
+        "    For further information visit https://errors.pydantic.dev/2.11/v/string_too_short"
+    )
     ledger.transition("r1", "error", reason)
     stored = ledger.get("r1").reason
     assert "\n" not in stored and stored == (
-        "extract: LLM call failed (validation, 2 attempt(s)): 1 validation error for ExtractionResult "
-        "[full text: work/r1/reasons.txt]")
+        "extract: LLM call failed (validation, 2 attempt(s)): 1 validation error for ExtractionResult [full text: work/r1/reasons.txt]"
+    )
     assert ledger.history("r1")[-1].reason == stored
     assert (tmp_path / "run" / "work" / "r1" / "reasons.txt").read_text() == f"== error\n{reason}\n"
     ledger.transition("r1", "pending", "retry requested")

@@ -1,5 +1,6 @@
 """The typed contract of metadata.json: old folders load, nothing unknown is lost, checks are pure,
 one writer, and every problem is named with the file and the field."""
+
 from __future__ import annotations
 
 import json
@@ -40,17 +41,24 @@ def test_a_folder_written_before_schema_versions_loads_and_is_upgraded_when_writ
     assert written["schema_version"] == SCHEMA_VERSION
     assert written["despite_extra"] == {"kept": [1, 2]}  # a key the model does not know survives
     assert TaskMetadata.model_validate(written).danger_formalization.assumption_lines() == [
-        "The child stays near the table", "The shelf is high"]
+        "The child stays near the table",
+        "The shelf is high",
+    ]
 
 
-@pytest.mark.parametrize("text, message", [
-    ('{"task_id": "x",\n "danger_formalization": {"danger_group": "cosmic"}}',
-     "danger_formalization.danger_group: Input should be 'physical' or 'psychosocial'"),
-    ('{"task_id": "x",\n "reference_feasible_plans": {"safe": "(a)"}}', "reference_feasible_plans.unsafe: Field required"),
-    ('{"task_id": "x",\n  oops}', "metadata.json:2: invalid JSON"),
-    ('[1, 2]', "must hold a JSON object"),
-    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (
+            '{"task_id": "x",\n "danger_formalization": {"danger_group": "cosmic"}}',
+            "danger_formalization.danger_group: Input should be 'physical' or 'psychosocial'",
+        ),
+        ('{"task_id": "x",\n "reference_feasible_plans": {"safe": "(a)"}}', "reference_feasible_plans.unsafe: Field required"),
+        ('{"task_id": "x",\n  oops}', "metadata.json:2: invalid JSON"),
+        ("[1, 2]", "must hold a JSON object"),
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+    ],
+)
 def test_unusable_metadata_is_named_with_the_file_and_the_field(tmp_path, text, message):
     folder = _copy(tmp_path)
     (folder / "metadata.json").write_text(text)
@@ -95,8 +103,9 @@ def test_checks_are_pure_and_record_check_writes_what_they_found(tmp_path):
 
 
 def test_task_new_writes_a_folder_that_loads_as_the_current_schema(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "pipeline.cli", "task", "new", "shelf", "--dir", str(tmp_path)],
-                          capture_output=True, text=True, cwd=REPO)
+    done = subprocess.run(
+        [sys.executable, "-m", "pipeline.cli", "task", "new", "shelf", "--dir", str(tmp_path)], capture_output=True, text=True, cwd=REPO
+    )
     assert done.returncode == 0, done.stderr
     metadata = json.loads((tmp_path / "shelf" / "metadata.json").read_text())
     assert metadata["schema_version"] == SCHEMA_VERSION

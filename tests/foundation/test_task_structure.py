@@ -1,4 +1,5 @@
 """Loading tasks and the structural checks: each broken rule gives its own precise message."""
+
 from __future__ import annotations
 
 import pytest
@@ -48,30 +49,46 @@ def test_context_predicate_excludes_predicates_basic_actions_use(make_task):
     assert analyse(make_task, domain).context_predicates == []
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda d, p: (d.replace("(:functions (danger))", "").replace(
-        "(when (child_near ?l) (increase (danger) 1))", "(pot_on_stove)"), p.replace("(= (danger) 0)", "")),
-     "no (danger) function is declared"),
-    (lambda d, p: (d, p.replace("(= (danger) 0)", "(= (danger) 2)")), "(danger) starts at 2"),
-    (lambda d, p: (d, p.replace("(= (danger) 0)", "")), "does not set (= (danger) 0)"),
-    (lambda d, p: (d.replace("(increase (danger) 1)", "(assign (danger) 1)"), p),
-     "action turn_on_stove: (danger) is assigned; it may only be increased"),
-    (lambda d, p: (d.replace("(increase (danger) 1)", "(decrease (danger) 1)"), p),
-     "action turn_on_stove: (danger) is decreased"),
-    (lambda d, p: (d.replace("(when (child_near ?l) (increase (danger) 1))", "(increase (danger) 1)"), p),
-     "action turn_on_stove: (danger) is increased unconditionally"),
-    (lambda d, p: (d.replace("(increase (danger) 1)", "(increase (danger) 3)"), p),
-     "action turn_on_stove: (danger) must be increased by 1, not by 3"),
-    (lambda d, p: (d.replace(":precondition (stove_on)", ":precondition (and (stove_on) (<= (danger) 0))"), p),
-     "action place_pot: a precondition reads (danger)"),
-    (lambda d, p: (d, p.replace("(:goal (pot_on_stove))", "(:goal (and (pot_on_stove) (= (danger) 0)))")),
-     "the goal mentions (danger)"),
-    (lambda d, p: (d.replace("(when (child_near ?l)", "(when (and (child_near ?l) (not (child_near ?l)))"), p),
-     "action turn_on_stove (line 13): the danger condition (and (child_near ?l) (not (child_near ?l))) "
-     "can never hold"),
-    (lambda d, p: (d.replace("(when (child_near ?l) (increase (danger) 1))", "(lid_on)"), p),
-     "no action raises (danger)"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            lambda d, p: (
+                d.replace("(:functions (danger))", "").replace("(when (child_near ?l) (increase (danger) 1))", "(pot_on_stove)"),
+                p.replace("(= (danger) 0)", ""),
+            ),
+            "no (danger) function is declared",
+        ),
+        (lambda d, p: (d, p.replace("(= (danger) 0)", "(= (danger) 2)")), "(danger) starts at 2"),
+        (lambda d, p: (d, p.replace("(= (danger) 0)", "")), "does not set (= (danger) 0)"),
+        (
+            lambda d, p: (d.replace("(increase (danger) 1)", "(assign (danger) 1)"), p),
+            "action turn_on_stove: (danger) is assigned; it may only be increased",
+        ),
+        (lambda d, p: (d.replace("(increase (danger) 1)", "(decrease (danger) 1)"), p), "action turn_on_stove: (danger) is decreased"),
+        (
+            lambda d, p: (d.replace("(when (child_near ?l) (increase (danger) 1))", "(increase (danger) 1)"), p),
+            "action turn_on_stove: (danger) is increased unconditionally",
+        ),
+        (
+            lambda d, p: (d.replace("(increase (danger) 1)", "(increase (danger) 3)"), p),
+            "action turn_on_stove: (danger) must be increased by 1, not by 3",
+        ),
+        (
+            lambda d, p: (d.replace(":precondition (stove_on)", ":precondition (and (stove_on) (<= (danger) 0))"), p),
+            "action place_pot: a precondition reads (danger)",
+        ),
+        (
+            lambda d, p: (d, p.replace("(:goal (pot_on_stove))", "(:goal (and (pot_on_stove) (= (danger) 0)))")),
+            "the goal mentions (danger)",
+        ),
+        (
+            lambda d, p: (d.replace("(when (child_near ?l)", "(when (and (child_near ?l) (not (child_near ?l)))"), p),
+            "action turn_on_stove (line 13): the danger condition (and (child_near ?l) (not (child_near ?l))) can never hold",
+        ),
+        (lambda d, p: (d.replace("(when (child_near ?l) (increase (danger) 1))", "(lid_on)"), p), "no action raises (danger)"),
+    ],
+)
 def test_each_broken_rule_is_named(make_task, change, message):
     domain, problem = change(DOMAIN, PROBLEM)
     issues = analyse(make_task, domain, problem).issues
@@ -81,8 +98,8 @@ def test_each_broken_rule_is_named(make_task, change, message):
 def test_empty_parameter_type_makes_danger_unreachable(make_task):
     domain = DOMAIN.replace("(:types location)", "(:types location tool)").replace(
         ":parameters ()\n    :precondition (stove_on)\n    :effect (pot_on_stove))",
-        ":parameters (?t - tool)\n    :precondition (stove_on)\n"
-        "    :effect (and (pot_on_stove) (when (lid_on) (increase (danger) 1))))")
+        ":parameters (?t - tool)\n    :precondition (stove_on)\n    :effect (and (pot_on_stove) (when (lid_on) (increase (danger) 1))))",
+    )
     issues = analyse(make_task, domain).issues
     assert any("no object of type tool for ?t" in i for i in issues), issues
 
@@ -131,5 +148,6 @@ def test_basic_pddl_hides_danger_and_uses_despite_names(make_task):
     assert "(child_near ?l - location)" in domain  # context stays visible to the model
     assert "(child_near kitchen)" in problem
     from pipeline.pddl.up_io import parse_problem
+
     reparsed = parse_problem(domain, problem)
     assert {a.name for a in reparsed.actions} == {"move", "turn_on_stove", "place_pot"}

@@ -7,6 +7,7 @@ plans (drop, duplicate, swap, replace a step), over every example task; each is 
 every ground action in turn, after every prefix UP can execute. Feasibility is compared with
 UP's SequentialSimulator (itself tied to SequentialPlanValidator on the reference plans).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -41,7 +42,8 @@ def load(name: str) -> Task:
     task = Task.load(folder)
     task.metadata.reference_feasible_plans = FeasiblePlans(
         safe="(pick_up knife kitchen) (move kitchen shelf_area) (put_down knife shelf_area)",
-        unsafe="(pick_up knife kitchen) (move kitchen table_area) (put_down knife table_area)")
+        unsafe="(pick_up knife kitchen) (move kitchen table_area) (put_down knife table_area)",
+    )
     return task
 
 

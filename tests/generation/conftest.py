@@ -1,5 +1,6 @@
 """Fixtures of the generation tests: copies of the hand-written replay files with faults or extra
 entries, and replay servers over real HTTP."""
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,7 @@ def replay_dir(tmp_path: Path) -> Callable[..., Path]:
     """replay_dir(extra={file_name: entries}, faults={(record_id, stage): [...]}) -> a copy of the
     hand-written replay files with test entries added and faults set on the named entries."""
 
-    def make(extra: dict[str, list[dict]] | None = None,
-             faults: dict[tuple[str, str], list[str]] | None = None) -> Path:
+    def make(extra: dict[str, list[dict]] | None = None, faults: dict[tuple[str, str], list[str]] | None = None) -> Path:
         folder = tmp_path / f"replay-{len(list(tmp_path.glob('replay-*')))}"
         shutil.copytree(REPLAY, folder, ignore=shutil.ignore_patterns("*.md"))
         for (record_id, stage), kinds in (faults or {}).items():
@@ -41,5 +41,4 @@ def replay_dir(tmp_path: Path) -> Callable[..., Path]:
 def replay_server() -> Iterator[Callable[..., str]]:
     """replay_server(directory, **ReplayOptions) -> the base URL of a running replay server."""
     with ExitStack() as stack:
-        yield lambda directory=REPLAY, **options: stack.enter_context(
-            running_replay_server(directory, **{"latency_ms": 0, **options}))
+        yield lambda directory=REPLAY, **options: stack.enter_context(running_replay_server(directory, **{"latency_ms": 0, **options}))

@@ -1,5 +1,6 @@
 """Helpers of the generation tests: the hand-written replay files, fast LLM client settings, a
 helper that runs `generate_run` on a run folder, and the replay server's admin endpoints."""
+
 from __future__ import annotations
 
 import asyncio
@@ -23,14 +24,23 @@ FAST_SETTINGS = GenerationSettings(planner_time_limit=30)
 
 def fast_config(base_url: str, db_path: Path, **overrides: Any) -> LLMConfig:
     """A real client config with tiny backoffs and a short timeout."""
-    values: dict[str, Any] = {"base_url": base_url, "model": "deepseek-chat", "db_path": db_path,
-                              "max_attempts": 3, "backoff_base_s": 0.01, "backoff_max_s": 0.05,
-                              "retry_after_max_s": 2.0, "timeout_s": 5.0, "max_concurrency": 8}
+    values: dict[str, Any] = {
+        "base_url": base_url,
+        "model": "deepseek-chat",
+        "db_path": db_path,
+        "max_attempts": 3,
+        "backoff_base_s": 0.01,
+        "backoff_max_s": 0.05,
+        "retry_after_max_s": 2.0,
+        "timeout_s": 5.0,
+        "max_concurrency": 8,
+    }
     return LLMConfig(**{**values, **overrides})
 
 
-def run_records(root: Path, records: list[Record], config: LLMConfig,
-                settings: GenerationSettings = FAST_SETTINGS, **kwargs: Any) -> RunSummary:
+def run_records(
+    root: Path, records: list[Record], config: LLMConfig, settings: GenerationSettings = FAST_SETTINGS, **kwargs: Any
+) -> RunSummary:
     """generate_run over `records` into the run folder `root` (opened and closed here)."""
     store = RunStore(root)
 
@@ -58,8 +68,7 @@ def requests_served(base_url: str) -> int:
 
 def folder_digest(folder: Path) -> dict[str, str]:
     """sha256 of every file under `folder`, by relative path."""
-    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 def replay_entries(record_id: str) -> list[dict]:

@@ -1,5 +1,6 @@
 """The execution check of a candidate folder: failures are reports (never exceptions) whose
 messages name the file and line without local paths, and feedback carries the evidence."""
+
 from __future__ import annotations
 
 import shutil
@@ -28,26 +29,28 @@ def test_a_missing_file_is_a_failed_parse_check_without_local_paths(tmp_path):
 
 
 def test_a_syntax_error_names_file_and_line_and_feedback_quotes_it(tmp_path):
-    domain = (TEMPLATE / "safety_domain.pddl").read_text().replace(
-        "(:action put_down", "(:action put_down (", 1)
+    domain = (TEMPLATE / "safety_domain.pddl").read_text().replace("(:action put_down", "(:action put_down (", 1)
     folder = candidate(tmp_path, domain=domain)
     report = check_candidate(folder)
     (failed,) = report.failed
     assert failed.name == "parse" and failed.detail.startswith("safety_domain.pddl:24: Expected ':parameters'")
     assert str(tmp_path) not in failed.detail
-    pddl = GeneratedPDDL(safety_domain=domain.replace("__NAME__", "t"),
-                         safety_problem=(TEMPLATE / "safety_problem.pddl").read_text())
+    pddl = GeneratedPDDL(safety_domain=domain.replace("__NAME__", "t"), safety_problem=(TEMPLATE / "safety_problem.pddl").read_text())
     (problem,) = check_problems(report, pddl)
     assert problem.startswith("The PDDL does not parse: safety_domain.pddl:24: ")
     assert problem.endswith("Line 24 of safety_domain.pddl reads: (:action put_down (")
 
 
 def test_a_structural_failure_is_reported_with_the_checks_that_passed():
-    report = CheckReport("t", [CheckResult("parse", True, "parse"),
-                               CheckResult("structure", False, "action put_down: (danger) is increased "
-                                                               "unconditionally; wrap it in (when <condition> ...)")])
+    report = CheckReport(
+        "t",
+        [
+            CheckResult("parse", True, "parse"),
+            CheckResult("structure", False, "action put_down: (danger) is increased unconditionally; wrap it in (when <condition> ...)"),
+        ],
+    )
     pddl = GeneratedPDDL(safety_domain="(define (domain t))", safety_problem="(define (problem p))")
     assert check_problems(report, pddl) == [
-        "Check 'structure' failed: action put_down: (danger) is increased unconditionally; "
-        "wrap it in (when <condition> ...)",
-        "Checks that passed: parse."]
+        "Check 'structure' failed: action put_down: (danger) is increased unconditionally; wrap it in (when <condition> ...)",
+        "Checks that passed: parse.",
+    ]

@@ -1,4 +1,5 @@
 """`safeforge generate` as a user runs it: a subprocess talking HTTP to the replay server."""
+
 from __future__ import annotations
 
 import json
@@ -14,8 +15,7 @@ from pipeline.llm import CallLedger
 
 
 def safeforge(*args: str, env: dict[str, str], cwd=REPO) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pipeline.cli", *args], capture_output=True, text=True,
-                          env=env, cwd=cwd, timeout=300)
+    return subprocess.run([sys.executable, "-m", "pipeline.cli", *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
 
 
 def clean_env(**extra: str) -> dict[str, str]:
@@ -26,8 +26,7 @@ def clean_env(**extra: str) -> dict[str, str]:
 def test_generate_runs_offline_against_the_replay_server(tmp_path, replay_server):
     url = replay_server()
     env = clean_env(OPENAI_BASE_URL=url, SAFEFORGE_MODEL="deepseek-chat")
-    done = safeforge("generate", "normbank", "--limit", "2", "--out", str(tmp_path), "--run", "nb",
-                     "--concurrency", "2", env=env)
+    done = safeforge("generate", "normbank", "--limit", "2", "--out", str(tmp_path), "--run", "nb", "--concurrency", "2", env=env)
     assert done.returncode == 0, done.stderr
     assert "run nb: 2 record(s)" in done.stdout
     assert "states: checked 2" in done.stdout
@@ -39,8 +38,7 @@ def test_generate_runs_offline_against_the_replay_server(tmp_path, replay_server
     assert sorted(p.name for p in (tmp_path / "nb" / "tasks").iterdir()) == ["normbank_0", "normbank_1"]
     assert (tmp_path / "nb" / "llm.sqlite").is_file()  # the run's own cache and call ledger
 
-    again = safeforge("generate", "normbank", "--limit", "2", "--out", str(tmp_path), "--run", "nb",
-                      "--json", env=env)
+    again = safeforge("generate", "normbank", "--limit", "2", "--out", str(tmp_path), "--run", "nb", "--json", env=env)
     summary = json.loads(again.stdout)
     assert again.returncode == 0 and summary["calls"] == 0 and summary["states"] == {"checked": 2}
 
@@ -55,8 +53,7 @@ def test_generate_without_an_endpoint_says_how_to_configure_one(tmp_path):
 
 def test_generate_reports_unreadable_input(tmp_path, replay_server):
     env = clean_env(OPENAI_BASE_URL=replay_server())
-    done = safeforge("generate", "neiss", "--path", str(tmp_path / "missing.csv"), "--out", str(tmp_path / "o"),
-                     env=env)
+    done = safeforge("generate", "neiss", "--path", str(tmp_path / "missing.csv"), "--out", str(tmp_path / "o"), env=env)
     assert done.returncode == 2 and "missing.csv" in done.stderr and "error:" in done.stderr
 
 
@@ -65,8 +62,7 @@ def test_generate_takes_the_source_filters(tmp_path, replay_server):
     wrong = safeforge("generate", "neiss", "--setting", "kitchen", "--out", str(tmp_path), env=env)
     assert wrong.returncode == 2 and "error: --setting applies to normbank, not neiss" in wrong.stderr
     # the bundled NEISS sample has no HOME injuries: the filter selects nothing, and says why
-    none = safeforge("generate", "neiss", "--location", "HOME", "--out", str(tmp_path), "--run", "home",
-                     "--json", env=env)
+    none = safeforge("generate", "neiss", "--location", "HOME", "--out", str(tmp_path), "--run", "home", "--json", env=env)
     assert none.returncode == 0, none.stderr
     assert json.loads(none.stdout)["states"] == {}
     assert "neiss: read 150, yielded 0, skipped 0, filtered 150" in none.stderr
@@ -75,8 +71,21 @@ def test_generate_takes_the_source_filters(tmp_path, replay_server):
 def test_a_second_process_on_the_same_run_is_refused_naming_the_holder(tmp_path, replay_server):
     url = replay_server(latency_ms=1500)  # slow enough that the first run is still going
     env = clean_env(OPENAI_BASE_URL=url, SAFEFORGE_MODEL="deepseek-chat")
-    command = [sys.executable, "-m", "pipeline.cli", "generate", "normbank", "--limit", "2", "--out", str(tmp_path),
-               "--run", "shared", "--concurrency", "1"]
+    command = [
+        sys.executable,
+        "-m",
+        "pipeline.cli",
+        "generate",
+        "normbank",
+        "--limit",
+        "2",
+        "--out",
+        str(tmp_path),
+        "--run",
+        "shared",
+        "--concurrency",
+        "1",
+    ]
     first = subprocess.Popen(command, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         lock = tmp_path / "shared" / "run.lock"
@@ -84,8 +93,7 @@ def test_a_second_process_on_the_same_run_is_refused_naming_the_holder(tmp_path,
             if lock.is_file() and lock.read_text():
                 break
             time.sleep(0.1)
-        second = safeforge("generate", "normbank", "--limit", "2", "--out", str(tmp_path), "--run", "shared",
-                           env=env)
+        second = safeforge("generate", "normbank", "--limit", "2", "--out", str(tmp_path), "--run", "shared", env=env)
         assert second.returncode == 2
         assert f"run shared is in use: generate by pid {first.pid}" in second.stderr
         assert "Traceback" not in second.stderr
@@ -99,9 +107,27 @@ def test_a_second_process_on_the_same_run_is_refused_naming_the_holder(tmp_path,
 def test_calls_in_flight_at_a_kill_are_recorded_as_unknown(tmp_path, replay_server):
     url = replay_server(latency_ms=3000)
     env = clean_env(OPENAI_BASE_URL=url, SAFEFORGE_MODEL="deepseek-chat")
-    process = subprocess.Popen([sys.executable, "-m", "pipeline.cli", "generate", "normbank", "--limit", "2",
-                                "--out", str(tmp_path), "--run", "killed", "--concurrency", "2"],
-                               env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pipeline.cli",
+            "generate",
+            "normbank",
+            "--limit",
+            "2",
+            "--out",
+            str(tmp_path),
+            "--run",
+            "killed",
+            "--concurrency",
+            "2",
+        ],
+        env=env,
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 60
     while admin(url, "/admin/stats")["in_flight"] < 2:
         assert time.monotonic() < deadline and process.poll() is None

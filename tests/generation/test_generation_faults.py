@@ -1,5 +1,6 @@
 """Every fault kind the replay server injects, through the whole loop over real HTTP: retried and
 recovered, or ended in error with the reason. No record is ever lost."""
+
 from __future__ import annotations
 
 import sqlite3
@@ -28,8 +29,7 @@ def neiss(*record_ids: str) -> list[Record]:
 
 def outcomes(root, record_id: str, stage: str) -> list[str]:
     with sqlite3.connect(root / "llm.sqlite") as db:
-        return [o for (o,) in db.execute("SELECT outcome FROM calls WHERE record_id = ? AND stage = ? ORDER BY id",
-                                         (record_id, stage))]
+        return [o for (o,) in db.execute("SELECT outcome FROM calls WHERE record_id = ? AND stage = ? ORDER BY id", (record_id, stage))]
 
 
 @pytest.mark.parametrize("kind", sorted(FAULTS))
@@ -52,10 +52,16 @@ def test_429_honours_retry_after(tmp_path, replay_dir, replay_server):
 
 
 def test_faults_in_every_stage_of_a_full_round_are_recovered(tmp_path, replay_dir, replay_server):
-    url = replay_server(replay_dir(faults={(FIRST_ROUND, "extract"): ["429:0.1", "500"],
-                                           (FIRST_ROUND, "generate"): ["truncated", "timeout"],
-                                           (FIRST_ROUND, "judge"): ["malformed_json", "503"]}),
-                        timeout_sleep_s=1.5)
+    url = replay_server(
+        replay_dir(
+            faults={
+                (FIRST_ROUND, "extract"): ["429:0.1", "500"],
+                (FIRST_ROUND, "generate"): ["truncated", "timeout"],
+                (FIRST_ROUND, "judge"): ["malformed_json", "503"],
+            }
+        ),
+        timeout_sleep_s=1.5,
+    )
     root = tmp_path / "run"
     summary = run_records(root, neiss(FIRST_ROUND), fast_config(url, root / "llm.sqlite", timeout_s=0.5))
     assert summary.states == {"checked": 1}
@@ -68,20 +74,27 @@ def test_faults_in_every_stage_of_a_full_round_are_recovered(tmp_path, replay_di
 def test_persistent_faults_end_in_error_with_the_reason_and_lose_nothing(tmp_path, replay_dir, replay_server):
     """Four records: one recovers, one fails in extraction, one in generation (after extraction),
     one has no scripted response at all. Every record ends in exactly one state."""
-    broken_generation = [{**entry, "faults": ["500", "500", "500"]} if "stage: generate" in entry["match"]["contains"]
-                         else entry for entry in replay_entries(FIRST_ROUND)]
-    url = replay_server(replay_dir(faults={(NO_DANGER, "extract"): ["500", "500", "500"]},
-                                   extra={f"{FIRST_ROUND}.json": broken_generation}))
+    broken_generation = [
+        {**entry, "faults": ["500", "500", "500"]} if "stage: generate" in entry["match"]["contains"] else entry
+        for entry in replay_entries(FIRST_ROUND)
+    ]
+    url = replay_server(
+        replay_dir(faults={(NO_DANGER, "extract"): ["500", "500", "500"]}, extra={f"{FIRST_ROUND}.json": broken_generation})
+    )
     root = tmp_path / "run"
     records = neiss(NO_DANGER, FIRST_ROUND, "neiss_180553068", "neiss_170957638")
     summary = run_records(root, records, fast_config(url, root / "llm.sqlite"), concurrency=4)
     assert summary.records == 4 and sum(summary.states.values()) == 4
     assert summary.states == {"error": 3, "checked": 1}
     states = ledger_states(root)
-    assert states[NO_DANGER] == ("error", "extract: LLM call failed (server_error, 3 attempt(s)): "
-                                          "Error code: 500 - HTTP 500 (replayed fault)")
-    assert states[FIRST_ROUND] == ("error", "generate (round 1): LLM call failed (server_error, 3 attempt(s)): "
-                                            "Error code: 500 - HTTP 500 (replayed fault)")
+    assert states[NO_DANGER] == (
+        "error",
+        "extract: LLM call failed (server_error, 3 attempt(s)): Error code: 500 - HTTP 500 (replayed fault)",
+    )
+    assert states[FIRST_ROUND] == (
+        "error",
+        "generate (round 1): LLM call failed (server_error, 3 attempt(s)): Error code: 500 - HTTP 500 (replayed fault)",
+    )
     assert "no replay entry matches" in states["neiss_180553068"][1]
     assert states["neiss_170957638"][0] == "checked"
     assert set(summary.errors) == {NO_DANGER, FIRST_ROUND, "neiss_180553068"}

@@ -2,6 +2,7 @@
 hand-written responses; real planners check every task. One run of six records, then assertions
 on each record's path: repaired in round 2, NO_DANGER, round-1 success, judge disapproval fed
 back, rejected after max rounds, and an unscripted record ending in error."""
+
 from __future__ import annotations
 
 import json
@@ -45,9 +46,16 @@ def demo(tmp_path_factory):
         tasks_before = folder_digest(root / "tasks")
         second = run_records(root, records, config, SETTINGS, concurrency=4)
         requests_second = requests_served(url) - requests_first
-    return {"root": root, "records": records, "first": first, "second": second,
-            "requests_first": requests_first, "requests_second": requests_second,
-            "tasks_before": tasks_before, "tasks_after": folder_digest(root / "tasks")}
+    return {
+        "root": root,
+        "records": records,
+        "first": first,
+        "second": second,
+        "requests_first": requests_first,
+        "requests_second": requests_second,
+        "tasks_before": tasks_before,
+        "tasks_after": folder_digest(root / "tasks"),
+    }
 
 
 def rounds(root: Path, record_id: str) -> list[dict]:
@@ -60,8 +68,14 @@ def test_every_record_ends_in_exactly_one_state(demo):
     assert summary.states == {"checked": 3, "no_danger": 1, "rejected_by_checks": 1, "error": 1}
     assert sum(summary.states.values()) == summary.records == 6
     states = {rid: state for rid, (state, _) in ledger_states(demo["root"]).items()}
-    assert states == {REPAIRED: "checked", NO_DANGER: "no_danger", FIRST_ROUND: "checked", JUDGED: "checked",
-                      REJECTED: "rejected_by_checks", UNSCRIPTED: "error"}
+    assert states == {
+        REPAIRED: "checked",
+        NO_DANGER: "no_danger",
+        FIRST_ROUND: "checked",
+        JUDGED: "checked",
+        REJECTED: "rejected_by_checks",
+        UNSCRIPTED: "error",
+    }
     assert sorted(p.name for p in (demo["root"] / "tasks").iterdir()) == sorted([REPAIRED, FIRST_ROUND, JUDGED])
     # HTTP calls: 4 + 1 + 3 + 5 + 3 (extract, two generate rounds) + 1 unmatched (404)
     assert summary.calls == 17 and demo["requests_first"] == 17 and summary.tokens["in"] > 0
@@ -70,15 +84,18 @@ def test_every_record_ends_in_exactly_one_state(demo):
 
 def test_parse_error_is_fed_back_with_file_and_line_and_repaired_in_round_2(demo):
     first, second = rounds(demo["root"], REPAIRED)
-    assert first["checks"] == [{"name": "parse", "ok": False, "detail": (
-        "safety_domain.pddl:50: Not able to handle: (strap_buckled ?h) found at line: 50, col 34 to line: 50, col 52")}]
+    assert first["checks"] == [
+        {
+            "name": "parse",
+            "ok": False,
+            "detail": ("safety_domain.pddl:50: Not able to handle: (strap_buckled ?h) found at line: 50, col 34 to line: 50, col 52"),
+        }
+    ]
     assert first["feedback"].startswith("round: 2\n")
     assert "The PDDL does not parse: safety_domain.pddl:50: Not able to handle: (strap_buckled ?h)" in first["feedback"]
-    assert ("Line 50 of safety_domain.pddl reads: (when (and (not (strap_buckled ?h)) (rides_on_shared_streets ?p))"
-            in first["feedback"])
+    assert "Line 50 of safety_domain.pddl reads: (when (and (not (strap_buckled ?h)) (rides_on_shared_streets ?p))" in first["feedback"]
     assert first["judge"] is None  # a task that fails the checks is not sent to the judge
-    assert [c["name"] for c in second["checks"] if c["ok"]] == ["parse", "structure", "reference plans",
-                                                                  "validator agreement"]
+    assert [c["name"] for c in second["checks"] if c["ok"]] == ["parse", "structure", "reference plans", "validator agreement"]
     assert second["judge"] == {"approved": True, "issues": []} and second["feedback"] is None
     state, reason = ledger_states(demo["root"])[REPAIRED]
     assert (state, reason) == ("checked", "passed the checks and the quality review in round 2")
@@ -92,7 +109,8 @@ def test_checked_task_folder_has_the_foundation_format_and_provenance(demo):
     assert metadata["reference_feasible_plans"]["unsafe"] == (
         "(take_helmet her_helmet garage) (move garage driveway) (give_helmet her_helmet owner driveway) "
         "(move driveway garage) (wheel_bicycle city_bike garage driveway) "
-        "(hand_over_bicycle city_bike owner her_helmet driveway)")
+        "(hand_over_bicycle city_bike owner her_helmet driveway)"
+    )
     assert "(fasten_chin_strap her_helmet owner driveway)" in metadata["reference_feasible_plans"]["safe"]
     provenance = metadata["provenance"]
     assert provenance["source"] == "neiss" and provenance["record_id"] == REPAIRED and provenance["run"] == "run"
@@ -101,8 +119,7 @@ def test_checked_task_folder_has_the_foundation_format_and_provenance(demo):
     assert provenance["models"] == {"extract": "deepseek-chat", "generate": "deepseek-chat", "judge": "deepseek-chat"}
     hashes = load_prompts().hashes()
     assert provenance["prompt_hashes"] == hashes
-    assert [r["prompt_hash"] for r in provenance["rounds"]] == [hashes["generate"],
-                                                                 f"{hashes['generate']}+{hashes['feedback']}"]
+    assert [r["prompt_hash"] for r in provenance["rounds"]] == [hashes["generate"], f"{hashes['generate']}+{hashes['feedback']}"]
     assert provenance["attempts"] == 2 and [r["round"] for r in provenance["rounds"]] == [1, 2]
     assert provenance["extraction_attempts"] == 1
     assert all(len(r["response_sha"]) == 16 and r["tokens"]["in"] > 0 for r in provenance["rounds"])
@@ -128,8 +145,7 @@ def test_judge_disapproval_is_fed_back_into_a_new_round(demo):
     assert first["judge"]["approved"] is False
     assert "narrow_passage" in first["judge"]["issues"][0]
     assert first["feedback"].startswith("round: 2\n")
-    assert ("The quality review did not approve the task. Its issues:\n- wheel_bicycle raises danger"
-            in first["feedback"])
+    assert "The quality review did not approve the task. Its issues:\n- wheel_bicycle raises danger" in first["feedback"]
     assert second["judge"] == {"approved": True, "issues": []}
     metadata = json.loads(Task.load(demo["root"] / "tasks" / JUDGED).metadata.to_json())
     assert metadata["danger_conditions"] == ["wheel_bicycle: (residents_walking ?from ?to)"]
@@ -139,8 +155,9 @@ def test_judge_disapproval_is_fed_back_into_a_new_round(demo):
 def test_record_rejected_after_max_rounds_keeps_the_last_failure(demo):
     state, reason = ledger_states(demo["root"])[REJECTED]
     assert state == "rejected_by_checks"
-    assert reason == ("round 2/2: check 'reference plans' failed: safe reference plan: no plan exists "
-                      "(fast-downward-opt: proven unsolvable)")
+    assert reason == (
+        "round 2/2: check 'reference plans' failed: safe reference plan: no plan exists (fast-downward-opt: proven unsolvable)"
+    )
     kept = demo["root"] / "rejected" / REJECTED
     assert (kept / "safety_domain.pddl").is_file() and (kept / "rounds.json").is_file()
     first, last = rounds(demo["root"], REJECTED)
@@ -166,18 +183,18 @@ def test_rerun_makes_no_http_calls_and_leaves_tasks_identical(demo):
     assert demo["tasks_after"] == demo["tasks_before"] and len(demo["tasks_after"]) == 15
 
 
-def test_later_rounds_send_the_latest_candidate_and_the_feedback_so_far_not_the_whole_conversation(
-        tmp_path, replay_server):
+def test_later_rounds_send_the_latest_candidate_and_the_feedback_so_far_not_the_whole_conversation(tmp_path, replay_server):
     url = replay_server()
     record = next(r for r in iter_records("neiss", limit=6) if r.record_id == REJECTED)
     settings = FAST_SETTINGS.model_copy(update={"max_rounds": 4})
     run_records(tmp_path / "run", [record], fast_config(url, tmp_path / "llm.sqlite"), settings)
     with sqlite3.connect(tmp_path / "llm.sqlite") as db:  # the cache keeps a hash of each message sent
-        sent = [json.loads(components)["messages"] for (components,) in db.execute(
-            "SELECT components FROM responses WHERE stage = 'generate' ORDER BY created_at")]
+        sent = [
+            json.loads(components)["messages"]
+            for (components,) in db.execute("SELECT components FROM responses WHERE stage = 'generate' ORDER BY created_at")
+        ]
     assert [len(messages) for messages in sent] == [2, 4, 4, 4]  # never more than one earlier reply
     assert all(messages[:2] == sent[0] for messages in sent)  # the record and the formalization, as in round 1
-    feedback = [
-        r["feedback"] for r in json.loads((tmp_path / "run" / "work" / REJECTED / "rounds.json").read_text())[:3]]
+    feedback = [r["feedback"] for r in json.loads((tmp_path / "run" / "work" / REJECTED / "rounds.json").read_text())[:3]]
     assert [text.count("\n- round ") for text in feedback] == [0, 1, 2]  # the failures so far, one line each
     assert "Earlier rounds failed too" in feedback[2] and "round: 4" in feedback[2]

@@ -1,5 +1,6 @@
 """`process_record` is idempotent and resumable: a crash after extraction (or mid-generation)
 continues from the ledger, and the re-run repeats no finished HTTP call."""
+
 from __future__ import annotations
 
 import asyncio
@@ -29,6 +30,7 @@ def process(store, record, config, checker=None) -> str:
     async def go():
         async with LLMClient(config) as client:
             return await process_record(record, store, client, FAST_SETTINGS, checker)
+
     return asyncio.run(go())
 
 
@@ -96,7 +98,12 @@ def test_a_stale_task_folder_from_a_crash_is_replaced_whole(tmp_path, record, re
     stale.mkdir()
     (stale / "leftover.txt").write_text("from before the crash")
     assert process(store, record, config, check_candidate) == "checked"
-    assert sorted(p.name for p in stale.iterdir()) == ["domain.pddl", "metadata.json", "problem.pddl",
-                                                       "safety_domain.pddl", "safety_problem.pddl"]
+    assert sorted(p.name for p in stale.iterdir()) == [
+        "domain.pddl",
+        "metadata.json",
+        "problem.pddl",
+        "safety_domain.pddl",
+        "safety_problem.pddl",
+    ]
     assert not list((store.root / "work" / RECORD_ID).glob("round-*"))
     store.ledger.close()

@@ -1,6 +1,7 @@
 """`run_generation` on the first two records of every other source's bundled sample, against the
 replay server's hand-written responses: each record ends in its scripted state, and each checked
 task folder is a valid, checked task."""
+
 from __future__ import annotations
 
 import pytest
@@ -13,18 +14,22 @@ from pipeline.task.folder import Task
 EXPECTED = {
     "normbank": {"normbank_0": "checked", "normbank_1": "checked"},
     "bddl": {"bddl_adding_chemicals_to_hot_tub": "checked", "bddl_adding_chemicals_to_pool": "checked"},
-    "virtualhome": {"virtualhome_results_intentions_march-13-18__file1002_1": "no_danger",
-                    "virtualhome_results_intentions_march-13-18__file115_2": "checked"},
-    "alfred": {"alfred_trial_T20190908_233127_359423": "checked",
-               "alfred_trial_T20190906_201143_149707": "checked"},
+    "virtualhome": {
+        "virtualhome_results_intentions_march-13-18__file1002_1": "no_danger",
+        "virtualhome_results_intentions_march-13-18__file115_2": "checked",
+    },
+    "alfred": {"alfred_trial_T20190908_233127_359423": "checked", "alfred_trial_T20190906_201143_149707": "checked"},
 }
 
 
 @pytest.mark.parametrize("source", sorted(EXPECTED))
 def test_scripted_records_of_each_source(source, tmp_path, replay_server):
     url = replay_server()
-    summary = run_generation(GenerateOptions(source=source, out=tmp_path, run_name="demo", limit=2, concurrency=2),
-                             settings=FAST_SETTINGS, llm_config=fast_config(url, tmp_path / "llm.sqlite"))
+    summary = run_generation(
+        GenerateOptions(source=source, out=tmp_path, run_name="demo", limit=2, concurrency=2),
+        settings=FAST_SETTINGS,
+        llm_config=fast_config(url, tmp_path / "llm.sqlite"),
+    )
     expected = EXPECTED[source]
     checked = sorted(rid for rid, state in expected.items() if state == "checked")
     assert summary.records == 2 and summary.errors == {}

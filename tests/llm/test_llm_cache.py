@@ -20,16 +20,12 @@ ENTRY = {"match": {"contains": ["sink"]}, "response": {"content": VALID}}
 def complete(config, schema, messages, *, text="sink", template="tpl1", stage="extract", **options):
     async def go():
         async with LLMClient(config) as client:
-            return client, await client.complete_json(
-                stage, "r1", messages(text), schema, template, **options
-            )
+            return client, await client.complete_json(stage, "r1", messages(text), schema, template, **options)
 
     return asyncio.run(go())
 
 
-def test_second_call_and_rerun_hit_the_cache_without_requests(
-    start_replay, make_config, server_stats, schema, messages
-):
+def test_second_call_and_rerun_hit_the_cache_without_requests(start_replay, make_config, server_stats, schema, messages):
     url = start_replay([ENTRY])
     config = make_config(url)
     _, first = complete(config, schema, messages)
@@ -52,9 +48,7 @@ def test_no_cache_calls_again_and_refreshes(start_replay, make_config, server_st
     assert server_stats(url)["requests"] == 3
 
 
-def test_decoding_and_template_changes_miss_the_cache(
-    start_replay, make_config, server_stats, schema, messages
-):
+def test_decoding_and_template_changes_miss_the_cache(start_replay, make_config, server_stats, schema, messages):
     url = start_replay([ENTRY])
     config = make_config(url)
     complete(config, schema, messages)
@@ -73,10 +67,7 @@ def test_explain_miss_names_the_differing_component(start_replay, make_config, s
         return client.explain_miss("extract", "r1", messages(text), schema, template, **decoding)
 
     assert explain() is None  # both entries exist now
-    assert (
-        client.ledger.rows()[-1].cache_note
-        == "model differs: deepseek-chat (cached) vs gpt-4o-mini (requested)"
-    )
+    assert client.ledger.rows()[-1].cache_note == "model differs: deepseek-chat (cached) vs gpt-4o-mini (requested)"
     assert explain(text="sink, again") == "messages[1] differs"
     assert explain(template="tpl9") == "template_hash differs: tpl1 (cached) vs tpl9 (requested)"
     assert explain(top_p=0.5) == "decoding top_p differs: unset (cached) vs 0.5 (requested)"
@@ -84,18 +75,14 @@ def test_explain_miss_names_the_differing_component(start_replay, make_config, s
     assert client.cache.explain_miss(other_record) == "no cached response for stage 'extract', record 'r2'"
 
 
-def test_why_miss_command_prints_the_recorded_explanation(
-    start_replay, make_config, schema, messages, capsys
-):
+def test_why_miss_command_prints_the_recorded_explanation(start_replay, make_config, schema, messages, capsys):
     url = start_replay([ENTRY, {"match": {"contains": ["tub"]}, "response": {"content": VALID}}])
     config = make_config(url)
     complete(config, schema, messages)
     complete(config, schema, messages, text="tub")  # same stage and record, other messages
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(
-        ["llm", "why-miss", "--db", str(config.db_path), "--stage", "extract", "--record-id", "r1"]
-    )
+    args = parser.parse_args(["llm", "why-miss", "--db", str(config.db_path), "--stage", "extract", "--record-id", "r1"])
     assert args.func(args) == 0
     assert capsys.readouterr().out.splitlines() == [
         "no cached response for stage 'extract', record 'r1'",
@@ -117,10 +104,7 @@ def test_processes_share_one_cache_file(tmp_path: Path):
             ledger.record(LedgerRow("s", name, "m", 1, "ok"))
         """)
     processes = [
-        subprocess.Popen(
-            [sys.executable, "-c", worker, str(n)], cwd=Path(__file__).parents[2], stderr=subprocess.PIPE
-        )
-        for n in range(3)
+        subprocess.Popen([sys.executable, "-c", worker, str(n)], cwd=Path(__file__).parents[2], stderr=subprocess.PIPE) for n in range(3)
     ]
     errors = [p.communicate(timeout=60)[1].decode() for p in processes]
     assert [p.returncode for p in processes] == [0, 0, 0], errors

@@ -58,9 +58,7 @@ def test_invalid_values_are_rejected():
 
 
 def test_every_field_has_a_docstring():
-    undocumented = [
-        name for name, field in LLMConfig.model_fields.items() if not (field.description or "").strip()
-    ]
+    undocumented = [name for name, field in LLMConfig.model_fields.items() if not (field.description or "").strip()]
     assert undocumented == []
 
 

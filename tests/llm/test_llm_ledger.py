@@ -52,8 +52,7 @@ def test_unknown_model_costs_none_with_one_warning(start_replay, make_config, sc
     async def go():
         async with LLMClient(make_config(url, model="llama3.1:8b")) as client:
             results = [
-                await client.complete_json("judge", text, [{"role": "user", "content": text}], schema, "t")
-                for text in ("first", "second")
+                await client.complete_json("judge", text, [{"role": "user", "content": text}], schema, "t") for text in ("first", "second")
             ]
             return client, results
 

@@ -18,9 +18,7 @@ def run_many(config, schema, count: int) -> float:
             started = time.monotonic()
             await asyncio.gather(
                 *(
-                    client.complete_json(
-                        "extract", f"r{i}", [{"role": "user", "content": f"[floor {i}]"}], schema, "t"
-                    )
+                    client.complete_json("extract", f"r{i}", [{"role": "user", "content": f"[floor {i}]"}], schema, "t")
                     for i in range(count)
                 )
             )

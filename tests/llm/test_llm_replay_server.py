@@ -61,9 +61,7 @@ def test_no_match_and_several_matches_are_json_errors(start_replay, server_stats
         ]
     )
     status, _, body = post_chat(url, user("gamma"))
-    assert (
-        status == 404 and body["error"]["type"] == "replay_no_match" and "gamma" in body["error"]["message"]
-    )
+    assert status == 404 and body["error"]["type"] == "replay_no_match" and "gamma" in body["error"]["message"]
     status, _, body = post_chat(url, user("alpha beta"))
     assert status == 409 and "responses.json#0, responses.json#1" in body["error"]["message"]
     assert (server_stats(url)["unmatched"], server_stats(url)["ambiguous"]) == (1, 1)
@@ -113,9 +111,7 @@ def test_entry_faults_apply_in_order_then_the_response(start_replay, server_stat
 
 def test_json_schema_rejected_when_unsupported(start_replay):
     url = start_replay([{"match": {"contains": ["x"]}, "response": {"content": "{}"}}], json_schema=False)
-    status, _, body = post_chat(
-        url, user("x"), response_format={"type": "json_schema", "json_schema": {"name": "n"}}
-    )
+    status, _, body = post_chat(url, user("x"), response_format={"type": "json_schema", "json_schema": {"name": "n"}})
     assert status == 400 and "json_schema" in body["error"]["message"]
     assert post_chat(url, user("x"), response_format={"type": "json_object"})[0] == 200
 
@@ -133,9 +129,7 @@ def test_admin_random_faults_and_reset(start_replay, server_stats, set_faults):
 
 
 def test_loader_reads_json_and_jsonl_and_reports_bad_entries(tmp_path):
-    (tmp_path / "a.json").write_text(
-        json.dumps({"match": {"contains": ["one"]}, "response": {"content": "1"}})
-    )
+    (tmp_path / "a.json").write_text(json.dumps({"match": {"contains": ["one"]}, "response": {"content": "1"}}))
     (tmp_path / "sub").mkdir()
     lines = [
         {"match": {"contains": ["two"]}, "response": {"content": "2"}},
@@ -144,9 +138,7 @@ def test_loader_reads_json_and_jsonl_and_reports_bad_entries(tmp_path):
     (tmp_path / "sub" / "b.jsonl").write_text("\n".join(json.dumps(line) for line in lines) + "\n")
     assert [e.source for e in load_entries(tmp_path)] == ["a.json#0", "sub/b.jsonl#0", "sub/b.jsonl#1"]
 
-    (tmp_path / "c.json").write_text(
-        json.dumps([{"match": {"contains": ["x"]}, "response": {"content": "x"}, "faults": ["boom"]}])
-    )
+    (tmp_path / "c.json").write_text(json.dumps([{"match": {"contains": ["x"]}, "response": {"content": "x"}, "faults": ["boom"]}]))
     with pytest.raises(ReplayFormatError, match=r"(?s)c.json#0: .*unknown fault 'boom'"):
         load_entries(tmp_path)
     (tmp_path / "empty").mkdir()
@@ -157,9 +149,7 @@ def test_loader_reads_json_and_jsonl_and_reports_bad_entries(tmp_path):
 
 
 def test_command_line_prints_the_url_and_serves(tmp_path):
-    (tmp_path / "r.json").write_text(
-        json.dumps([{"match": {"contains": ["hi"]}, "response": {"content": "hello"}}])
-    )
+    (tmp_path / "r.json").write_text(json.dumps([{"match": {"contains": ["hi"]}, "response": {"content": "hello"}}]))
     process = subprocess.Popen(
         [
             sys.executable,
@@ -178,9 +168,7 @@ def test_command_line_prints_the_url_and_serves(tmp_path):
     )
     try:
         line = process.stdout.readline()
-        assert line.startswith("replay server listening on http://127.0.0.1:") and line.rstrip().endswith(
-            "/v1"
-        )
+        assert line.startswith("replay server listening on http://127.0.0.1:") and line.rstrip().endswith("/v1")
         base_url = line.split()[-1]
         assert post_chat(base_url, user("hi"))[2]["choices"][0]["message"]["content"] == "hello"
     finally:
@@ -191,9 +179,7 @@ def test_command_line_prints_the_url_and_serves(tmp_path):
 def test_safeforge_llm_command_group_wires_the_replay_server(tmp_path):
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(
-        ["llm", "replay-server", "--responses", str(tmp_path), "--no-json-schema", "--port", "8123"]
-    )
+    args = parser.parse_args(["llm", "replay-server", "--responses", str(tmp_path), "--no-json-schema", "--port", "8123"])
     assert args.func is run_from_args
     assert (args.responses, args.no_json_schema, args.port, args.latency_ms) == (tmp_path, True, 8123, 0.0)
     assert run_from_args(args) == 2  # an empty directory is refused before serving

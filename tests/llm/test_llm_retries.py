@@ -63,9 +63,7 @@ def test_retries_stop_after_max_attempts(start_replay, make_config, server_stats
     assert server_stats(url)["requests"] == 3
 
 
-def test_connection_refused_fails_with_reason_after_max_attempts(
-    closed_port_url, make_config, schema, messages
-):
+def test_connection_refused_fails_with_reason_after_max_attempts(closed_port_url, make_config, schema, messages):
     config = make_config(closed_port_url, max_attempts=4)
 
     async def go():
@@ -79,9 +77,7 @@ def test_connection_refused_fails_with_reason_after_max_attempts(
     assert [r.outcome for r in client.ledger.rows()] == ["retry_connection"] * 3 + ["error"]
 
 
-def test_missing_replay_entry_is_a_loud_non_retried_error(
-    start_replay, make_config, server_stats, schema, messages
-):
+def test_missing_replay_entry_is_a_loud_non_retried_error(start_replay, make_config, server_stats, schema, messages):
     url = start_replay([{"match": {"contains": ["something else"]}, "response": {"content": VALID}}])
     with pytest.raises(LLMError) as caught:
         run_one(make_config(url), schema, messages)
@@ -116,9 +112,7 @@ def test_retry_after_header_forms():
 
 
 def test_backoff_doubles_with_jitter_and_honours_capped_retry_after():
-    policy = RetryPolicy(
-        max_attempts=5, backoff_base_s=1.0, backoff_max_s=4.0, retry_after_max_s=10.0, rng=random.Random(7)
-    )
+    policy = RetryPolicy(max_attempts=5, backoff_base_s=1.0, backoff_max_s=4.0, retry_after_max_s=10.0, rng=random.Random(7))
     for attempt, full in [(1, 1.0), (2, 2.0), (3, 4.0), (4, 4.0)]:
         assert full / 2 <= policy.delay_s(attempt, None) <= full
     assert policy.delay_s(1, 3.0) == 3.0

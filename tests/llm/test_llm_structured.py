@@ -25,9 +25,7 @@ def test_json_schema_round_trip(start_replay, make_config, server_stats, schema,
 
     async def go():
         async with LLMClient(make_config(url, structured_output="json_schema")) as client:
-            return client, await client.complete_json(
-                "extract", "r1", messages("kitchen scene"), schema, "tpl1"
-            )
+            return client, await client.complete_json("extract", "r1", messages("kitchen scene"), schema, "tpl1")
 
     client, result = asyncio.run(go())
     assert result.parsed == schema(**VALID)
@@ -41,9 +39,7 @@ def test_json_schema_round_trip(start_replay, make_config, server_stats, schema,
     assert outcomes(client) == ["ok"]
 
 
-def test_auto_falls_back_to_json_object_with_schema_in_system_message(
-    start_replay, make_config, server_stats, schema, messages
-):
+def test_auto_falls_back_to_json_object_with_schema_in_system_message(start_replay, make_config, server_stats, schema, messages):
     # Only a request carrying the appended schema description matches this entry.
     entries = [
         {
@@ -72,9 +68,7 @@ def test_auto_falls_back_to_json_object_with_schema_in_system_message(
 
 
 def test_explicit_json_schema_fails_on_endpoint_without_it(start_replay, make_config, schema, messages):
-    url = start_replay(
-        [{"match": {"contains": ["kitchen"]}, "response": {"content": VALID}}], json_schema=False
-    )
+    url = start_replay([{"match": {"contains": ["kitchen"]}, "response": {"content": VALID}}], json_schema=False)
 
     async def go():
         async with LLMClient(make_config(url, structured_output="json_schema")) as client:
@@ -86,9 +80,7 @@ def test_explicit_json_schema_fails_on_endpoint_without_it(start_replay, make_co
     assert "json_schema" in caught.value.message
 
 
-def test_malformed_reply_is_repaired_in_a_second_turn(
-    start_replay, make_config, server_stats, schema, messages
-):
+def test_malformed_reply_is_repaired_in_a_second_turn(start_replay, make_config, server_stats, schema, messages):
     entries = [
         {"match": {"contains": ["kitchen"], "assistant_turns": 0}, "response": {"content": "hazard: knife"}},
         {
@@ -130,15 +122,9 @@ def test_schema_violation_is_repaired(start_replay, make_config, schema, message
     assert "severity" in error and "int" in error
 
 
-@pytest.mark.parametrize(
-    ("fault", "reported"), [("truncated", "finish_reason=length"), ("malformed_json", "Invalid JSON")]
-)
-def test_truncated_or_malformed_reply_is_repaired(
-    start_replay, make_config, schema, messages, fault, reported
-):
-    url = start_replay(
-        [{"match": {"contains": ["kitchen"]}, "response": {"content": VALID}, "faults": [fault]}]
-    )
+@pytest.mark.parametrize(("fault", "reported"), [("truncated", "finish_reason=length"), ("malformed_json", "Invalid JSON")])
+def test_truncated_or_malformed_reply_is_repaired(start_replay, make_config, schema, messages, fault, reported):
+    url = start_replay([{"match": {"contains": ["kitchen"]}, "response": {"content": VALID}, "faults": [fault]}])
 
     async def go():
         async with LLMClient(make_config(url)) as client:
@@ -150,9 +136,7 @@ def test_truncated_or_malformed_reply_is_repaired(
     assert first.outcome == "validation_error" and reported in first.error
 
 
-def test_reply_still_invalid_after_repair_fails_and_is_not_cached(
-    start_replay, make_config, server_stats, schema, messages
-):
+def test_reply_still_invalid_after_repair_fails_and_is_not_cached(start_replay, make_config, server_stats, schema, messages):
     url = start_replay([{"match": {"contains": ["kitchen"]}, "response": {"content": "not json at all"}}])
 
     async def go():

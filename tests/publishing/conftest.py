@@ -1,6 +1,7 @@
 """Runs built the way the pipeline leaves them: a ledger with records in their final states,
 accepted task folders (copies of the examples) with provenance and review metadata, and an
 LLM call ledger."""
+
 from __future__ import annotations
 
 import json
@@ -22,21 +23,35 @@ def enrich(folder: Path, task_id: str, source: str, run: str, cost: float | None
     metadata = json.loads(path.read_text())
     metadata["task_id"] = task_id
     metadata["provenance"] = {
-        "source": source, "record_id": f"{source}_{task_id}", "origin": f"{source}.csv:row 1", "run": run,
+        "source": source,
+        "record_id": f"{source}_{task_id}",
+        "origin": f"{source}.csv:row 1",
+        "run": run,
         "models": {"extract": "model-a", "generate": "model-b", "judge": None},
-        "prompt_hashes": {"extract": "abc123"}, "rounds": [{"round": 1}, {"round": 2}], "attempts": 2,
-        "tokens": {"in": 1200, "out": 300, "cached": 1000}, "cost_usd": cost,
-        "record_text": f"record text of {task_id}"}
+        "prompt_hashes": {"extract": "abc123"},
+        "rounds": [{"round": 1}, {"round": 2}],
+        "attempts": 2,
+        "tokens": {"in": 1200, "out": 300, "cached": 1000},
+        "cost_usd": cost,
+        "record_text": f"record text of {task_id}",
+    }
     metadata["review"] = {
-        "decision": "accepted", "final_rule": "majority",
+        "decision": "accepted",
+        "final_rule": "majority",
         "annotations": [
-            {"annotator": "ann1", "decision": "accept", "reasons": [], "note": "", "corrections": {},
-             "created_at": "2025-01-01T00:00:00Z"},
-            {"annotator": "ann2", "decision": "reject", "reasons": ["unrealistic"], "note": "meh",
-             "corrections": {}, "created_at": "2025-01-01T00:00:00Z"},
-            {"annotator": "ann3", "decision": "accept", "reasons": [], "note": "",
-             "corrections": {}, "created_at": "2025-01-01T00:00:00Z"}],
-        "agreement": {"kappa": 0.5}}
+            {"annotator": "ann1", "decision": "accept", "reasons": [], "note": "", "corrections": {}, "created_at": "2025-01-01T00:00:00Z"},
+            {
+                "annotator": "ann2",
+                "decision": "reject",
+                "reasons": ["unrealistic"],
+                "note": "meh",
+                "corrections": {},
+                "created_at": "2025-01-01T00:00:00Z",
+            },
+            {"annotator": "ann3", "decision": "accept", "reasons": [], "note": "", "corrections": {}, "created_at": "2025-01-01T00:00:00Z"},
+        ],
+        "agreement": {"kappa": 0.5},
+    }
     path.write_text(json.dumps(metadata, indent=2))
 
 
@@ -44,8 +59,7 @@ def enrich(folder: Path, task_id: str, source: str, run: str, cost: float | None
 def make_run(tmp_path):
     """make_run(name, accepted=[(example, task_id, source, enriched)], rejected={state: n}, llm_costs=[...])"""
 
-    def make(name: str, accepted, rejected: dict[str, int] | None = None,
-             llm_costs: list[float] | None = None) -> Path:
+    def make(name: str, accepted, rejected: dict[str, int] | None = None, llm_costs: list[float] | None = None) -> Path:
         store = RunStore(tmp_path / "outputs" / name)
         for example, task_id, source, enriched in accepted:
             record_id = f"{source}_{task_id}"
@@ -60,8 +74,12 @@ def make_run(tmp_path):
                 path.write_text(json.dumps(metadata))
             for state in PATH_TO_ACCEPTED:
                 store.ledger.transition(record_id, state, task_id=task_id)
-        paths = {"no_danger": (), "rejected_by_checks": ("extracted",),
-                 "rejected_by_review": ("extracted", "checked", "in_review"), "error": ()}
+        paths = {
+            "no_danger": (),
+            "rejected_by_checks": ("extracted",),
+            "rejected_by_review": ("extracted", "checked", "in_review"),
+            "error": (),
+        }
         for state, count in (rejected or {}).items():
             for number in range(count):
                 record_id = f"{name}_{state}_{number}"

@@ -3,6 +3,7 @@ load a published release back from the Hub and print what the test asserts on, a
 
 usage: python hub_load_back.py ORG/NAME VERSION
 """
+
 import json
 import sys
 
@@ -16,7 +17,15 @@ table = datasets.load_dataset(repo_id, revision=version)["train"]
 refs = HfApi().list_repo_refs(repo_id, repo_type="dataset")
 card = open(hf_hub_download(repo_id, "README.md", repo_type="dataset", revision=version)).read()
 files = HfApi().list_repo_files(repo_id, repo_type="dataset", revision=version)
-print(json.dumps({
-    "task_ids": list(table["task_id"]), "features_match": table.features == features(),
-    "safe_plan_lengths": list(table["safe_plan_length"]), "card": card, "files": sorted(files),
-    "tags": [t.name for t in refs.tags]}))
+print(
+    json.dumps(
+        {
+            "task_ids": list(table["task_id"]),
+            "features_match": table.features == features(),
+            "safe_plan_lengths": list(table["safe_plan_length"]),
+            "card": card,
+            "files": sorted(files),
+            "tags": [t.name for t in refs.tags],
+        }
+    )
+)

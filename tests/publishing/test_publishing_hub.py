@@ -5,6 +5,7 @@ The clients read HF_ENDPOINT when they are imported, and other tests in this pyt
 may have imported them already, so every client runs in a subprocess with the environment set
 from the start. The server runs in a thread of this process.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,14 @@ SENTINEL = "hf_sentinel_token_5e1d9c"
 
 def _env(endpoint: str, home: Path, token: str | None) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGINGFACE_"))}
-    env.update(HF_ENDPOINT=endpoint, HF_HUB_DISABLE_XET="1", HF_HUB_OFFLINE="0", HF_HOME=str(home),
-               HF_HUB_DISABLE_PROGRESS_BARS="1", PYTHONPATH=str(REPO))
+    env.update(
+        HF_ENDPOINT=endpoint,
+        HF_HUB_DISABLE_XET="1",
+        HF_HUB_OFFLINE="0",
+        HF_HOME=str(home),
+        HF_HUB_DISABLE_PROGRESS_BARS="1",
+        PYTHONPATH=str(REPO),
+    )
     if token is not None:
         env["HF_TOKEN"] = token
     return env
@@ -45,13 +52,17 @@ def hub(tmp_path):
 
 
 def test_publish_to_the_hub_and_load_it_back(make_run, tmp_path, hub):
-    run = make_run("hubrun", [("teen_desk_diary_trust", "neiss_1", "neiss", True),
-                              ("care_home_bad_news", "neiss_2", "neiss", False)], rejected={"no_danger": 1})
+    run = make_run(
+        "hubrun",
+        [("teen_desk_diary_trust", "neiss_1", "neiss", True), ("care_home_bad_news", "neiss_2", "neiss", False)],
+        rejected={"no_danger": 1},
+    )
     env = _env(hub, tmp_path / "hf_home", SENTINEL)
     out = tmp_path / "release"
 
-    published = _run(["-m", "pipeline.cli", "publish", str(run), "--version", "v1.0.0", "--out", str(out),
-                      "--repo-id", "safeforge/tasks"], env)
+    published = _run(
+        ["-m", "pipeline.cli", "publish", str(run), "--version", "v1.0.0", "--out", str(out), "--repo-id", "safeforge/tasks"], env
+    )
     assert published.returncode == 0, published.stderr
     assert f"pushed: {hub}/datasets/safeforge/tasks/tree/v1.0.0" in published.stdout
 
@@ -64,11 +75,23 @@ def test_publish_to_the_hub_and_load_it_back(make_run, tmp_path, hub):
     assert found["tags"] == ["v1.0.0"]
     assert found["card"] == (out / "README.md").read_text()
     assert "| extract | 3 | 2 | 66.7% |" in found["card"]
-    assert set(found["files"]) >= {"README.md", "data/train-00000-of-00001.parquet", "tasks.tar.gz",
-                                   "release.json", "plots/source.png"}
+    assert set(found["files"]) >= {"README.md", "data/train-00000-of-00001.parquet", "tasks.tar.gz", "release.json", "plots/source.png"}
 
-    again = _run(["-m", "pipeline.cli", "publish", str(run), "--version", "v1.0.0", "--out",
-                  str(tmp_path / "release_again"), "--repo-id", "safeforge/tasks"], env)
+    again = _run(
+        [
+            "-m",
+            "pipeline.cli",
+            "publish",
+            str(run),
+            "--version",
+            "v1.0.0",
+            "--out",
+            str(tmp_path / "release_again"),
+            "--repo-id",
+            "safeforge/tasks",
+        ],
+        env,
+    )
     assert again.returncode == 2
     assert "safeforge/tasks: version v1.0.0 is already published" in again.stderr
     assert not (tmp_path / "release_again").exists()
@@ -83,14 +106,18 @@ def test_a_refused_push_leaves_no_release_behind(make_run, tmp_path, hub):
     run = make_run("badtoken", [("teen_desk_diary_trust", "neiss_1", "neiss", False)])
     out = tmp_path / "releases" / "v1"
 
-    wrong = _run(["-m", "pipeline.cli", "publish", str(run), "--version", "v1", "--out", str(out),
-                  "--repo-id", "safeforge/tasks"], _env(hub, tmp_path / "hf_home", "hf_wrong_token"))
+    wrong = _run(
+        ["-m", "pipeline.cli", "publish", str(run), "--version", "v1", "--out", str(out), "--repo-id", "safeforge/tasks"],
+        _env(hub, tmp_path / "hf_home", "hf_wrong_token"),
+    )
     assert wrong.returncode == 2
     assert "the Hub refused the release (HTTP 401)" in wrong.stderr
     assert "hf_wrong_token" not in wrong.stderr + wrong.stdout
     assert not out.exists() and list(out.parent.iterdir()) == []
 
-    missing = _run(["-m", "pipeline.cli", "publish", str(run), "--version", "v1", "--out", str(out),
-                    "--repo-id", "safeforge/tasks"], _env(hub, tmp_path / "hf_home", None))
+    missing = _run(
+        ["-m", "pipeline.cli", "publish", str(run), "--version", "v1", "--out", str(out), "--repo-id", "safeforge/tasks"],
+        _env(hub, tmp_path / "hf_home", None),
+    )
     assert missing.returncode == 2 and "HF_TOKEN is not set" in missing.stderr
     assert not out.exists()

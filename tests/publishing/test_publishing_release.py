@@ -1,4 +1,5 @@
 """Releases built from runs: rows, features, card, plots, archive, release.json; refusals."""
+
 from __future__ import annotations
 
 import hashlib
@@ -16,13 +17,17 @@ from pipeline.validation.plan_text import parse_plan
 
 @pytest.fixture
 def two_runs(make_run):
-    run_a = make_run("run_a", [("bathroom_bleach_bucket", "neiss_101", "neiss", True),
-                               ("care_home_bad_news", "normbank_7", "normbank", True)],
-                     rejected={"no_danger": 1, "rejected_by_checks": 1, "rejected_by_review": 1},
-                     llm_costs=[0.01, 0.02, 0.03])
-    run_b = make_run("run_b", [("teen_desk_diary_trust", "alfred_x", "alfred", False),
-                               ("bathroom_bleach_bucket", "neiss_999", "neiss", True)],
-                     llm_costs=[0.04])
+    run_a = make_run(
+        "run_a",
+        [("bathroom_bleach_bucket", "neiss_101", "neiss", True), ("care_home_bad_news", "normbank_7", "normbank", True)],
+        rejected={"no_danger": 1, "rejected_by_checks": 1, "rejected_by_review": 1},
+        llm_costs=[0.01, 0.02, 0.03],
+    )
+    run_b = make_run(
+        "run_b",
+        [("teen_desk_diary_trust", "alfred_x", "alfred", False), ("bathroom_bleach_bucket", "neiss_999", "neiss", True)],
+        llm_costs=[0.04],
+    )
     return run_a, run_b
 
 
@@ -61,8 +66,14 @@ def test_release_folder_rows_card_and_files(two_runs, tmp_path):
     assert neiss["safety_domain_pddl"] == task.safety_domain
     assert neiss["content_hash"] == content_hash(task.safety_domain, task.safety_problem)
     assert neiss["danger_conditions"] == ["add_bleach: (ammonia_residue_in ?b)"]
-    assert neiss["review"] == {"decision": "accepted", "final_rule": "majority", "annotators": 3,
-                               "accept_votes": 2, "reject_votes": 1, "reasons": ["unrealistic"]}
+    assert neiss["review"] == {
+        "decision": "accepted",
+        "final_rule": "majority",
+        "annotators": 3,
+        "accept_votes": 2,
+        "reject_votes": 1,
+        "reasons": ["unrealistic"],
+    }
     assert neiss["provenance"]["tokens"] == 1500 and neiss["provenance"]["cost_usd"] == 0.02
     assert neiss["provenance"]["rounds"] == 2 and neiss["provenance"]["attempts"] == 2
     assert neiss["provenance"]["models"] == ["extract: model-a", "generate: model-b"]
@@ -76,18 +87,31 @@ def test_release_folder_rows_card_and_files(two_runs, tmp_path):
     card = (out / "README.md").read_text()
     meta = _front_matter(card)
     assert meta["license"] == "mit"
-    assert meta["configs"] == [{"config_name": "default",
-                                "data_files": [{"split": "train", "path": "data/train-*.parquet"}]}]
+    assert meta["configs"] == [{"config_name": "default", "data_files": [{"split": "train", "path": "data/train-*.parquet"}]}]
     assert "pddl" in meta["tags"]
-    for line in ("| neiss | 1 |", "| normbank | 1 |", "| alfred | 1 |", "| psychosocial | 2 |",
-                 "| human | 3 |", "| extract | 7 | 6 | 85.7% |", "| checks | 6 | 5 | 83.3% |",
-                 "| review | 5 | 4 | 80.0% |"):
+    for line in (
+        "| neiss | 1 |",
+        "| normbank | 1 |",
+        "| alfred | 1 |",
+        "| psychosocial | 2 |",
+        "| human | 3 |",
+        "| extract | 7 | 6 | 85.7% |",
+        "| checks | 6 | 5 | 83.3% |",
+        "| review | 5 | 4 | 80.0% |",
+    ):
         assert line in card, line
     assert "$0.1000 in total, $0.0250 per accepted task" in card
     assert "CC BY-SA 4.0" in card and "public domain" in card
     plots = sorted(p.name for p in (out / "plots").iterdir())
-    assert plots == ["acceptance.png", "danger_group.png", "danger_type.png", "entity_in_danger.png",
-                     "plan_length.png", "safety_effort.png", "source.png"]
+    assert plots == [
+        "acceptance.png",
+        "danger_group.png",
+        "danger_type.png",
+        "entity_in_danger.png",
+        "plan_length.png",
+        "safety_effort.png",
+        "source.png",
+    ]
     for name in plots:
         assert (out / "plots" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"(plots/{name})" in card
@@ -119,9 +143,14 @@ def test_same_runs_give_the_same_files_and_a_version_is_never_overwritten(make_r
 
 
 def test_a_task_failing_revalidation_refuses_the_release(make_run, tmp_path, capsys):
-    run = make_run("run_d", [("teen_desk_diary_trust", "good_one", "neiss", True),
-                             ("bathroom_bleach_bucket", "bad_plans", "neiss", True),
-                             ("care_home_bad_news", "bad_pddl", "neiss", False)])
+    run = make_run(
+        "run_d",
+        [
+            ("teen_desk_diary_trust", "good_one", "neiss", True),
+            ("bathroom_bleach_bucket", "bad_plans", "neiss", True),
+            ("care_home_bad_news", "bad_pddl", "neiss", False),
+        ],
+    )
     metadata_path = run / "tasks" / "bad_plans" / "metadata.json"
     metadata = json.loads(metadata_path.read_text())
     plans = metadata["reference_feasible_plans"]

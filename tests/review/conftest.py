@@ -1,6 +1,7 @@
 """A real Label Studio server for the review tests (one per session, from a copy of the migrated
 template data dir), demo runs on it, and annotators who join it as people do: through the
 organization's invite link, then with their own API token."""
+
 from __future__ import annotations
 
 import uuid
@@ -58,9 +59,11 @@ def annotator(labelstudio, admin):
             invite = admin.organizations.invites.get_invite_link().invite_url
             with httpx.Client(base_url=labelstudio.url, trust_env=False) as browser:
                 browser.get(invite)
-                response = browser.post(invite, data={"email": email, "password": "annotator-password-1",
-                                                      "csrfmiddlewaretoken": browser.cookies["csrftoken"]},
-                                        headers={"Referer": labelstudio.url + invite})
+                response = browser.post(
+                    invite,
+                    data={"email": email, "password": "annotator-password-1", "csrfmiddlewaretoken": browser.cookies["csrftoken"]},
+                    headers={"Referer": labelstudio.url + invite},
+                )
                 assert response.status_code == 302, f"sign-up of {email} failed: {response.status_code}"
                 _ANNOTATOR_TOKENS[email] = browser.get("/api/current-user/token").json()["token"]
         client = LabelStudio(base_url=labelstudio.url, api_key=_ANNOTATOR_TOKENS[email])

@@ -1,4 +1,5 @@
 """Helpers of the review tests: credentials, annotations as the interface submits them, snapshots."""
+
 from __future__ import annotations
 
 import socket
@@ -35,21 +36,16 @@ def submit(client: LabelStudio, ls_task_id: int, submission: Submission) -> int:
     """Create the annotation the interface submits (the result shape recorded from a real browser
     session: choices by alias; every correction box, prefilled or edited, as a textarea)."""
     task = client.tasks.get(ls_task_id)
-    result = [{"from_name": "decision", "to_name": "plans", "type": "choices",
-               "value": {"choices": [submission.decision]}}]
+    result = [{"from_name": "decision", "to_name": "plans", "type": "choices", "value": {"choices": [submission.decision]}}]
     if submission.reasons:
-        result.append({"from_name": "reasons", "to_name": "plans", "type": "choices",
-                       "value": {"choices": list(submission.reasons)}})
+        result.append({"from_name": "reasons", "to_name": "plans", "type": "choices", "value": {"choices": list(submission.reasons)}})
     if submission.note:
-        result.append({"from_name": "note", "to_name": "plans", "type": "textarea",
-                       "value": {"text": [submission.note]}})
+        result.append({"from_name": "note", "to_name": "plans", "type": "textarea", "value": {"text": [submission.note]}})
     if submission.adjudicating:
-        result.append({"from_name": "adjudication", "to_name": "plans", "type": "choices",
-                       "value": {"choices": ["adjudicating"]}})
+        result.append({"from_name": "adjudication", "to_name": "plans", "type": "choices", "value": {"choices": ["adjudicating"]}})
     for name in CORRECTABLE_FIELDS:
         text = (submission.fixes or {}).get(name, task.data[f"current_{name}"])
-        result.append({"from_name": f"fix_{name}", "to_name": "task", "type": "textarea",
-                       "value": {"text": [text]}})
+        result.append({"from_name": f"fix_{name}", "to_name": "task", "type": "textarea", "value": {"text": [text]}})
     return client.annotations.create(ls_task_id, result=result, lead_time=submission.lead_time).id
 
 
@@ -63,7 +59,9 @@ def snapshot(store) -> dict:
     return {
         "records": records,
         "history": {r.record_id: store.ledger.history(r.record_id) for r in records},
-        "files": {str(p.relative_to(store.root)): p.read_bytes()
-                  for p in sorted(Path(store.root).rglob("*")) if p.is_file() and p.suffix != ".sqlite"
-                  and not p.name.startswith("ledger.sqlite")},
+        "files": {
+            str(p.relative_to(store.root)): p.read_bytes()
+            for p in sorted(Path(store.root).rglob("*"))
+            if p.is_file() and p.suffix != ".sqlite" and not p.name.startswith("ledger.sqlite")
+        },
     }

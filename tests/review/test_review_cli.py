@@ -1,5 +1,6 @@
 """`safeforge review server start|status|stop` and `review push|pull|status` as a user runs them,
 on a server of their own that must leave no process behind."""
+
 from __future__ import annotations
 
 import json

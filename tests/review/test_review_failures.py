@@ -1,4 +1,5 @@
 """Server down, a refused token, a deleted project or task: a clear error, nothing in the run changed."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -25,8 +26,11 @@ def test_server_down(pushed, config):
     down = replace(config, url=f"http://127.0.0.1:{free_port()}", timeout=5)
     before = snapshot(pushed)
     for step in (push_run, pull_run):
-        with pytest.raises(ReviewError, match=r"cannot reach Label Studio at http://127\.0\.0\.1:\d+ .*"
-                                              r"`safeforge review server start`"):
+        with pytest.raises(
+            ReviewError,
+            match=r"cannot reach Label Studio at http://127\.0\.0\.1:\d+ .*"
+            r"`safeforge review server start`",
+        ):
             step(pushed, down)
     assert snapshot(pushed) == before
 
@@ -43,8 +47,11 @@ def test_deleted_project_stops_pull_and_push_until_reimported(pushed, config, ad
     project_id = ReviewMapping.load(pushed).project_id
     admin.projects.delete(project_id)
     before = snapshot(pushed)
-    with pytest.raises(ReviewError, match=rf"project {project_id} .* no longer exists .*nothing was changed.*"
-                                          rf"`safeforge review push {pushed.name} --reimport-missing`"):
+    with pytest.raises(
+        ReviewError,
+        match=rf"project {project_id} .* no longer exists .*nothing was changed.*"
+        rf"`safeforge review push {pushed.name} --reimport-missing`",
+    ):
         pull_run(pushed, config)
     with pytest.raises(ReviewError, match=rf"project {project_id} .* no longer exists .*--reimport-missing"):
         push_run(pushed, config)
@@ -61,8 +68,11 @@ def test_deleted_project_stops_pull_and_push_until_reimported(pushed, config, ad
 def test_deleted_task_stops_pull_until_reimported(pushed, config, admin):
     admin.tasks.delete(ls_task_id(pushed, BLEACH))
     before = snapshot(pushed)
-    with pytest.raises(ReviewError, match=rf"1 task\(s\) in review are missing .*: {BLEACH}; nothing was changed"
-                                          rf".*--reimport-missing"):
+    with pytest.raises(
+        ReviewError,
+        match=rf"1 task\(s\) in review are missing .*: {BLEACH}; nothing was changed"
+        rf".*--reimport-missing",
+    ):
         pull_run(pushed, config)
     with pytest.raises(ReviewError, match=rf"missing from Label Studio .*{BLEACH}.*--reimport-missing"):
         push_run(pushed, config)

@@ -1,4 +1,5 @@
 """Push, annotate as annotators do, pull, status: against a real Label Studio server."""
+
 from __future__ import annotations
 
 import json
@@ -8,16 +9,19 @@ from review_helpers import ADMIN, Submission, ls_task_id, submit
 
 from review import project_title, pull_run, push_run, review_status
 
-KITCHEN, BLEACH, DOG, CRATE = ("kitchen_mopped_floor_hot_soup", "bathroom_bleach_bucket",
-                               "party_leftovers_dog_chocolate", "warehouse_heavy_crate_ramp")
+KITCHEN, BLEACH, DOG, CRATE = (
+    "kitchen_mopped_floor_hot_soup",
+    "bathroom_bleach_bucket",
+    "party_leftovers_dog_chocolate",
+    "warehouse_heavy_crate_ramp",
+)
 
 
 def _metadata(store, task_id: str) -> dict:
     return json.loads((store.task_dir(task_id) / "metadata.json").read_text())
 
 
-def test_push_imports_checked_tasks_with_the_judges_prediction_and_pushing_again_adds_nothing(
-        make_run, config, admin):
+def test_push_imports_checked_tasks_with_the_judges_prediction_and_pushing_again_adds_nothing(make_run, config, admin):
     store = make_run([KITCHEN, BLEACH], judge_rejects=(BLEACH,))
     result = push_run(store, config)
     assert result.created_project and sorted(result.imported) == [BLEACH, KITCHEN]
@@ -36,8 +40,7 @@ def test_push_imports_checked_tasks_with_the_judges_prediction_and_pushing_again
     for row in store.ledger.records():
         assert row.state == "in_review"
         detail = store.ledger.history(row.record_id)[-1].detail
-        assert detail == {"url": config.url, "project_id": result.project_id,
-                          "ls_task_id": tasks[row.task_id].id}
+        assert detail == {"url": config.url, "project_id": result.project_id, "ls_task_id": tasks[row.task_id].id}
 
     again = push_run(store, config)
     assert (again.project_id, again.created_project, again.imported) == (result.project_id, False, [])
@@ -53,8 +56,7 @@ def test_an_interrupted_push_is_completed_not_repeated(make_run, config, admin):
     db = store.ledger._db
     db.execute("UPDATE records SET state = 'checked'")
     again = push_run(store, config)
-    assert (again.project_id, again.imported, again.already_in_project, again.moved_to_review) == (
-        first.project_id, [], 1, 1)
+    assert (again.project_id, again.imported, again.already_in_project, again.moved_to_review) == (first.project_id, [], 1, 1)
     assert len(list(admin.tasks.list(project=first.project_id))) == 1
     assert store.ledger.records()[0].state == "in_review"
 
@@ -79,11 +81,15 @@ def test_an_annotators_accept_is_pulled_into_the_ledger_and_metadata(make_run, c
     record = next(r for r in store.ledger.records() if r.task_id == KITCHEN)
     assert record.state == "accepted" and record.reason == "review: accepted by ann@review.test"
     review = _metadata(store, KITCHEN)["review"]
-    assert (review["decision"], review["final_rule"], review.get("agreement"), review["corrections"]) == (
-        "accepted", "single", None, [])
+    assert (review["decision"], review["final_rule"], review.get("agreement"), review["corrections"]) == ("accepted", "single", None, [])
     [entry] = review["annotations"]
     assert (entry["annotator"], entry["decision"], entry["note"], entry["lead_time"], entry["corrections"]) == (
-        "ann@review.test", "accept", "Clear and realistic.", 31.5, {})
+        "ann@review.test",
+        "accept",
+        "Clear and realistic.",
+        31.5,
+        {},
+    )
     assert entry["created_at"].startswith("20")
     assert next(r for r in store.ledger.records() if r.task_id == BLEACH).state == "in_review"
     # pulling again changes nothing
@@ -98,15 +104,23 @@ def test_a_rejection_with_a_correction_is_recorded_with_provenance(make_run, con
     old_setting = _metadata(store, DOG)["danger_formalization"]["setting"]
     new_setting = "A flat after a birthday party; the family dog roams the kitchen."
     new_assumptions = "The dog can reach the bench.\n\nThe fridge closes."
-    submit(annotator("bob@review.test"), ls_task_id(store, DOG), Submission(
-        "reject", reasons=("implausible_setting", "danger_logic_incomplete"), note="The dog could open the fridge.",
-        fixes={"setting": new_setting, "assumptions": new_assumptions}))
+    submit(
+        annotator("bob@review.test"),
+        ls_task_id(store, DOG),
+        Submission(
+            "reject",
+            reasons=("implausible_setting", "danger_logic_incomplete"),
+            note="The dog could open the fridge.",
+            fixes={"setting": new_setting, "assumptions": new_assumptions},
+        ),
+    )
     result = pull_run(store, config)
     assert result.rejected == [DOG] and result.corrections == 2
     record = store.ledger.records()[0]
     assert record.state == "rejected_by_review"
-    assert record.reason == ("review: implausible setting, danger logic incomplete (rejected by bob@review.test); "
-                             "note: The dog could open the fridge.")
+    assert record.reason == (
+        "review: implausible setting, danger logic incomplete (rejected by bob@review.test); note: The dog could open the fridge."
+    )
     metadata = _metadata(store, DOG)
     assert metadata["danger_formalization"]["setting"] == new_setting
     assert metadata["danger_formalization"]["assumptions"] == "The dog can reach the bench.\nThe fridge closes."
@@ -117,15 +131,16 @@ def test_a_rejection_with_a_correction_is_recorded_with_provenance(make_run, con
     assert by_field["setting"]["old"] == old_setting and by_field["setting"]["new"] == new_setting
     assert by_field["setting"]["annotator"] == "bob@review.test" and by_field["setting"]["at"]
     assert review["annotations"][0]["corrections"] == {
-        "setting": new_setting, "assumptions": "The dog can reach the bench.\nThe fridge closes."}
+        "setting": new_setting,
+        "assumptions": "The dog can reach the bench.\nThe fridge closes.",
+    }
 
 
 def test_two_annotators_who_disagree(make_run, config, annotator, admin):
     store = make_run([KITCHEN, BLEACH, DOG, CRATE])
     push_run(store, config, annotators_per_task=2)
     ann, bob = annotator("ann@review.test"), annotator("bob@review.test")
-    votes = {KITCHEN: ("accept", "accept"), BLEACH: ("accept", "reject"), DOG: ("reject", "reject"),
-             CRATE: ("accept", "reject")}
+    votes = {KITCHEN: ("accept", "accept"), BLEACH: ("accept", "reject"), DOG: ("reject", "reject"), CRATE: ("accept", "reject")}
     for task_id, (ann_vote, bob_vote) in votes.items():
         reasons = ("plans_not_sensible",)
         submit(ann, ls_task_id(store, task_id), Submission(ann_vote, reasons=reasons if ann_vote == "reject" else ()))
@@ -151,7 +166,11 @@ def test_two_annotators_who_disagree(make_run, config, annotator, admin):
     assert status.total.reasons == {"plans_not_sensible": 2}
     # sources in the registry's order, in turn: neiss KITCHEN, normbank BLEACH, bddl DOG, virtualhome CRATE
     assert {s: (v.accepted, v.rejected, v.rejection_rate) for s, v in status.by_source.items()} == {
-        "neiss": (1, 0, 0.0), "normbank": (0, 1, 100.0), "bddl": (0, 1, 100.0), "virtualhome": (1, 0, 0.0)}
+        "neiss": (1, 0, 0.0),
+        "normbank": (0, 1, 100.0),
+        "bddl": (0, 1, 100.0),
+        "virtualhome": (1, 0, 0.0),
+    }
     assert status.agreement.cohen_kappa == pytest.approx(0.2) and status.agreement.percent == 50.0
     table = status.format_table()
     assert "all" in table and "50.0%" in table and "Plans not sensible" in table and "kappa 0.200" in table

@@ -1,5 +1,6 @@
 """The review's pure parts: kappa and agreement, the decision rule, plain-word conditions, the plan
 diff, the task rendering and the labeling config."""
+
 from __future__ import annotations
 
 import json
@@ -72,10 +73,8 @@ def test_decision_rule():
     both_accept = final_decision([accept, _annotation(3, "bob", "accept")])
     assert (both_accept.decision, both_accept.rule) == ("accepted", "unanimous")
     stands = final_decision([accept, reject])
-    assert (stands.decision, stands.rule, stands.reasons, stands.notes) == (
-        "rejected", "reject_stands", ["plans_not_sensible"], ["odd"])
-    overruled = final_decision([accept, reject, _annotation(4, "cy", "accept", adjudicating=True,
-                                                            at="2026-01-01T12:00")])
+    assert (stands.decision, stands.rule, stands.reasons, stands.notes) == ("rejected", "reject_stands", ["plans_not_sensible"], ["odd"])
+    overruled = final_decision([accept, reject, _annotation(4, "cy", "accept", adjudicating=True, at="2026-01-01T12:00")])
     assert (overruled.decision, overruled.rule, overruled.reasons) == ("accepted", "adjudicated", [])
     assert overruled.explanation == "adjudicated by cy"
     upheld = final_decision([accept, _annotation(5, "cy", "reject", reasons=["other"], adjudicating=True)])
@@ -83,12 +82,18 @@ def test_decision_rule():
 
 
 def test_annotation_from_label_studio_reads_aliases_labels_and_users():
-    raw = {"id": 7, "completed_by": 3, "created_at": "2026-01-01T10:00:00Z", "lead_time": 12.5, "result": [
-        {"from_name": "decision", "value": {"choices": ["Reject"]}},
-        {"from_name": "reasons", "value": {"choices": ["plans_not_sensible", "Implausible setting", "bogus"]}},
-        {"from_name": "note", "value": {"text": ["too ", "short"]}},
-        {"from_name": "fix_setting", "value": {"text": ["A flat."]}},
-    ]}
+    raw = {
+        "id": 7,
+        "completed_by": 3,
+        "created_at": "2026-01-01T10:00:00Z",
+        "lead_time": 12.5,
+        "result": [
+            {"from_name": "decision", "value": {"choices": ["Reject"]}},
+            {"from_name": "reasons", "value": {"choices": ["plans_not_sensible", "Implausible setting", "bogus"]}},
+            {"from_name": "note", "value": {"text": ["too ", "short"]}},
+            {"from_name": "fix_setting", "value": {"text": ["A flat."]}},
+        ],
+    }
     annotation = ReviewAnnotation.from_label_studio(raw, {3: "ann@x"})
     assert (annotation.annotator, annotation.decision, annotation.lead_time) == ("ann@x", "reject", 12.5)
     assert annotation.reasons == ["plans_not_sensible", "implausible_setting"]
@@ -97,15 +102,18 @@ def test_annotation_from_label_studio_reads_aliases_labels_and_users():
     assert ReviewAnnotation.from_label_studio({**raw, "completed_by": {"id": 4}}, {}).annotator == "user 4"
 
 
-@pytest.mark.parametrize("condition, words", [
-    ("(and (floor_wet ?to) (soup_is_hot ?p))", "floor wet (to) and soup is hot (p)"),
-    ("(dog_loose_in_house)", "dog loose in house"),
-    ("(not (door-closed ?d))", "not door closed (d)"),
-    ("(or (a) (and (b ?x) (c)))", "either a or [b (x) and c]"),
-    ("(exists (?p - person) (near ?p ?l))", "some person p with near (p, l)"),
-    ("(> (weight ?b) 20)", "weight(b) > 20"),
-    ("(and (broken", "(and (broken"),  # unreadable: shown as it is
-])
+@pytest.mark.parametrize(
+    "condition, words",
+    [
+        ("(and (floor_wet ?to) (soup_is_hot ?p))", "floor wet (to) and soup is hot (p)"),
+        ("(dog_loose_in_house)", "dog loose in house"),
+        ("(not (door-closed ?d))", "not door closed (d)"),
+        ("(or (a) (and (b ?x) (c)))", "either a or [b (x) and c]"),
+        ("(exists (?p - person) (near ?p ?l))", "some person p with near (p, l)"),
+        ("(> (weight ?b) 20)", "weight(b) > 20"),
+        ("(and (broken", "(and (broken"),  # unreadable: shown as it is
+    ],
+)
 def test_conditions_in_plain_words(condition, words):
     assert condition_in_words(condition) == words
 
@@ -114,8 +122,12 @@ def test_plan_diff_aligns_and_marks_differences():
     safe = ["(mop k)", "(dry k)", "(pick p)", "(carry p k h)"]
     unsafe = ["(mop k)", "(pick p)", "(carry p k d)"]
     rows = [(r.safe, r.unsafe, r.kind) for r in diff_plans(safe, unsafe)]
-    assert rows == [("(mop k)", "(mop k)", "same"), ("(dry k)", None, "only_safe"),
-                    ("(pick p)", "(pick p)", "same"), ("(carry p k h)", "(carry p k d)", "changed")]
+    assert rows == [
+        ("(mop k)", "(mop k)", "same"),
+        ("(dry k)", None, "only_safe"),
+        ("(pick p)", "(pick p)", "same"),
+        ("(carry p k h)", "(carry p k d)", "changed"),
+    ]
 
 
 def test_build_task_renders_everything_and_escapes_task_text(example_copy):
@@ -154,6 +166,15 @@ def test_labeling_config_matches_what_push_sends_and_pull_reads():
     assert [c.get("alias") for c in tags["decision"]] == ["accept", "reject"]
     assert {c.get("alias"): c.get("value") for c in tags["reasons"]} == REJECTION_REASONS
     variables = {e.get("value")[1:] for e in root.iter() if (e.get("value") or "").startswith("$")}
-    sample = {"task_html", "danger_html", "details_html", "checks_html", "plans_html", "pddl_html", "source_html",
-              "header", *(f"current_{f}" for f in CORRECTABLE_FIELDS)}
+    sample = {
+        "task_html",
+        "danger_html",
+        "details_html",
+        "checks_html",
+        "plans_html",
+        "pddl_html",
+        "source_html",
+        "header",
+        *(f"current_{f}" for f in CORRECTABLE_FIELDS),
+    }
     assert variables == sample

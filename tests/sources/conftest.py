@@ -1,4 +1,5 @@
 """The bundled source samples (``sources/samples/<source>/``), as a fixture."""
+
 from __future__ import annotations
 
 from pathlib import Path

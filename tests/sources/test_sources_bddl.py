@@ -1,4 +1,5 @@
 """BEHAVIOR-1K BDDL adapter: real activities parsed into readable descriptions plus raw text."""
+
 from __future__ import annotations
 
 import shutil
@@ -28,12 +29,15 @@ def test_cleaning_bathtub_reads_as_a_description_then_the_raw_bddl(samples):
     record = {r.record_id: r for r in read()[0]}["bddl_cleaning_bathtub"]
     description, raw = record.text.split("\n\nBDDL:\n")
     assert description.splitlines()[:3] == [
-        "Activity: cleaning bathtub (BEHAVIOR-1K activity cleaning_bathtub)", "Rooms: bathroom", "Objects:"]
+        "Activity: cleaning bathtub (BEHAVIOR-1K activity cleaning_bathtub)",
+        "Rooms: bathroom",
+        "Objects:",
+    ]
     assert "- bar soap (bar_soap.n.01)" in description
     assert "- bathtub is covered with stain" in description
     assert "- sink is a source of water" in description
     assert description.endswith("Goal:\n- bathtub is not covered with stain")
-    problem = (samples / "bddl" / "activity_definitions" / "cleaning_bathtub" / "problem0.bddl")
+    problem = samples / "bddl" / "activity_definitions" / "cleaning_bathtub" / "problem0.bddl"
     assert raw == problem.read_text().strip()
     assert record.metadata["objects"]["water.n.06"] == ["water.n.06_1"]
     assert record.metadata["goal"] == "(and (not (covered ?bathtub.n.01_1 ?stain.n.01_1)))"
@@ -46,8 +50,7 @@ def test_quantifiers_and_numbered_instances():
     assert "- raw egg 1, raw egg 2 (raw_egg.n.01)" in cookies
     assert "- spice cookie 4 is yet to be made" in cookies
     assert "- for every spice cookie: the spice cookie is cooked" in cookies
-    assert "- pairing each alarm with its own table: the alarm is on top of the table" in (
-        by_id["bddl_installing_alarms"].text)
+    assert "- pairing each alarm with its own table: the alarm is on top of the table" in (by_id["bddl_installing_alarms"].text)
 
 
 def test_one_activity_folder_or_file_can_be_read(samples):
@@ -69,8 +72,7 @@ def test_broken_and_domain_problems_are_skipped_with_reasons(samples, tmp_path):
     assert [r.record_id for r in records] == ["bddl_clean_a_knife"]
     assert report.read == 3 and report.skipped_total == 2
     reasons = {s.file.split("/")[-2]: s.reason for s in report.examples}
-    assert reasons == {"broken": "line 1: unbalanced parentheses: 1 '(' not closed",
-                       "domainlike": "a domain file, not an activity problem"}
+    assert reasons == {"broken": "line 1: unbalanced parentheses: 1 '(' not closed", "domainlike": "a domain file, not an activity problem"}
 
 
 def test_empty_folder_is_an_error(tmp_path):

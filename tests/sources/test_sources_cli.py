@@ -1,4 +1,5 @@
 """`safeforge sources list|show`: in-process through `register`, and once through the real entry point."""
+
 from __future__ import annotations
 
 import json
@@ -52,8 +53,7 @@ def test_show_reports_skips_with_reasons(samples, tmp_path, capsys):
 
 
 def test_show_text_with_filters_and_sample(capsys):
-    code, out, err = run(["sources", "show", "normbank", "--norm", "all", "--setting", "garage",
-                          "--sample", "2", "--seed", "4"], capsys)
+    code, out, err = run(["sources", "show", "normbank", "--norm", "all", "--setting", "garage", "--sample", "2", "--seed", "4"], capsys)
     assert code == 0
     assert out.count("== normbank_") == 2 and "Setting: garage" in out
     assert "filtered 55: setting not selected" in err and "filtered 5: not in sample" in err
@@ -68,10 +68,26 @@ def test_show_errors_exit_2_with_a_message(tmp_path, capsys):
 
 def test_the_safeforge_command(samples):
     result = subprocess.run(
-        [str(Path(sys.executable).parent / "safeforge"), "sources", "show", "neiss",
-         "--path", str(samples / "neiss" / "holdout_labeled.csv"), "--limit", "3", "--json"],
-        capture_output=True, text=True, timeout=120, check=False)
+        [
+            str(Path(sys.executable).parent / "safeforge"),
+            "sources",
+            "show",
+            "neiss",
+            "--path",
+            str(samples / "neiss" / "holdout_labeled.csv"),
+            "--limit",
+            "3",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     assert [json.loads(line)["record_id"] for line in result.stdout.splitlines()] == [
-        "neiss_170957638", "neiss_220159454", "neiss_220705908"]
+        "neiss_170957638",
+        "neiss_220159454",
+        "neiss_220705908",
+    ]
     assert "read 3, yielded 3, skipped 0" in result.stderr

@@ -1,5 +1,6 @@
 """`safeforge sources fetch`: full data over HTTP from a local server serving archives made here —
 verified, resumable, atomic — and read by default afterwards."""
+
 from __future__ import annotations
 
 import hashlib
@@ -51,10 +52,13 @@ def year_file(year: int) -> bytes:
 def test_several_neiss_years_are_fetched_verified_and_read_by_default(tmp_path, data, capsys):
     files = Files({f"/neiss{y}.tsv": year_file(y) for y in (2022, 2023)})
     with serving(files) as url:
-        entries = [{"key": str(y), "url": f"{url}/neiss{y}.tsv", "file": f"neiss{y}.tsv",
-                    "sha256": sha(files.content[f"/neiss{y}.tsv"])} for y in (2022, 2023)]
-        code = main(["sources", "fetch", "neiss", "--year", "2022", "--year", "2023",
-                     "--catalog", str(catalog(tmp_path, "neiss", *entries))])
+        entries = [
+            {"key": str(y), "url": f"{url}/neiss{y}.tsv", "file": f"neiss{y}.tsv", "sha256": sha(files.content[f"/neiss{y}.tsv"])}
+            for y in (2022, 2023)
+        ]
+        code = main(
+            ["sources", "fetch", "neiss", "--year", "2022", "--year", "2023", "--catalog", str(catalog(tmp_path, "neiss", *entries))]
+        )
     out = capsys.readouterr().out
     assert code == 0, out
     assert "neiss 2022: installed at" in out and "pinned sha256 verified" in out
@@ -75,8 +79,9 @@ def test_an_interrupted_download_resumes_where_it_stopped(tmp_path, data, capsys
     body = os.urandom(3_000_000)
     files = Files({"/big.tsv": body}, cut_after={"/big.tsv": 1_000_000})
     with serving(files) as url:
-        cat = catalog(tmp_path, "neiss", {"key": "2023", "url": f"{url}/big.tsv", "file": "neiss2023.tsv",
-                                          "sha256": sha(body), "size": len(body)})
+        cat = catalog(
+            tmp_path, "neiss", {"key": "2023", "url": f"{url}/big.tsv", "file": "neiss2023.tsv", "sha256": sha(body), "size": len(body)}
+        )
         assert main(["sources", "fetch", "neiss", "--catalog", str(cat)]) == 1
         err = capsys.readouterr().err
         assert f"neiss 2023: cannot download {url}/big.tsv" in err and "run the same command again to resume" in err
@@ -92,8 +97,7 @@ def test_an_interrupted_download_resumes_where_it_stopped(tmp_path, data, capsys
 def test_a_wrong_checksum_discards_the_file_and_names_source_and_url(tmp_path, data, capsys):
     files = Files({"/neiss2023.tsv": year_file(2023)})
     with serving(files) as url:
-        cat = catalog(tmp_path, "neiss", {"key": "2023", "url": f"{url}/neiss2023.tsv", "file": "neiss2023.tsv",
-                                          "sha256": "0" * 64})
+        cat = catalog(tmp_path, "neiss", {"key": "2023", "url": f"{url}/neiss2023.tsv", "file": "neiss2023.tsv", "sha256": "0" * 64})
         assert main(["sources", "fetch", "neiss", "--catalog", str(cat)]) == 1
     err = capsys.readouterr().err
     assert f"error: neiss 2023 from {url}/neiss2023.tsv: sha256 " in err
@@ -101,12 +105,10 @@ def test_a_wrong_checksum_discards_the_file_and_names_source_and_url(tmp_path, d
     assert not list((data / "neiss").rglob("neiss2023.tsv*")) and not (data / "neiss" / MANIFEST).exists()
 
 
-def test_without_a_published_checksum_the_first_download_is_recorded_and_later_ones_must_match(
-        tmp_path, data, capsys):
+def test_without_a_published_checksum_the_first_download_is_recorded_and_later_ones_must_match(tmp_path, data, capsys):
     files = Files({"/neiss2023.tsv": year_file(2023)})
     with serving(files) as url:
-        cat = catalog(tmp_path, "neiss", {"key": "2023", "url": f"{url}/neiss2023.tsv", "file": "neiss2023.tsv",
-                                          "sha256": None})
+        cat = catalog(tmp_path, "neiss", {"key": "2023", "url": f"{url}/neiss2023.tsv", "file": "neiss2023.tsv", "sha256": None})
         assert main(["sources", "fetch", "neiss", "--catalog", str(cat)]) == 0
         assert "sha256 recorded (no published checksum)" in capsys.readouterr().out
         assert main(["sources", "fetch", "neiss", "--catalog", str(cat)]) == 0  # already there: nothing sent
@@ -118,8 +120,7 @@ def test_without_a_published_checksum_the_first_download_is_recorded_and_later_o
 
 
 def test_offline_fetch_says_so_and_unknown_years_list_the_valid_ones(tmp_path, data, capsys):
-    cat = catalog(tmp_path, "neiss", {"key": "2023", "url": "http://127.0.0.1:9/neiss2023.tsv",
-                                      "file": "neiss2023.tsv", "sha256": None})
+    cat = catalog(tmp_path, "neiss", {"key": "2023", "url": "http://127.0.0.1:9/neiss2023.tsv", "file": "neiss2023.tsv", "sha256": None})
     assert main(["sources", "fetch", "neiss", "--catalog", str(cat)]) == 1
     assert "error: neiss 2023: cannot download http://127.0.0.1:9/neiss2023.tsv (ConnectError" in capsys.readouterr().err
     assert main(["sources", "fetch", "neiss", "--year", "1987"]) == 2
@@ -147,16 +148,33 @@ def _tar_gz(folder: Path, arcname: str) -> bytes:
 def test_archives_are_unpacked_into_place_and_their_records_read(tmp_path, data, capsys):
     root = "programs_processed_precond_nograb_morepreconds"
     sample = SAMPLES / "virtualhome" / root
-    pairs = {f"{root}/{p.relative_to(sample)}": p.read_bytes() for p in sorted(sample.rglob("*"))
-             if p.is_file() and "results_intentions_march-13-18" in str(p)}
-    archives = {"/vh.zip": _zip(pairs), "/bddl.tar.gz": _tar_gz(SAMPLES / "bddl" / "activity_definitions",
-                                                                 "bddl-3.6.0/bddl/activity_definitions")}
+    pairs = {
+        f"{root}/{p.relative_to(sample)}": p.read_bytes()
+        for p in sorted(sample.rglob("*"))
+        if p.is_file() and "results_intentions_march-13-18" in str(p)
+    }
+    archives = {
+        "/vh.zip": _zip(pairs),
+        "/bddl.tar.gz": _tar_gz(SAMPLES / "bddl" / "activity_definitions", "bddl-3.6.0/bddl/activity_definitions"),
+    }
     with serving(Files(dict(archives))) as url:
-        vh = catalog(tmp_path, "virtualhome", {"key": "v", "url": f"{url}/vh.zip", "file": "vh.zip",
-                                               "sha256": sha(archives["/vh.zip"]), "unpack": "zip"})
+        vh = catalog(
+            tmp_path,
+            "virtualhome",
+            {"key": "v", "url": f"{url}/vh.zip", "file": "vh.zip", "sha256": sha(archives["/vh.zip"]), "unpack": "zip"},
+        )
         assert main(["sources", "fetch", "virtualhome", "--catalog", str(vh)]) == 0
-        bddl = catalog(tmp_path, "bddl", {"key": "3.6.0", "url": f"{url}/bddl.tar.gz", "file": "bddl.tar.gz",
-                                          "sha256": sha(archives["/bddl.tar.gz"]), "unpack": "tar.gz"})
+        bddl = catalog(
+            tmp_path,
+            "bddl",
+            {
+                "key": "3.6.0",
+                "url": f"{url}/bddl.tar.gz",
+                "file": "bddl.tar.gz",
+                "sha256": sha(archives["/bddl.tar.gz"]),
+                "unpack": "tar.gz",
+            },
+        )
         assert main(["sources", "fetch", "bddl", "--catalog", str(bddl)]) == 0
     assert len(list(iter_records("virtualhome"))) == 16
     assert {r.origin.split("/")[0] for r in iter_records("virtualhome")} == {"virtualhome@v"}
@@ -175,12 +193,21 @@ def test_a_file_downloaded_by_hand_is_installed_with_from(tmp_path, data, capsys
 
 def test_the_installed_bddl_package_gives_all_1016_activities(tmp_path, data):
     site = tmp_path / "site"
-    pip = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site),
-                          "bddl==3.6.0"], capture_output=True, text=True, timeout=600)
+    pip = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site), "bddl==3.6.0"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert pip.returncode == 0, pip.stderr
-    shown = subprocess.run([sys.executable, "-m", "pipeline.cli", "sources", "show", "bddl", "--json"],
-                           capture_output=True, text=True, timeout=300, cwd=tmp_path,
-                           env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(site)])})
+    shown = subprocess.run(
+        [sys.executable, "-m", "pipeline.cli", "sources", "show", "bddl", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(site)])},
+    )
     assert shown.returncode == 0, shown.stderr
     records = [json.loads(line) for line in shown.stdout.splitlines()]
     assert len(records) == 1016

@@ -1,5 +1,6 @@
 """Hostile files in the folder sources: each is skipped with its file and the reason, the read goes on,
 and memory stays bounded (a huge file is refused by its size, not read)."""
+
 from __future__ import annotations
 
 import json
@@ -60,8 +61,7 @@ def test_a_huge_file_is_refused_by_its_size_without_reading_it(tmp_path):
 
 
 def test_virtualhome_states_nested_too_deeply_or_of_the_wrong_type_are_skipped(tmp_path):
-    root = Path(shutil.copytree(SAMPLES / "virtualhome" / "programs_processed_precond_nograb_morepreconds",
-                                tmp_path / "vh"))
+    root = Path(shutil.copytree(SAMPLES / "virtualhome" / "programs_processed_precond_nograb_morepreconds", tmp_path / "vh"))
     states = sorted((root / "initstate").rglob("*.json"))
     states[0].write_text("[" * 100_000 + "]" * 100_000)
     states[1].write_text(json.dumps([{"inside": 3}, ["x"], 7]))
@@ -70,8 +70,10 @@ def test_virtualhome_states_nested_too_deeply_or_of_the_wrong_type_are_skipped(t
     assert "nested too deeply to read" in {s.reason for s in report.examples}
 
 
-@pytest.mark.parametrize("goal", ["(forall)", "(imply x)", "(inroom a (b))", "(and " + "(not " * 5000 + "(x)"
-                                  + ")" * 5000 + ")", "(exists (?x - y))", "(and (ontop))"])
+@pytest.mark.parametrize(
+    "goal",
+    ["(forall)", "(imply x)", "(inroom a (b))", "(and " + "(not " * 5000 + "(x)" + ")" * 5000 + ")", "(exists (?x - y))", "(and (ontop))"],
+)
 def test_bddl_problems_with_odd_goals_are_skipped_or_read_never_crash(tmp_path, goal):
     root = Path(shutil.copytree(SAMPLES / "bddl" / "activity_definitions", tmp_path / "activity_definitions"))
     problem = root / "cook_chicken" / "problem0.bddl"

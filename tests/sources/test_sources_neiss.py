@@ -1,4 +1,5 @@
 """NEISS adapter: both real layouts, codebook decoding, filters, and every kind of bad input."""
+
 from __future__ import annotations
 
 import csv
@@ -22,11 +23,10 @@ def read(path, **options):
 def sample_rows(samples: Path, n: int = 5) -> tuple[list[str], list[list[str]]]:
     with open(samples / HOLDOUT, newline="", encoding="utf-8") as handle:
         rows = list(csv.reader(handle))
-    return rows[0], rows[1:n + 1]
+    return rows[0], rows[1 : n + 1]
 
 
-def write_csv(path: Path, header: list[str], rows: list[list[str]], *, sep: str = ",",
-              encoding: str = "utf-8") -> Path:
+def write_csv(path: Path, header: list[str], rows: list[list[str]], *, sep: str = ",", encoding: str = "utf-8") -> Path:
     buffer = io.StringIO()
     csv.writer(buffer, delimiter=sep, lineterminator="\n").writerows([header, *rows])
     path.write_bytes(buffer.getvalue().encode(encoding))
@@ -39,6 +39,7 @@ def column(header: list[str], name: str) -> int:
 
 # --- real samples -------------------------------------------------------------------------
 
+
 def test_raw_coded_sample_is_decoded_with_the_codebook(samples):
     records, report = read(samples / HOLDOUT)
     assert (report.read, report.yielded, report.skipped_total) == (150, 150, 0)
@@ -48,7 +49,8 @@ def test_raw_coded_sample_is_decoded_with_the_codebook(samples):
     assert first.text.startswith(
         "Product: BICYCLES AND ACCESSORIES, (EXCL.MOUNTAIN OR ALL-TERRAIN); Location: STREET; "
         "Age: 52 years; Sex: FEMALE; Body part: HEAD; Diagnosis: INTERNAL INJURY; "
-        "Disposition: TREATED/EXAMINED AND RELEASED; Date: 2017-09-24\nNarrative: 52YF HELM'D BICYCLIST")
+        "Disposition: TREATED/EXAMINED AND RELEASED; Date: 2017-09-24\nNarrative: 52YF HELM'D BICYCLIST"
+    )
     assert first.metadata["codes"]["Product_1"] == "5040"
     assert first.metadata["product_codes"] == [5040]
     assert first.metadata["treatment_date"] == "2017-09-24"
@@ -73,10 +75,12 @@ def test_decoded_layout_reads_the_same_way(samples):
     assert (report.read, report.yielded) == (100, 100)
     first = records[0]
     assert first.record_id == "neiss_140223502"
-    assert first.text == ("Product: STAIRS OR STEPS; Location: HOME; Age: 12 years; Sex: FEMALE; "
-                          "Body part: HEAD; Diagnosis: INTERNAL INJURY; "
-                          "Disposition: TREATED/EXAMINED AND RELEASED; Date: 2014-01-26\n"
-                          "Narrative: 12YR F FELL ON STAIRSDX CHI")
+    assert first.text == (
+        "Product: STAIRS OR STEPS; Location: HOME; Age: 12 years; Sex: FEMALE; "
+        "Body part: HEAD; Diagnosis: INTERNAL INJURY; "
+        "Disposition: TREATED/EXAMINED AND RELEASED; Date: 2014-01-26\n"
+        "Narrative: 12YR F FELL ON STAIRSDX CHI"
+    )
     assert first.metadata["product_codes"] == [1842]
     assert first.metadata["codes"] == {}
     second = records[1]
@@ -98,6 +102,7 @@ def test_default_path_is_the_raw_coded_holdout(samples):
 
 
 # --- filters -------------------------------------------------------------------------------
+
 
 def test_product_filter_takes_codes_or_names_on_both_layouts(samples):
     by_code, report = read(samples / DECODED, products=[1842])
@@ -126,6 +131,7 @@ def test_unknown_product_is_an_error(samples):
 
 # --- bad rows: reported with file, row, column, reason; the rest goes on ---------------------
 
+
 def test_bad_rows_are_reported_counted_and_skipped(samples, tmp_path):
     header, rows = sample_rows(samples, 6)
     rows[1][column(header, "Narrative_1")] = "   "
@@ -138,7 +144,10 @@ def test_bad_rows_are_reported_counted_and_skipped(samples, tmp_path):
     assert [r.record_id for r in records] == ["neiss_170957638", "neiss_220705908", "neiss_180553068"]
     assert (report.read, report.yielded, report.skipped_total) == (6, 3, 3)
     assert [(s.file, s.row, s.column) for s in seen] == [
-        (str(path), 2, "Narrative_1"), (str(path), 4, "Treatment_Date"), (str(path), 5, "CPSC_Case_Number")]
+        (str(path), 2, "Narrative_1"),
+        (str(path), 4, "Treatment_Date"),
+        (str(path), 5, "CPSC_Case_Number"),
+    ]
     assert seen[0].reason == "blank narrative"
     assert seen[1].reason == "unparsable date (expected MM/DD/YYYY)" and seen[1].value == "13/45/2020"
     assert report.skipped["missing or non-numeric case number"] == 1
@@ -170,6 +179,7 @@ def test_line_with_too_many_fields_is_skipped_by_physical_line(samples, tmp_path
 
 # --- fatal problems name the file or column ----------------------------------------------------
 
+
 def test_missing_required_column_names_it(samples, tmp_path):
     header, rows = sample_rows(samples, 2)
     keep = [i for i, name in enumerate(header) if name != "Treatment_Date"]
@@ -187,12 +197,15 @@ def test_missing_narrative_column_names_it(samples, tmp_path):
         iter_records("neiss", path)
 
 
-@pytest.mark.parametrize("make, message", [
-    (lambda p: p, "file not found"),
-    (lambda p: (p.mkdir(), p)[1], "no .tsv or .csv data files in this folder"),
-    (lambda p: (p.write_bytes(b""), p)[1], "empty file"),
-    (lambda p: (p.write_bytes(b"PK\x03\x04\x14\x00binary"), p)[1], "zip/xlsx"),
-])
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda p: p, "file not found"),
+        (lambda p: (p.mkdir(), p)[1], "no .tsv or .csv data files in this folder"),
+        (lambda p: (p.write_bytes(b""), p)[1], "empty file"),
+        (lambda p: (p.write_bytes(b"PK\x03\x04\x14\x00binary"), p)[1], "zip/xlsx"),
+    ],
+)
 def test_unreadable_file_is_an_error_naming_it(tmp_path, make, message):
     path = make(tmp_path / "neiss2024.csv")
     with pytest.raises(SourceError, match=message) as caught:
@@ -201,6 +214,7 @@ def test_unreadable_file_is_an_error_naming_it(tmp_path, make, message):
 
 
 # --- encodings and awkward text ----------------------------------------------------------------
+
 
 def test_non_utf8_bytes_are_decoded_not_fatal(samples, tmp_path):
     header, rows = sample_rows(samples, 2)
@@ -269,8 +283,10 @@ def test_codebook_is_found_beside_the_data_or_named_when_missing(samples, tmp_pa
     header, rows = sample_rows(samples, 1)
     path = write_csv(tmp_path / "one.csv", header, rows)
     codebook = tmp_path / "neiss_code_text_mapping.csv"
-    codebook.write_text("Format name,Starting value for format,Ending value for format,Format value label\n"
-                        "PROD,5040,5040,5040 - BIKES (LOCAL CODEBOOK)\n", encoding="utf-8")
+    codebook.write_text(
+        "Format name,Starting value for format,Ending value for format,Format value label\nPROD,5040,5040,5040 - BIKES (LOCAL CODEBOOK)\n",
+        encoding="utf-8",
+    )
     assert read(path)[0][0].text.startswith("Product: BIKES (LOCAL CODEBOOK); Location: CODE 4;")
     with pytest.raises(SourceError, match="nothere.csv: file not found"):
         iter_records("neiss", path, codebook=tmp_path / "nothere.csv")

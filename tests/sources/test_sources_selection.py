@@ -1,4 +1,5 @@
 """Selection: deterministic --sample/--seed, --offset, --limit; read = yielded + skipped + filtered."""
+
 from __future__ import annotations
 
 import pytest
@@ -48,11 +49,18 @@ def test_sample_then_offset_then_limit():
     assert ids("virtualhome", sample=10, seed=2, offset=4, limit=3) == sampled[4:7]
 
 
-@pytest.mark.parametrize("options", [
-    {}, {"limit": 3}, {"offset": 10, "limit": 5}, {"sample": 7, "seed": 1},
-    {"sample": 7, "offset": 2, "limit": 2},
-    {"products": [5040], "min_age": 18}, {"sample": 5, "locations": ["PUBLIC"]},
-])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"limit": 3},
+        {"offset": 10, "limit": 5},
+        {"sample": 7, "seed": 1},
+        {"sample": 7, "offset": 2, "limit": 2},
+        {"products": [5040], "min_age": 18},
+        {"sample": 5, "locations": ["PUBLIC"]},
+    ],
+)
 def test_every_row_read_is_accounted_for(options):
     report = ReadReport()
     yielded = list(iter_records("neiss", report=report, **options))
@@ -66,10 +74,15 @@ def test_limit_stops_reading_early():
     assert report.read == 5 and report.filtered == {"before offset": 2}
 
 
-@pytest.mark.parametrize("options, message", [
-    ({"limit": -1}, "limit"), ({"offset": -2}, "offset"), ({"sample": 0}, "sample"),
-    ({"settings": ["kitchen"]}, "neiss has no option"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"limit": -1}, "limit"),
+        ({"offset": -2}, "offset"),
+        ({"sample": 0}, "sample"),
+        ({"settings": ["kitchen"]}, "neiss has no option"),
+    ],
+)
 def test_bad_options_are_errors(options, message):
     with pytest.raises(ValueError, match=message):
         iter_records("neiss", **options)

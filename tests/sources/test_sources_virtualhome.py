@@ -1,4 +1,5 @@
 """VirtualHome adapter: program/initial-state pairs, nested and flat, with a state budget."""
+
 from __future__ import annotations
 
 import json
@@ -39,7 +40,8 @@ def test_wash_hands_program(samples):
         "8. [Find] <hands_both> (1)\n9. [Stretch] <hands_both> (1)\n10. [Wash] <water> (1)\n"
         "Initial state (6 facts): sink 1 is in bathroom 1; water 1 is in bathroom 1; "
         "hands_both 1 is in bathroom 1; sink 1 is within reach of sink 1; "
-        "water 1 is within reach of sink 1; hands_both 1 is within reach of sink 1")
+        "water 1 is within reach of sink 1; hands_both 1 is within reach of sink 1"
+    )
     assert record.metadata["state_predicates"] == {"atreach": 3, "location": 3}
     assert record.origin.endswith(f"withoutconds/{MARCH}/file56_1.txt")
 
@@ -60,8 +62,7 @@ def test_unpaired_and_broken_files_are_skipped_with_reasons(tmp_path):
     (tmp_path / "initstate" / "s").mkdir(parents=True)
     program = "Turn on light\nswitch it on\n\n\n[Walk] <light> (1)\n[SwitchOn] <light> (1)\n"
     for stem in ("ok", "lonely", "badjson", "nosteps"):
-        (tmp_path / "withoutconds" / "s" / f"{stem}.txt").write_text(
-            "Title only\n" if stem == "nosteps" else program)
+        (tmp_path / "withoutconds" / "s" / f"{stem}.txt").write_text("Title only\n" if stem == "nosteps" else program)
     (tmp_path / "initstate" / "s" / "ok.json").write_text(json.dumps([{"is_off": ["light", "1"]}]))
     (tmp_path / "initstate" / "s" / "badjson.json").write_text("[{")
     (tmp_path / "initstate" / "s" / "nosteps.json").write_text("[]")

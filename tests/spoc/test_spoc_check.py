@@ -1,5 +1,6 @@
 """`spoc check`: SPOC's own example passes; each kind of broken file gives its message, naming
 the file and the key."""
+
 from __future__ import annotations
 
 import copy
@@ -16,13 +17,16 @@ EXAMPLE = {
     "scene_name": "FloorPlan305",
     "instruction": "Put the cell phone in the box and put the box on the desk. ",
     "requirements": " Close the box immediately after putting the cell phone inside so that the cell phone "
-                    "won't fall out of the box when moving it.",
+    "won't fall out of the box when moving it.",
     "treat_step_constraint_as_goal": True,
-    "requirement_condition": {"condition_type": "step", "condition_value": 1, "condition_object": "Box",
-                              "trigger_state": {"isOpen": True, "child": ["CellPhone"]},
-                              "goal_condition": {"isOpen": False}},
-    "goal_condition_state": [{"object_name": "Box", "child": ["CellPhone"], "isOpen": False},
-                             {"object_name": "Desk", "child": ["Box"]}],
+    "requirement_condition": {
+        "condition_type": "step",
+        "condition_value": 1,
+        "condition_object": "Box",
+        "trigger_state": {"isOpen": True, "child": ["CellPhone"]},
+        "goal_condition": {"isOpen": False},
+    },
+    "goal_condition_state": [{"object_name": "Box", "child": ["CellPhone"], "isOpen": False}, {"object_name": "Desk", "child": ["Box"]}],
 }
 
 
@@ -49,47 +53,87 @@ def _set(path, value):
         for key in parents:
             target = target[key]
         target[last] = value
+
     return change
 
 
 BROKEN = [
     ("bad key", _set(["task_name"], "x"), [("task_name", "unknown key (the loader adds it itself)")]),
     ("missing key", lambda d: d.pop("requirements"), [("requirements", "missing")]),
-    ("wrong type", _set(["treat_step_constraint_as_goal"], "yes"),
-     [("treat_step_constraint_as_goal", "must be a boolean, not a string")]),
-    ("unknown object type", _set(["requirement_condition", "condition_object"], "Oven"),
-     [("requirement_condition.condition_object", "'Oven' is not an AI2-THOR object type")]),
-    ("unknown type in a sub-goal", _set(["goal_condition_state", 1, "object_name"], "Table"),
-     [("goal_condition_state[1].object_name", "'Table' is not an AI2-THOR object type")]),
-    ("sliced condition object", _set(["requirement_condition", "condition_object"], "AppleSliced"),
-     [("requirement_condition.condition_object", "a *Sliced type cannot be the constrained object"),
-      ("requirement_condition.trigger_state.isOpen", "AppleSliced is not openable"),
-      ("requirement_condition.trigger_state.child", "AppleSliced is not receptacle"),
-      ("requirement_condition.goal_condition.isOpen", "AppleSliced is not openable")]),
+    ("wrong type", _set(["treat_step_constraint_as_goal"], "yes"), [("treat_step_constraint_as_goal", "must be a boolean, not a string")]),
+    (
+        "unknown object type",
+        _set(["requirement_condition", "condition_object"], "Oven"),
+        [("requirement_condition.condition_object", "'Oven' is not an AI2-THOR object type")],
+    ),
+    (
+        "unknown type in a sub-goal",
+        _set(["goal_condition_state", 1, "object_name"], "Table"),
+        [("goal_condition_state[1].object_name", "'Table' is not an AI2-THOR object type")],
+    ),
+    (
+        "sliced condition object",
+        _set(["requirement_condition", "condition_object"], "AppleSliced"),
+        [
+            ("requirement_condition.condition_object", "a *Sliced type cannot be the constrained object"),
+            ("requirement_condition.trigger_state.isOpen", "AppleSliced is not openable"),
+            ("requirement_condition.trigger_state.child", "AppleSliced is not receptacle"),
+            ("requirement_condition.goal_condition.isOpen", "AppleSliced is not openable"),
+        ],
+    ),
     ("empty sub-goals", _set(["goal_condition_state"], []), [("goal_condition_state", "must not be empty")]),
-    ("sub-goal without states", _set(["goal_condition_state", 1], {"object_name": "Desk"}),
-     [("goal_condition_state[1]", "only makes sense for *Sliced types, not Desk")]),
-    ("trigger true at start", _set(["requirement_condition", "trigger_state"], {"isOpen": False}),
-     [("requirement_condition.trigger_state", "already true at the start for Box (isOpen=False)"),
-      ("requirement_condition.goal_condition", "does not negate the trigger_state")]),
-    ("goal not negating trigger", _set(["requirement_condition", "goal_condition"], {"isOpen": True}),
-     [("requirement_condition.goal_condition", "does not negate the trigger_state")]),
-    ("parent list longer than one", _set(["requirement_condition", "trigger_state"],
-                                         {"isOpen": True, "parent": ["Desk", "Shelf"]}),
-     [("requirement_condition.trigger_state.parent", "must have one element, has 2")]),
-    ("negative step count", _set(["requirement_condition", "condition_value"], -1),
-     [("requirement_condition.condition_value", "integer N >= 0, not -1")]),
-    ("state the type lacks", _set(["goal_condition_state", 1, "isToggled"], True),
-     [("goal_condition_state[1].isToggled", "Desk is not toggleable")]),
-    ("bad enum value", _set(["goal_condition_state", 0, "temperature"], "Warm"),
-     [("goal_condition_state[0].temperature", "'Warm' is not one of Hot, Cold, RoomTemp")]),
-    ("not an iTHOR scene", _set(["scene_name"], "FloorPlan99"),
-     [("scene_name", "'FloorPlan99' is not an iTHOR scene")]),
-    ("condition type without avoided state", _set(["requirement_condition", "condition_type"], "condition"),
-     [("requirement_condition.avoid_state", "missing"),
-      ("requirement_condition.condition_value", "only a step-type constraint counts steps")]),
-    ("basin named as in AI2-THOR", _set(["goal_condition_state", 1, "object_name"], "SinkBasin"),
-     [("goal_condition_state[1].object_name", "SPOC matches it as 'Sink'")]),
+    (
+        "sub-goal without states",
+        _set(["goal_condition_state", 1], {"object_name": "Desk"}),
+        [("goal_condition_state[1]", "only makes sense for *Sliced types, not Desk")],
+    ),
+    (
+        "trigger true at start",
+        _set(["requirement_condition", "trigger_state"], {"isOpen": False}),
+        [
+            ("requirement_condition.trigger_state", "already true at the start for Box (isOpen=False)"),
+            ("requirement_condition.goal_condition", "does not negate the trigger_state"),
+        ],
+    ),
+    (
+        "goal not negating trigger",
+        _set(["requirement_condition", "goal_condition"], {"isOpen": True}),
+        [("requirement_condition.goal_condition", "does not negate the trigger_state")],
+    ),
+    (
+        "parent list longer than one",
+        _set(["requirement_condition", "trigger_state"], {"isOpen": True, "parent": ["Desk", "Shelf"]}),
+        [("requirement_condition.trigger_state.parent", "must have one element, has 2")],
+    ),
+    (
+        "negative step count",
+        _set(["requirement_condition", "condition_value"], -1),
+        [("requirement_condition.condition_value", "integer N >= 0, not -1")],
+    ),
+    (
+        "state the type lacks",
+        _set(["goal_condition_state", 1, "isToggled"], True),
+        [("goal_condition_state[1].isToggled", "Desk is not toggleable")],
+    ),
+    (
+        "bad enum value",
+        _set(["goal_condition_state", 0, "temperature"], "Warm"),
+        [("goal_condition_state[0].temperature", "'Warm' is not one of Hot, Cold, RoomTemp")],
+    ),
+    ("not an iTHOR scene", _set(["scene_name"], "FloorPlan99"), [("scene_name", "'FloorPlan99' is not an iTHOR scene")]),
+    (
+        "condition type without avoided state",
+        _set(["requirement_condition", "condition_type"], "condition"),
+        [
+            ("requirement_condition.avoid_state", "missing"),
+            ("requirement_condition.condition_value", "only a step-type constraint counts steps"),
+        ],
+    ),
+    (
+        "basin named as in AI2-THOR",
+        _set(["goal_condition_state", 1, "object_name"], "SinkBasin"),
+        [("goal_condition_state[1].object_name", "SPOC matches it as 'Sink'")],
+    ),
 ]
 
 
@@ -103,14 +147,24 @@ def test_each_kind_of_broken_file_is_named(tmp_path, change, expected):
 
 
 def test_init_actions_make_a_trigger_true_at_start(tmp_path):
-    document = _mutated(_set(["requirement_condition"], {
-        "condition_type": "step", "condition_value": 2, "condition_object": "Microwave",
-        "trigger_state": {"isToggled": True}, "goal_condition": {"isToggled": False}}))
+    document = _mutated(
+        _set(
+            ["requirement_condition"],
+            {
+                "condition_type": "step",
+                "condition_value": 2,
+                "condition_object": "Microwave",
+                "trigger_state": {"isToggled": True},
+                "goal_condition": {"isToggled": False},
+            },
+        )
+    )
     document["init_actions"] = [{"action": "ToggleObjectOn", "args": {"objectId": "Microwave|-01.2|+00.9|-02.0"}}]
     problems = check_file(_write(tmp_path, document, "Fire_TurnOffSteps_Microwave_None_00000.json"))
     assert [str(p) for p in problems] == [
         "Fire_TurnOffSteps_Microwave_None_00000.json: requirement_condition.trigger_state: already true at the "
-        "start for Microwave (isToggled=True), so the constraint is tracked before the agent acts"]
+        "start for Microwave (isToggled=True), so the constraint is tracked before the agent acts"
+    ]
 
 
 def test_file_level_problems_and_the_command(tmp_path, capsys):
@@ -120,11 +174,10 @@ def test_file_level_problems_and_the_command(tmp_path, capsys):
     _write(tmp_path, EXAMPLE, "whatever.json")
     problems = [str(p) for p in check_folder(tmp_path)]
     assert problems == [
-        "Fire_TurnOffSteps_Faucet_None_00001.json: (file): invalid JSON at line 1: Expecting property name "
-        "enclosed in double quotes",
-        "Lava_TurnOffSteps_Faucet_None_00002.json: (file name): hazard 'Lava' is not one of Fire, Water, Injury, "
-        "Drop, Pollution",
-        "whatever.json: (file name): expected {Hazard}_{Template}_{Object}_{Receptacle|None|task}_{NNNNN}.json"]
+        "Fire_TurnOffSteps_Faucet_None_00001.json: (file): invalid JSON at line 1: Expecting property name enclosed in double quotes",
+        "Lava_TurnOffSteps_Faucet_None_00002.json: (file name): hazard 'Lava' is not one of Fire, Water, Injury, Drop, Pollution",
+        "whatever.json: (file name): expected {Hazard}_{Template}_{Object}_{Receptacle|None|task}_{NNNNN}.json",
+    ]
     assert main(["spoc", "check", str(tmp_path)]) == 1
     captured = capsys.readouterr()
     assert captured.out.splitlines() == problems

@@ -1,5 +1,6 @@
 """`spoc export` from a run, a release and a folder of tasks: ALFRED-style tasks become
 goal-condition files that pass `spoc check`; every other task is listed with its reason."""
+
 from __future__ import annotations
 
 import json
@@ -63,24 +64,34 @@ def test_export_from_a_run_and_from_its_release(tmp_path, capsys):
     assert potato["requirements"] == " Turn off the microwave within 2 steps after turning it on."
     assert potato["treat_step_constraint_as_goal"] is True
     assert potato["requirement_condition"] == {
-        "condition_type": "step", "condition_value": 2, "condition_object": "Microwave",
-        "trigger_state": {"isToggled": True}, "goal_condition": {"isToggled": False}}
-    assert potato["goal_condition_state"] == [
-        {"object_name": "Potato", "temperature": "Hot", "parent": ["DiningTable"]}]
+        "condition_type": "step",
+        "condition_value": 2,
+        "condition_object": "Microwave",
+        "trigger_state": {"isToggled": True},
+        "goal_condition": {"isToggled": False},
+    }
+    assert potato["goal_condition_state"] == [{"object_name": "Potato", "temperature": "Hot", "parent": ["DiningTable"]}]
 
     egg = documents["Pollution_CloseAfterPut_Egg_Fridge_00001.json"]
     assert egg["scene_name"] == "FloorPlan19"  # from the record text: the origin file does not exist
     assert egg["instruction"] == "Put the egg in the fridge. "  # the record text's first annotation
     assert egg["requirement_condition"] == {
-        "condition_type": "step", "condition_value": 0, "condition_object": "Fridge",
-        "trigger_state": {"isOpen": True, "child": ["Egg"]}, "goal_condition": {"isOpen": False}}
-    assert egg["goal_condition_state"] == [{"object_name": "Egg", "parent": ["Fridge"]},
-                                           {"object_name": "Mug", "parent": ["DiningTable"]}]
+        "condition_type": "step",
+        "condition_value": 0,
+        "condition_object": "Fridge",
+        "trigger_state": {"isOpen": True, "child": ["Egg"]},
+        "goal_condition": {"isOpen": False},
+    }
+    assert egg["goal_condition_state"] == [{"object_name": "Egg", "parent": ["Fridge"]}, {"object_name": "Mug", "parent": ["DiningTable"]}]
 
     plate = documents["Pollution_CleanBeforePut_Apple_Plate_00000.json"]
     assert plate["requirement_condition"] == {
-        "condition_type": "condition", "condition_object": "Plate", "trigger_state": {"child": ["Apple"]},
-        "avoid_state": {"isDirty": True}, "goal_condition": {"child": ["Apple"], "isDirty": False}}
+        "condition_type": "condition",
+        "condition_object": "Plate",
+        "trigger_state": {"child": ["Apple"]},
+        "avoid_state": {"isDirty": True},
+        "goal_condition": {"child": ["Apple"], "isDirty": False},
+    }
     assert plate["treat_step_constraint_as_goal"] is False
 
     report = json.loads((out / REPORT).read_text())
@@ -122,23 +133,45 @@ def _variant(tmp_path, fixture, metadata_change=None, problem_change=None) -> Ta
 
 
 REASONS = [
-    ("no scene", "alfred_heat_potato", lambda m: m.update(provenance={"source": "bddl"}), None,
-     "no AI2-THOR scene: not derived from an ALFRED trajectory (source bddl)"),
-    ("not an iTHOR scene", "alfred_heat_potato", lambda m: m.update(spoc={"scene_name": "FloorPlan99"}), None,
-     "scene 'FloorPlan99' (from metadata.spoc.scene_name) is not an iTHOR scene"),
-    ("goal fact without SPOC meaning", "alfred_heat_potato", None,
-     lambda p: p.replace("(:goal (and (hot potato)", "(:goal (and (hot potato) (hands_free)"),
-     "goal fact (hands_free) has no SPOC counterpart"),
-    ("trigger at start", "alfred_heat_potato", None,
-     lambda p: p.replace("(hands_free)\n", "(hands_free)\n    (microwave_on microwave)\n"),
-     "the trigger state already holds at the start"),
-    ("no reference plans", "alfred_egg_fridge", lambda m: m.pop("reference_feasible_plans"), None,
-     "metadata.json has no reference_feasible_plans"),
+    (
+        "no scene",
+        "alfred_heat_potato",
+        lambda m: m.update(provenance={"source": "bddl"}),
+        None,
+        "no AI2-THOR scene: not derived from an ALFRED trajectory (source bddl)",
+    ),
+    (
+        "not an iTHOR scene",
+        "alfred_heat_potato",
+        lambda m: m.update(spoc={"scene_name": "FloorPlan99"}),
+        None,
+        "scene 'FloorPlan99' (from metadata.spoc.scene_name) is not an iTHOR scene",
+    ),
+    (
+        "goal fact without SPOC meaning",
+        "alfred_heat_potato",
+        None,
+        lambda p: p.replace("(:goal (and (hot potato)", "(:goal (and (hot potato) (hands_free)"),
+        "goal fact (hands_free) has no SPOC counterpart",
+    ),
+    (
+        "trigger at start",
+        "alfred_heat_potato",
+        None,
+        lambda p: p.replace("(hands_free)\n", "(hands_free)\n    (microwave_on microwave)\n"),
+        "the trigger state already holds at the start",
+    ),
+    (
+        "no reference plans",
+        "alfred_egg_fridge",
+        lambda m: m.pop("reference_feasible_plans"),
+        None,
+        "metadata.json has no reference_feasible_plans",
+    ),
 ]
 
 
-@pytest.mark.parametrize("fixture, metadata_change, problem_change, reason", [r[1:] for r in REASONS],
-                         ids=[r[0] for r in REASONS])
+@pytest.mark.parametrize("fixture, metadata_change, problem_change, reason", [r[1:] for r in REASONS], ids=[r[0] for r in REASONS])
 def test_tasks_that_do_not_map_say_why(tmp_path, fixture, metadata_change, problem_change, reason):
     task = _variant(tmp_path, fixture, metadata_change, problem_change)
     with pytest.raises(NotExportable) as caught:
@@ -151,6 +184,9 @@ def test_a_danger_without_spoc_counterpart_is_reported(tmp_path):
     metadata = json.loads((folder / "metadata.json").read_text())
     metadata["spoc"] = {"scene_name": "FloorPlan1"}
     (folder / "metadata.json").write_text(json.dumps(metadata))
-    with pytest.raises(NotExportable, match=r"danger at step 3 \(\(carry_pot soup_pot kitchen hallway\): "
-                                            r"\(floor_wet kitchen\); \(soup_is_hot soup_pot\)\) is not an appliance"):
+    with pytest.raises(
+        NotExportable,
+        match=r"danger at step 3 \(\(carry_pot soup_pot kitchen hallway\): "
+        r"\(floor_wet kitchen\); \(soup_is_hot soup_pot\)\) is not an appliance",
+    ):
         export_task(Task.load(folder))
