@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 DECISIONS = ("accept", "reject")
 
@@ -60,7 +61,7 @@ class Agreement:
         return asdict(self)
 
 
-def agreement(decisions: Mapping[str, Mapping[str, str]]) -> Agreement | None:
+def agreement(decisions: Mapping[Any, Mapping[str, str]]) -> Agreement | None:
     """From {task: {annotator: "accept"|"reject"}}; None when no task has two annotators."""
     shared = {task: votes for task, votes in decisions.items() if len(votes) >= 2}
     if not shared:
@@ -96,7 +97,7 @@ def task_agreement(votes: Mapping[str, str], run: Agreement | None) -> dict | No
     pairs = list(itertools.combinations(sorted(votes), 2))
     percent = 100.0 * sum(votes[a] == votes[b] for a, b in pairs) / len(pairs)
     known = {p.annotators: p for p in (run.pairs if run else [])}
-    defined = [(known[pair].cohen_kappa, known[pair].tasks) for pair in pairs if pair in known and known[pair].cohen_kappa is not None]
+    defined = [(kappa, known[pair].tasks) for pair in pairs if pair in known and (kappa := known[pair].cohen_kappa) is not None]
     kappa = sum(k * n for k, n in defined) / sum(n for _, n in defined) if defined else None
     return {"annotators": len(votes), "percent": round(percent, 2), "cohen_kappa": _rounded(kappa)}
 

@@ -7,7 +7,7 @@ task (404, as `NotFoundError`), anything else with the server's answer.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from urllib.parse import urlparse
@@ -89,24 +89,24 @@ class LabelStudioClient:
     def project(self, project_id: int) -> RemoteProject:
         with self._calling(f"reading project {project_id}"):
             project = self._sdk.projects.get(project_id)
-        return RemoteProject(project.id, project.title or "")
+        return RemoteProject(_id(project.id), project.title or "")
 
     def projects_titled(self, title: str) -> list[RemoteProject]:
         with self._calling("listing projects"):
-            projects = list(self._sdk.projects.list(title=title))
-        return [RemoteProject(p.id, p.title or "") for p in projects if p.title == title]
+            projects: list = list(self._sdk.projects.list(title=title))
+        return [RemoteProject(_id(p.id), p.title or "") for p in projects if p.title == title]
 
     def create_project(self, title: str, description: str, label_config: str, annotators_per_task: int = 1) -> RemoteProject:
         with self._calling(f"creating project {title!r}"):
             project = self._sdk.projects.create(
                 title=title, description=description, label_config=label_config, maximum_annotations=annotators_per_task
             )
-        return RemoteProject(project.id, project.title or title)
+        return RemoteProject(_id(project.id), project.title or title)
 
     def tasks(self, project_id: int, with_annotations: bool = False) -> list[RemoteTask]:
         """Every task of the project (with its submitted annotations when asked)."""
         with self._calling(f"listing the tasks of project {project_id}"):
-            pages = self._sdk.tasks.list(project=project_id, fields="all" if with_annotations else "task_only", page_size=500)
+            pages: Iterable = self._sdk.tasks.list(project=project_id, fields="all" if with_annotations else "task_only", page_size=500)
             return [
                 RemoteTask(task.id, dict(task.data or {}), [_as_dict(a) for a in (task.annotations or [])] if with_annotations else [])
                 for task in pages
@@ -115,7 +115,7 @@ class LabelStudioClient:
     def import_tasks(self, project_id: int, tasks: Sequence[dict]) -> int:
         """Import tasks (each {"data": ..., "predictions": [...]}); returns how many were created."""
         with self._calling(f"importing {len(tasks)} task(s) into project {project_id}"):
-            response = self._sdk.projects.import_tasks(project_id, request=list(tasks))
+            response = self._sdk.projects.import_tasks(project_id, request=list(tasks))  # type: ignore[arg-type]
         return response.task_count or 0
 
     def user_emails(self) -> dict[int, str]:
@@ -126,3 +126,10 @@ class LabelStudioClient:
 
 def _as_dict(annotation) -> dict:
     return annotation if isinstance(annotation, dict) else annotation.model_dump()
+
+
+def _id(value: int | None) -> int:
+    """A project id the server returned (it always returns one for an existing project)."""
+    if value is None:
+        raise ReviewError("Label Studio returned a project without an id")
+    return value

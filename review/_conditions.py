@@ -89,7 +89,9 @@ def _words(node: sexpr.SExpr, top: bool = False) -> str:
 
 def _typed_list(tokens: list) -> list[tuple[str, str]]:
     """`?a ?b - box ?c` -> [(a, box), (b, box), (c, "")]."""
-    result, pending, index = [], [], 0
+    result: list[tuple[str, str]] = []
+    pending: list[str] = []
+    index = 0
     while index < len(tokens):
         token = tokens[index]
         if token == "-" and index + 1 < len(tokens):

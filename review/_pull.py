@@ -64,7 +64,7 @@ class ReviewAnnotation:
         decision = next((c.lower() for c in values.get("decision", []) if c.lower() in ("accept", "reject")), None)
         return cls(
             id=int(raw["id"]),
-            annotator=users.get(user_id, f"user {user_id}"),
+            annotator=users.get(user_id, f"user {user_id}") if isinstance(user_id, int) else f"user {user_id}",
             decision=decision,
             reasons=[_REASON_CODES[r] for r in values.get("reasons", []) if r in _REASON_CODES],
             note="\n".join(str(t) for t in values.get("note", [])).strip(),
@@ -125,7 +125,7 @@ def _independent_votes(annotations: list[ReviewAnnotation]) -> dict[str, str]:
     """annotator -> their latest non-adjudicating decision."""
     votes: dict[str, str] = {}
     for a in sorted(annotations, key=lambda a: (a.created_at, a.id)):
-        if a.counts and not a.adjudicating:
+        if a.counts and not a.adjudicating and a.decision is not None:
             votes[a.annotator] = a.decision
     return votes
 
@@ -275,7 +275,8 @@ def _write_review(
     _undo_corrections(metadata, formalization)
     original = {name: field_text(formalization, name) for name in CORRECTABLE_FIELDS}
     ordered = sorted((a for a in annotations if a.counts), key=lambda a: (a.adjudicating, a.created_at, a.id))
-    corrections, changed_by = [], {}
+    corrections: list[dict] = []
+    changed_by: dict[int, dict[str, str]] = {}
     for annotation in ordered:
         changed_by[annotation.id] = {}
         for name, text in annotation.fields.items():

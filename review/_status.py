@@ -93,7 +93,9 @@ class Status:
 
 def review_status(store: RunStore) -> Status:
     """The run's review state (see the module docstring)."""
-    total, by_source, unreadable = SourceStatus(), {}, []
+    total = SourceStatus()
+    by_source: dict[str, SourceStatus] = {}
+    unreadable: list[str] = []
     votes: dict[str, dict[str, str]] = {}
     for state, column in _COLUMNS:
         for row in store.ledger.records(state=state):

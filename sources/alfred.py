@@ -30,7 +30,7 @@ _PARAMS = (
 )
 
 
-def read_alfred(path: str | Path | None = None, *, report: ReadReport | None = None) -> Iterator[Record]:
+def read_alfred(path: str | Path, *, report: ReadReport | None = None) -> Iterator[Record]:
     """Records of every traj_data.json under `path` (json_2.1.0/, a split, or one file)."""
     path = Path(path)
     files = [path] if path.is_file() else _trajectory_files(path)

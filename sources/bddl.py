@@ -42,7 +42,7 @@ _PHRASES = {
 }
 
 
-def read_bddl(path: str | Path | None = None, *, report: ReadReport | None = None) -> Iterator[Record]:
+def read_bddl(path: str | Path, *, report: ReadReport | None = None) -> Iterator[Record]:
     """Records of every ``<activity>/problem0.bddl`` under `path` (or of one problem file).
 
     `path` may be ``activity_definitions/``, its parent, one activity directory or one .bddl file.
@@ -172,7 +172,7 @@ def _term(token: SExpr, names: dict[str, str]) -> str:
     return f"the {_lemma(bare)}" if token.startswith("?") else bare.replace("_", " ")
 
 
-def _sentence(expr: SExpr, names: dict[str, str], negated: bool = False) -> str:
+def _sentence(expr: SExpr | list, names: dict[str, str], negated: bool = False) -> str:
     """A readable sentence for a formula (atoms, not/and/or/imply, forall/exists/forn/forpairs)."""
     if isinstance(expr, str) or not expr:
         return to_text(expr)

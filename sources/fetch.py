@@ -111,7 +111,7 @@ def _fetch_one(source: str, download: Download, root: Path, from_file: Path | No
     elif download.url is None:
         raise FetchError(f"{source} {download.key} cannot be downloaded automatically: {download.note}")
     else:
-        _download(source, download, part, line)
+        _download(source, download.url, download, part, line)
     digest = _sha256(part)
     where = from_file or download.url
     if download.size is not None and part.stat().st_size != download.size:
@@ -130,12 +130,12 @@ def _fetch_one(source: str, download: Download, root: Path, from_file: Path | No
     return Fetched(source, download.key, installed, digest, download.sha256 is not None, False)
 
 
-def _download(source: str, download: Download, part: Path, line: StatusLine) -> None:
+def _download(source: str, url: str, download: Download, part: Path, line: StatusLine) -> None:
     have = part.stat().st_size if part.exists() else 0
     headers = {"Range": f"bytes={have}-"} if have else {}
     started, label = time.monotonic(), f"{source} {download.key}"
     try:
-        with httpx.stream("GET", download.url, headers=headers, follow_redirects=True, timeout=TIMEOUT_S) as response:
+        with httpx.stream("GET", url, headers=headers, follow_redirects=True, timeout=TIMEOUT_S) as response:
             if response.status_code == 416 and have:  # nothing left to fetch: verify what is there
                 return
             if response.status_code not in (200, 206):

@@ -100,7 +100,7 @@ def data_files(path: Path) -> list[Path]:
 
 
 def read_neiss(
-    path: str | Path | None = None,
+    path: str | Path,
     *,
     report: ReadReport | None = None,
     products: Iterable[int | str] | None = None,
@@ -223,7 +223,7 @@ def _records(table: Table, book: Codebook, wanted: _Filters, report: ReadReport,
             yield _record(row, raw_codes, values[-1], codes, age, f"{file}:row {index + 1}")
 
 
-def _decoded_columns(frame: pd.DataFrame, book: Codebook, date_format: str) -> tuple[list[str], list[str], list[list]]:
+def _decoded_columns(frame: pd.DataFrame, book: Codebook, date_format: str | None) -> tuple[list[str], list[str], list[list]]:
     """Column names, names of columns holding numeric codes, and the value lists: the file's
     columns (codes decoded), then the raw codes of the coded columns, then the ISO dates."""
     names, coded, decoded, raw = [], [], [], []
@@ -280,8 +280,9 @@ def _record(row: dict, raw_codes: dict, date: str, codes: list[int], age: float 
     return Record(f"{SOURCE}_{case}", SOURCE, _text(row, date, age), metadata, origin)
 
 
-def _diagnosis(label: str, other: str) -> str:
-    return f"{label} ({other.strip()})" if other.strip() else label
+def _diagnosis(label: str | None, other: str | None) -> str:
+    other = (other or "").strip()
+    return f"{label} ({other})" if other else str(label)
 
 
 def _text(row: dict, date: str, age: float | None) -> str:
@@ -315,8 +316,8 @@ def _text(row: dict, date: str, age: float | None) -> str:
     if date:
         parts.append(f"Date: {date}")
     narrative = (get("Narrative_1") or get("Narrative") or "").strip()
-    if get("Narrative_2", "").strip():
-        narrative = f"{narrative} {get('Narrative_2').strip()}"
+    if second := (get("Narrative_2") or "").strip():
+        narrative = f"{narrative} {second}"
     return "; ".join(parts) + f"\nNarrative: {narrative}"
 
 

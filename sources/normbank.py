@@ -45,7 +45,7 @@ _SUBJECT = {"PERSON": "the person", "OTHER": "another person"}
 
 
 def read_normbank(
-    path: str | Path | None = None,
+    path: str | Path,
     *,
     report: ReadReport | None = None,
     norms: Iterable[str] | None = ("taboo",),

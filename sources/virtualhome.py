@@ -35,9 +35,7 @@ _BINARY = {"inside": "is inside", "in": "is in", "location": "is in", "on": "is 
 _ORDER = {"inside": 1, "in": 1, "on": 1, "location": 2, "atreach": 4}  # unary facts: 0, others: 3
 
 
-def read_virtualhome(
-    path: str | Path | None = None, *, report: ReadReport | None = None, state_budget: int = STATE_BUDGET
-) -> Iterator[Record]:
+def read_virtualhome(path: str | Path, *, report: ReadReport | None = None, state_budget: int = STATE_BUDGET) -> Iterator[Record]:
     """Records of every program under `path` (the folder holding withoutconds/ and initstate/,
     or its parent); `state_budget` caps the initial-state summary in characters."""
     root = _dataset_root(Path(path))

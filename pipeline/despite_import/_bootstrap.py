@@ -325,7 +325,7 @@ def _guard_fork_exec() -> None:
         raise PermissionError("process creation is not allowed")
 
     _posixsubprocess.fork_exec = fork_exec
-    subprocess._fork_exec = fork_exec
+    subprocess._fork_exec = fork_exec  # type: ignore[attr-defined]
 
 
 def _read_roots(request: dict) -> tuple[str, ...]:

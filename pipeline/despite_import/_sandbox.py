@@ -90,7 +90,7 @@ class ChildResult:
         return self.status == "ok"
 
 
-def _environment(workdir: Path) -> dict[str, str]:
+def _environment(workdir: str | Path) -> dict[str, str]:
     """Everything the child gets: fixed values, nothing copied from our environment."""
     home = str(workdir)
     return {
@@ -184,6 +184,7 @@ def _collect(process: subprocess.Popen, limits: Limits) -> tuple[bytes, str, boo
     limit passed; reads both pipes as they fill so that neither blocks the child."""
     cap, deadline = limits.output_mb << 20, time.monotonic() + limits.seconds
     out, err = bytearray(), bytearray()
+    assert process.stdout is not None and process.stderr is not None  # both are pipes
     streams = {process.stdout.fileno(): out, process.stderr.fileno(): err}
     while streams:
         left = deadline - time.monotonic()
@@ -206,7 +207,8 @@ def _collect(process: subprocess.Popen, limits: Limits) -> tuple[bytes, str, boo
 
 def _records(text: str) -> tuple[dict, dict | None]:
     """The layers record and the result record the child wrote (either may be missing)."""
-    layers, result = {}, None
+    layers: dict = {}
+    result: dict | None = None
     for line in text.splitlines():
         try:
             record = json.loads(line)
@@ -282,6 +284,7 @@ def run_code(code_path: Path, problem_name: str, limits: Limits = Limits()) -> C
             start_new_session=True,
             close_fds=True,
         )
+        assert process.stdin is not None and process.stdout is not None and process.stderr is not None
         try:
             try:
                 process.stdin.write(json.dumps(request).encode())
@@ -325,6 +328,7 @@ def _interpret(record: dict | None, timed_out: bool, returncode: int, limits: Li
         domain, problem = record.get("domain"), record.get("problem")
         if status == "ok" and not (isinstance(domain, str) and isinstance(problem, str)):
             return ChildResult("crashed", "the child's result has no domain and problem text")
+        domain, problem = str(domain or ""), str(problem or "")
         if status == "ok" and max(len(domain.encode()), len(problem.encode())) > MAX_PDDL_BYTES:
             size = max(len(domain.encode()), len(problem.encode()))
             return ChildResult("error", f"the PDDL it built is {size} bytes; the limit is {MAX_PDDL_BYTES}")

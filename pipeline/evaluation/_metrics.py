@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -134,7 +134,7 @@ def metric_set(
 
 
 def summarize_metrics(
-    rows: list[Mapping], *, groups: Iterable[str] = GROUPS, resamples: int = RESAMPLES, seed: int = SEED, confidence: float = CONFIDENCE
+    rows: Sequence[Mapping], *, groups: Iterable[str] = GROUPS, resamples: int = RESAMPLES, seed: int = SEED, confidence: float = CONFIDENCE
 ) -> dict:
     """{"overall": MetricSet, "by": {group: {value: MetricSet}}} over result rows."""
     indicators = task_indicators(rows)

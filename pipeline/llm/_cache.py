@@ -150,4 +150,5 @@ class ResponseCache:
         if not rows:
             return f"no cached response for stage {request.stage!r}, record {request.record_id!r}"
         candidates = [describe_differences(json.loads(row["components"]), request.components) for row in rows]
-        return "; ".join(min(candidates, key=len))  # min keeps the newest of equally near entries
+        nearest: list[str] = min(candidates, key=len)  # min keeps the newest of equally near entries
+        return "; ".join(nearest)

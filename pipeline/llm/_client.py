@@ -282,7 +282,8 @@ class LLMClient:
         json_schema unsupported."""
         while True:
             mode: JsonMode | None = None
-            messages, body_format = conversation, openai.omit
+            messages: list[Message] = conversation
+            body_format: Any = openai.omit
             if schema is not None:
                 mode = self.json_mode
                 messages = messages_for(conversation, schema, mode)
@@ -312,7 +313,7 @@ class LLMClient:
             try:
                 completion = await self._openai.chat.completions.create(
                     model=call.request.model,
-                    messages=messages,
+                    messages=messages,  # type: ignore[arg-type]  # OpenAI's message dicts
                     response_format=body_format,
                     extra_body=decoding,
                 )

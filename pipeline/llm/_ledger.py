@@ -110,7 +110,8 @@ class CallLedger:
                 "latency_s, created_at, pid) VALUES (?, ?, ?, ?, ?, 0, 0, 0, 0.0, ?, ?)",
                 (stage, record_id, model, attempt, IN_FLIGHT, time.time(), os.getpid()),
             )
-            return int(cursor.lastrowid)
+            assert cursor.lastrowid is not None
+            return cursor.lastrowid
 
     def finish(self, row_id: int, row: LedgerRow) -> None:
         """Complete the attempt `begin` wrote."""

@@ -209,7 +209,9 @@ class _ReplayState:
         if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
             return _error(400, "`messages` must be a list of message objects", "invalid_request_error")
         requested_format = body.get("response_format")
-        wanted_format = requested_format.get("type") if isinstance(requested_format, dict) else None
+        if not isinstance(requested_format, dict):
+            requested_format = {}
+        wanted_format = requested_format.get("type")
         strict = wanted_format == "json_schema" and (requested_format.get("json_schema") or {}).get("strict") is True
         with self.lock:
             self.response_formats[(wanted_format or "text") + (" strict" if strict else "")] += 1
@@ -396,7 +398,7 @@ class ReplayServer:
     @property
     def base_url(self) -> str:
         host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://{host!s}:{port}/v1"
 
     def serve_forever(self) -> None:
         self._httpd.serve_forever(poll_interval=SHUTDOWN_POLL_S)

@@ -18,7 +18,9 @@ SExpr = str | SList
 
 def parse(text: str) -> list[SExpr]:
     """All top-level expressions of `text`. Raises ValueError (with the line) when unbalanced."""
-    line, stack, top = 1, [], []
+    line = 1
+    stack: list[SList] = []
+    top: list[SExpr] = []
     for match in _TOKEN.finditer(text):
         token = match.group()
         if token == "\n":
@@ -41,7 +43,7 @@ def parse(text: str) -> list[SExpr]:
     return top
 
 
-def to_text(expr: SExpr) -> str:
+def to_text(expr: SExpr | list) -> str:
     """An expression back on one line: `(ontop a b)`."""
     if isinstance(expr, str):
         return expr

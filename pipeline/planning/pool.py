@@ -43,6 +43,7 @@ class _Worker:
         )
 
     def ask(self, request: dict, timeout: float) -> dict:
+        assert self.process.stdin is not None and self.process.stdout is not None  # both are pipes
         try:
             self.process.stdin.write((json.dumps(request) + "\n").encode())
             self.process.stdin.flush()
@@ -61,6 +62,7 @@ class _Worker:
             self.process.kill()
         else:
             try:
+                assert self.process.stdin is not None
                 self.process.stdin.close()
             except OSError:
                 pass

@@ -82,7 +82,7 @@ def handle(request: dict) -> dict:
         deadline = started + limit
         while True:
             ready, _, _ = select.select(watched, [], [], max(0.0, deadline - time.monotonic()))
-            if sys.stdin.fileno() in ready and not sys.stdin.buffer.peek(1):
+            if sys.stdin.fileno() in ready and not sys.stdin.buffer.peek(1):  # type: ignore[union-attr]
                 _kill_group(pid)
                 raise SystemExit(0)  # the caller is gone
             if read_fd in ready:

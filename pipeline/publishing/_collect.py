@@ -94,7 +94,9 @@ def collect(run_paths: list[str | Path]) -> tuple[list[AcceptedTask], list[RunSu
     """Accepted tasks of every run, ordered by (task_id, run), and a summary of each run."""
     if not run_paths:
         raise PublishError("no runs given")
-    tasks, summaries, names = [], [], {}
+    tasks: list = []
+    summaries: list = []
+    names: dict = {}
     for path in run_paths:
         store = open_run(path)
         if store.name in names:

@@ -106,8 +106,7 @@ def _tokens(value) -> int | None:
     """Tokens in + out, from an int or the {"in", "out", "cached"} mapping generation writes
     (cached tokens are part of "in")."""
     if isinstance(value, dict):
-        parts = [value.get(k) for k in ("in", "out")]
-        parts = [p for p in parts if isinstance(p, int) and not isinstance(p, bool)]
+        parts = [p for p in (value.get(k) for k in ("in", "out")) if isinstance(p, int) and not isinstance(p, bool)]
         return sum(parts) if parts else None
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 

@@ -158,7 +158,7 @@ def publish(
         (building / "README.md").write_text(card, encoding="utf-8")
         _release_json(building, version, license_id, repo_id, summaries, stats, released, duplicates)
         hub_url = None
-        if repo_id is not None:
+        if repo_id is not None and token is not None:
             progress(f"pushing to {repo_id} ...")
             hub_url = _hub.push_release(building, repo_id, version, token)
         os.rename(building, out)

@@ -76,7 +76,7 @@ def release_stats(rows: list[dict], runs: list[RunSummary], duplicates: int) -> 
         accepted_in_runs=sum(run.states.get("accepted", 0) for run in runs),
     )
     if all(run.llm_cost_usd is not None for run in runs):
-        stats.llm_cost_usd = sum(run.llm_cost_usd for run in runs)
+        stats.llm_cost_usd = sum(run.llm_cost_usd or 0.0 for run in runs)
         stats.cost_basis = "every LLM call of the runs (llm.sqlite), over the tasks they had accepted"
     else:
         costs = [r["provenance"]["cost_usd"] for r in rows if r["provenance"]["cost_usd"] is not None]

@@ -63,7 +63,8 @@ def _is_sliced(type_name: str) -> bool:
 
 class _FileCheck:
     def __init__(self, path: Path):
-        self.path, self.problems = path, []
+        self.path = path
+        self.problems: list[Problem] = []
 
     def add(self, key: str, message: str) -> None:
         self.problems.append(Problem(self.path.name, key, message))

@@ -165,8 +165,9 @@ def _sub_goals(task: Task, view: ThorView, final: Snapshot, safe_trace: list[Sna
                     continue  # the *Sliced type itself says it
                 if key in ("parent", "not_on"):
                     parents = entry.setdefault(key, [])
-                    if view.spoc_type(value, final) not in parents:
-                        parents.append(view.spoc_type(value, final))
+                    parent = view.spoc_type(str(value), final)
+                    if parent not in parents:
+                        parents.append(parent)
                 elif entry.get(key, value) != value:
                     raise NotExportable(f"two goal facts give {name} both {key}={entry[key]} and {key}={value}")
                 else:

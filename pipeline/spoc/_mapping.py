@@ -50,7 +50,7 @@ class ThorView:
                 self.unary[fluent.name] = states
             elif fluent.arity == 2 and (kind := vocab.relation(fluent.name)):
                 self.relations[fluent.name] = kind
-        self._defaults = {}
+        self._defaults: dict[str, bool] = {}
         for states in self.unary.values():
             for key, value in states.items():
                 if isinstance(value, bool) and key != "sliced":

@@ -85,7 +85,7 @@ class Simulator:
     def __init__(self, problem: upm.Problem):
         self.problem = problem
         self.objects = {o.name.lower(): o.name for o in problem.all_objects}
-        self._objects_of_type = {}
+        self._objects_of_type: dict = {}
         self.actions = {a.name.lower(): a for a in problem.actions}
         self._ground_cache: dict[tuple, GroundAction | str] = {}
         self._compiled_actions: dict[str, tuple[list, list]] = {}

@@ -64,7 +64,8 @@ class Validator:
     def _execute(self, steps: list[Step], grounds: list) -> tuple[bool, bool, str, int | None, list[int]]:
         sim = self.simulator
         state = sim.initial.copy()
-        danger_steps, first_danger = [], ""
+        danger_steps: list[int] = []
+        first_danger = ""
         for index, (step, ground) in enumerate(zip(steps, grounds, strict=False), start=1):
             if isinstance(ground, str):
                 return False, False, f"step {index} {step}: {ground}", index, danger_steps
