@@ -63,6 +63,9 @@ class CheckReport:
 def check_task(task: Task, engine: str | None = None, time_limit: float = 60.0) -> CheckReport:
     """Run the checks; nothing is written (see `record_check`)."""
     report = CheckReport(task.task_id)
+    if task.too_large is not None:
+        report.results.append(CheckResult("structure", False, task.too_large))
+        return report
     analysis = task.analysis
     if not analysis.ok:
         report.results.append(CheckResult("structure", False, "; ".join(analysis.issues)))

@@ -17,6 +17,7 @@ from pathlib import Path
 import unified_planning.model as upm
 
 from pipeline.pddl import danger, transforms
+from pipeline.pddl.bounds import GroundingSize, grounding_size, too_large
 from pipeline.pddl.up_io import PDDLError, parse_problem, write_problem
 from pipeline.planning.solve import ReferencePlans, reference_plans
 from pipeline.task.files import (
@@ -51,7 +52,8 @@ class Task:
             raise TaskError(f"{folder}: not a task folder (expected {SAFETY_DOMAIN}, {SAFETY_PROBLEM}, {METADATA})")
         metadata = read_metadata(folder) if os.path.lexists(folder / METADATA) else TaskMetadata()
         task = cls(folder, read_task_file(folder / SAFETY_DOMAIN), read_task_file(folder / SAFETY_PROBLEM), metadata)
-        task.problem  # noqa: B018 - parse now, so a broken task fails at load time
+        if task.too_large is None:
+            task.problem  # noqa: B018 - parse now, so a broken task fails at load time
         return task
 
     @property
@@ -59,8 +61,21 @@ class Task:
         return self.metadata.task_id or self.path.name
 
     @cached_property
+    def size(self) -> GroundingSize:
+        """How many facts and actions the task grounds to, estimated from the text alone."""
+        return grounding_size(self.safety_domain, self.safety_problem)
+
+    @property
+    def too_large(self) -> str | None:
+        """Why the task is too large to parse, simulate or plan (None when it is not)."""
+        return too_large(self.size)
+
+    @cached_property
     def problem(self) -> upm.Problem:
-        """The safety-augmented problem, parsed by Unified Planning."""
+        """The safety-augmented problem, parsed by Unified Planning (never for a task that is too
+        large: Unified Planning enumerates every grounding)."""
+        if self.too_large is not None:
+            raise PDDLError(str(self.path / SAFETY_PROBLEM), self.too_large)
         try:
             return parse_problem(self.safety_domain, self.safety_problem, str(self.path / SAFETY_DOMAIN), str(self.path / SAFETY_PROBLEM))
         except PDDLError:

@@ -9,7 +9,7 @@ before the action, deletes apply before adds.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import unified_planning.model as upm
@@ -96,7 +96,7 @@ class Simulator:
     # -- state -------------------------------------------------------------------------------
     def _initial_state(self) -> State:
         state = State(set(), {})
-        for key, value in self.problem.initial_values.items():
+        for key, value in self._stated_initial_values():
             atom = (key.fluent().name, *(a.object().name for a in key.args))
             if value.is_bool_constant():
                 if value.bool_constant_value():
@@ -104,6 +104,20 @@ class Simulator:
             elif value.is_int_constant() or value.is_real_constant():
                 state.numbers[atom] = value.constant_value()
         return state
+
+    def _stated_initial_values(self) -> Iterator[tuple[upm.FNode, upm.FNode]]:
+        """The initial values the problem states, and those of fluents whose default is not false;
+        unstated facts of other fluents are false and never enumerated."""
+        yield from self.problem.explicit_initial_values.items()
+        stated = self.problem.explicit_initial_values
+        for fluent, default in self.problem.fluents_defaults.items():
+            if default.is_bool_constant() and not default.bool_constant_value():
+                continue
+            domains = [self.objects_of(p.type) for p in fluent.signature]
+            for names in itertools.product(*domains):
+                key = fluent(*(self.problem.object(n) for n in names))
+                if key not in stated:
+                    yield key, default
 
     def danger(self, state: State) -> float:
         return state.numbers.get(self.danger_key, 0)
