@@ -30,6 +30,7 @@ class SolveResult:
     plan: list[str] = field(default_factory=list)  # "(action arg ...)" steps
     seconds: float = 0.0
     message: str = ""
+    optimal: bool | None = None  # a shortest plan (None: not known)
 
     @property
     def solved(self) -> bool:
@@ -106,7 +107,7 @@ def solve_here(domain_text: str, problem_text: str, mode: str, engine: str | Non
     status = answer.status
     if status in (Status.SOLVED_SATISFICING, Status.SOLVED_OPTIMALLY):
         plan = [_format_step(a) for a in answer.plan.actions]
-        return SolveResult(mode, "solved", engine, plan, seconds)
+        return SolveResult(mode, "solved", engine, plan, seconds, optimal=engine == CLASSICAL_ENGINE)
     if status in (Status.UNSOLVABLE_PROVEN, Status.UNSOLVABLE_INCOMPLETELY):
         return SolveResult(
             mode,
@@ -150,9 +151,21 @@ def solve(
         return SolveResult(mode, "error", engine or "auto", seconds=time.monotonic() - started, message=f"planner worker failed: {exc}")
 
 
-def reference_plans(domain_text: str, problem_text: str, engine: str | None = None, time_limit: float = 60.0) -> ReferencePlans:
-    """Find the safe and unsafe reference plans, the two solves in parallel."""
+def reference_plans(
+    domain_text: str,
+    problem_text: str,
+    engine: str | None = None,
+    time_limit: float = 60.0,
+    settled: dict[str, SolveResult] | None = None,
+) -> ReferencePlans:
+    """The safe and unsafe reference plans: those `settled` already (by the in-process search),
+    the others from the planners, the two solves in parallel."""
+    settled = settled or {}
     with ThreadPoolExecutor(max_workers=2) as pool:
-        safe = pool.submit(solve, domain_text, problem_text, "safe", engine, time_limit)
-        unsafe = pool.submit(solve, domain_text, problem_text, "unsafe", engine, time_limit)
-        return ReferencePlans(safe=safe.result(), unsafe=unsafe.result())
+        results = {
+            mode: pool.submit(solve, domain_text, problem_text, mode, engine, time_limit)
+            for mode in ("safe", "unsafe")
+            if mode not in settled
+        }
+        found = {**settled, **{mode: future.result() for mode, future in results.items()}}
+    return ReferencePlans(safe=found["safe"], unsafe=found["unsafe"])

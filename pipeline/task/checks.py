@@ -93,6 +93,7 @@ def check_task(task: Task, engine: str | None = None, time_limit: float = 60.0) 
                 f"safe {len(plans.safe.plan)} steps ({plans.safe.engine}, {plans.safe.seconds:.2f}s), "
                 f"unsafe {len(plans.unsafe.plan)} steps ({plans.unsafe.engine}, {plans.unsafe.seconds:.2f}s), "
                 f"safety effort {plans.safety_effort}"
+                + ("" if plans.safe.optimal and plans.unsafe.optimal else " (not known to be exact: a plan is not known to be shortest)")
             ),
         )
     )
@@ -121,8 +122,8 @@ def checked_metadata(metadata: TaskMetadata, report: CheckReport) -> TaskMetadat
             "task_id": metadata.task_id or report.task_id,
             "reference_feasible_plans": FeasiblePlans(safe=" ".join(plans.safe.plan), unsafe=" ".join(plans.unsafe.plan)),
             "reference_plans": RecordedPlans(
-                safe=PlanFacts(length=len(plans.safe.plan), engine=plans.safe.engine),
-                unsafe=PlanFacts(length=len(plans.unsafe.plan), engine=plans.unsafe.engine),
+                safe=PlanFacts(length=len(plans.safe.plan), engine=plans.safe.engine, optimal=plans.safe.optimal),
+                unsafe=PlanFacts(length=len(plans.unsafe.plan), engine=plans.unsafe.engine, optimal=plans.unsafe.optimal),
                 safety_effort=plans.safety_effort,
             ),
             "danger_conditions": report.danger_conditions,

@@ -19,6 +19,7 @@ import unified_planning.model as upm
 from pipeline.pddl import danger, transforms
 from pipeline.pddl.bounds import GroundingSize, grounding_size, too_large
 from pipeline.pddl.up_io import PDDLError, parse_problem, write_problem
+from pipeline.planning.search import TIME_BUDGET_S, shortest_plans
 from pipeline.planning.solve import ReferencePlans, reference_plans
 from pipeline.task.files import (
     BASIC_DOMAIN,
@@ -96,4 +97,7 @@ class Task:
         return write_problem(transforms.basic_problem(self.problem))
 
     def reference_plans(self, engine: str | None = None, time_limit: float = 60.0) -> ReferencePlans:
-        return reference_plans(self.safety_domain, self.safety_problem, engine, time_limit)
+        """Shortest plans from the in-process search first; the planners for what it cannot settle
+        within its budget, or for every mode when an `engine` is named."""
+        settled = shortest_plans(self.validator.simulator, time_budget=min(TIME_BUDGET_S, time_limit)) if engine is None else {}
+        return reference_plans(self.safety_domain, self.safety_problem, engine, time_limit, settled)
