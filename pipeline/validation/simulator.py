@@ -243,6 +243,11 @@ class Simulator:
             self._ground_cache[cache_key] = found
         return found
 
+    def arity(self, name: str) -> int | None:
+        """How many parameters the action `name` declares (None: no such action)."""
+        action = self.actions.get(name.lower())
+        return None if action is None else len(action.parameters)
+
     def _ground(self, name: str, args: tuple[str, ...]) -> GroundAction | str:
         action = self.actions.get(name.lower())
         if action is None:
