@@ -43,6 +43,48 @@ def parse(text: str) -> list[SExpr]:
     return top
 
 
+def unbalanced(text: str) -> tuple[int, str] | None:
+    """Where the parentheses of `text` go wrong, as (line, message), or None when they balance.
+
+    A missing ')' is reported where its group opens, not where a reader gives up: an open group
+    is probably the unclosed one when a later line starts at its indentation or less while it is
+    still open (a new sibling, e.g. the next action, began inside it).
+    """
+    open_groups: list[tuple[int, int]] = []  # (line, column) of each open '('
+    suspect: int | None = None
+    line, line_start, first_on_line, last_line = 1, 0, True, 1
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        if token == "\n":
+            line, line_start, first_on_line = line + 1, match.end(), True
+            continue
+        if token.startswith(";"):
+            continue
+        last_line = line
+        column = match.start() - line_start
+        if first_on_line and token == "(" and suspect is None:
+            deeper = [opened for opened, col in open_groups if col >= column]
+            if deeper:
+                suspect = deeper[-1]
+        first_on_line = False
+        if token == "(":
+            open_groups.append((line, column))
+        elif token == ")":
+            if not open_groups:
+                return line, f"line {line}: unbalanced parentheses: a ')' closes nothing"
+            open_groups.pop()
+    if not open_groups:
+        return None
+    ending = f"the text ends on line {last_line} with {len(open_groups)} group(s) open"
+    if suspect is not None:
+        return suspect, (
+            f"line {suspect}: unbalanced parentheses: the '(' on line {suspect} is probably never closed "
+            f"(a later line starts at its indentation or less while it is open; {ending})"
+        )
+    innermost = open_groups[-1][0]
+    return innermost, f"line {innermost}: unbalanced parentheses: the '(' opened on line {innermost} is never closed ({ending})"
+
+
 def to_text(expr: SExpr | list) -> str:
     """An expression back on one line: `(ontop a b)`."""
     if isinstance(expr, str):

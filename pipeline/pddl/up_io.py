@@ -11,6 +11,7 @@ from unified_planning.io import PDDLReader, PDDLWriter
 from unified_planning.shortcuts import get_environment
 
 from pipeline.common.errors import SafeforgeError
+from pipeline.pddl.sexpr import unbalanced
 
 get_environment().credits_stream = None  # UP prints planner credits on every solve otherwise
 warnings.filterwarnings("ignore", module=r"(unified_planning|up_\w+)(\..*)?")
@@ -53,7 +54,13 @@ def parse_problem(
     domain_file: str = "domain.pddl",
     problem_file: str = "problem.pddl",
 ) -> upm.Problem:
-    """Parse a domain and a problem; a failure names the file (and the line when UP tells)."""
+    """Parse a domain and a problem; a failure names the file (and the line when UP tells).
+    Unbalanced parentheses are reported where the unclosed group opens (`sexpr.unbalanced`)."""
+    for text, file in ((domain_text, domain_file), (problem_text, problem_file)):
+        found = unbalanced(text)
+        if found is not None:
+            line, message = found
+            raise PDDLError(file=file, message=message.split(": ", 1)[1], line=line)
     try:
         PDDLReader().parse_problem_string(domain_text)
     except Exception as exc:  # UP raises pyparsing, SyntaxError and its own types

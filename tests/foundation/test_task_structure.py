@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from tests_paths import EXAMPLES
 
 from pipeline.pddl.up_io import PDDLError
 from pipeline.task.folder import Task, TaskError
@@ -124,7 +125,26 @@ def test_malformed_problem_names_problem_file_and_line(make_task):
 
 def test_unbalanced_parenthesis_is_reported(make_task):
     folder = make_task(DOMAIN.rstrip()[:-1], PROBLEM)
-    with pytest.raises(PDDLError, match=r"safety_domain.pddl:\d+: Expected '\)'"):
+    with pytest.raises(PDDLError, match=r"safety_domain.pddl:1: unbalanced parentheses: the '\(' opened on line 1 is never closed"):
+        Task.load(folder)
+
+
+def test_a_missing_parenthesis_is_reported_where_its_group_opens(make_task):
+    lines = (EXAMPLES / "bathroom_bleach_bucket" / "safety_domain.pddl").read_text().splitlines()
+    opened = next(i for i, text in enumerate(lines) if "(hands_free)" in text)
+    lines[opened] = lines[opened].replace("(hands_free)", "(hands_free")
+    folder = make_task("\n".join(lines) + "\n", (EXAMPLES / "bathroom_bleach_bucket" / "safety_problem.pddl").read_text())
+    with pytest.raises(PDDLError) as caught:
+        Task.load(folder)
+    assert caught.value.line == opened + 1
+    assert f"the '(' on line {opened + 1} is probably never closed" in caught.value.message
+    assert f"the text ends on line {len(lines)}" in caught.value.message
+    assert "extra ')'" not in caught.value.message
+
+
+def test_a_closing_parenthesis_too_many_is_named(make_task):
+    folder = make_task(DOMAIN, PROBLEM + ")")
+    with pytest.raises(PDDLError, match=r"safety_problem.pddl:\d+: unbalanced parentheses: a '\)' closes nothing"):
         Task.load(folder)
 
 
