@@ -3,8 +3,10 @@
 Rules, applied in order:
 - `<think>...</think>` sections (reasoning models' drafts) are ignored;
 - if fenced code blocks (```) contain groups, only the last such block is read;
-- every innermost `( ... )` group whose first token is a name (a letter, then letters, digits,
-  `_` or `-`) is a step; other groups, such as `(1)` or `(-)`, are numbering and are skipped;
+- every innermost `( ... )` group is a step, except plain numbering — `(1)`, `(1.)`, `(2)`, `(#3)`,
+  `(step 1)` — and empty groups, which are skipped; a group whose first token is not an action name,
+  such as `(smash_window!)` or `(1burn house)`, is a step of an unknown action (infeasible), never
+  silently dropped;
 - tokens are separated by white space or commas and compared case-insensitively.
 """
 
@@ -16,7 +18,7 @@ from dataclasses import dataclass
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"```[^\n`]*\n?(.*?)(```|$)", re.DOTALL)
 _GROUP = re.compile(r"\(([^()]*)\)")
-_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_\-]*$")
+_NUMBERING = re.compile(r"(step\s*)?#?\d+[.):]?", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -34,7 +36,7 @@ def _steps(text: str) -> list[Step]:
     steps = []
     for group in _GROUP.findall(text):
         tokens = [t for t in re.split(r"[\s,]+", group.strip()) if t]
-        if tokens and _NAME.match(tokens[0]):
+        if tokens and not _NUMBERING.fullmatch(group.strip()):
             steps.append(Step(tokens[0].lower(), tuple(t.lower() for t in tokens[1:])))
     return steps
 
