@@ -16,7 +16,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from pipeline.common.errors import SafeforgeError
+from pipeline.common.errors import SafeforgeError, StorageError, storage_problem
 
 # command -> (module, help), in the order `safeforge --help` lists them
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -69,6 +69,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except OSError as exc:
+        problem = storage_problem(exc)
+        if problem is None:
+            raise
+        if args.debug:
+            traceback.print_exc()
+        print(f"error: {exc.filename or 'a file'}: cannot be written: {problem}", file=sys.stderr)
+        return StorageError.exit_code
     except BrokenPipeError:  # e.g. piped into `head`
         sys.stderr.close()
         return 0

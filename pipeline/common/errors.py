@@ -7,8 +7,44 @@ with status 2; anything else is a bug and shows a traceback.
 
 from __future__ import annotations
 
+import errno
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
 
 class SafeforgeError(Exception):
     """An error with a message meant for the user (no traceback needed)."""
 
     exit_code = 2
+
+
+class StorageError(SafeforgeError):
+    """A file or database cannot be written (disk full, read-only, quota); the message names it."""
+
+
+_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)
+_SQLITE_STORAGE = ("database or disk is full", "disk i/o error", "readonly database", "unable to open database")
+
+
+def storage_problem(exc: BaseException) -> str | None:
+    """Why `exc` means storage cannot be written, in words, or None when it means something else."""
+    if isinstance(exc, OSError) and exc.errno in _FULL:
+        return exc.strerror or "cannot be written"
+    if isinstance(exc, sqlite3.OperationalError) and any(s in str(exc).lower() for s in _SQLITE_STORAGE):
+        return str(exc)
+    return None
+
+
+@contextmanager
+def storage_errors(path: Path | str) -> Iterator[None]:
+    """Turn a full disk (or a read-only or unopenable database) while writing `path` into one
+    StorageError naming it."""
+    try:
+        yield
+    except (OSError, sqlite3.OperationalError) as exc:
+        problem = storage_problem(exc)
+        if problem is None:
+            raise
+        raise StorageError(f"{path}: cannot be written: {problem}") from exc

@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from pipeline.common.errors import storage_errors
+
 BUSY_TIMEOUT_S = 30.0
 
 
@@ -38,7 +40,7 @@ class Database:
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One transaction: committed when the block ends, rolled back if it raises."""
-        with self._lock:
+        with self._lock, storage_errors(self.path):
             conn = self._connection()
             with conn:
                 yield conn

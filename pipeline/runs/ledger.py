@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.common.errors import SafeforgeError
+from pipeline.common.errors import SafeforgeError, storage_errors
 
 LEDGER_FILE = "ledger.sqlite"
 LLM_DB_FILE = "llm.sqlite"
@@ -99,12 +99,13 @@ class RunLedger:
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
+        with self._lock, storage_errors(self.path):
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield self._db
             except BaseException:
-                self._db.execute("ROLLBACK")
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
                 raise
             self._db.execute("COMMIT")
 
