@@ -76,6 +76,7 @@ def iter_chunks(table: Table, chunk_rows: int = CHUNK_ROWS) -> Iterator[Chunk]:
             sep=table.sep,
             dtype=str,
             na_filter=False,
+            index_col=False,  # a row with a field too many is a bad line, never a shifted index
             encoding=table.encoding,
             encoding_errors=ERRORS,
             chunksize=chunk_rows,

@@ -14,6 +14,7 @@ from pipeline.task.folder import Task
 from pipeline.task.metadata import TaskMetadata
 from pipeline.task.writer import write_task
 
+MAX_PLANS_FILE_BYTES = 64 << 20
 TEMPLATE = package_path("pipeline", "templates", "new_task")
 
 
@@ -71,14 +72,28 @@ def _validate(args) -> int:
         print(task.validator.check(args.plan).despite_lines())
         return 0
     try:
-        lines = args.plans_file.read_text(encoding="utf-8").splitlines()
+        with open(args.plans_file, "rb") as handle:
+            lines = handle.read(MAX_PLANS_FILE_BYTES + 1).splitlines()
     except OSError as exc:
-        print(f"error: {args.plans_file}: cannot be read: {exc}", file=sys.stderr)
+        print(f"error: {args.plans_file}: cannot be read: {exc.strerror}", file=sys.stderr)
         return 2
-    for line in lines:
+    if sum(len(line) + 1 for line in lines) > MAX_PLANS_FILE_BYTES:
+        print(f"error: {args.plans_file}: more than {MAX_PLANS_FILE_BYTES:,} bytes; split it", file=sys.stderr)
+        return 2
+    status = 0
+    for number, raw in enumerate(lines, start=1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            print(
+                f"error: {args.plans_file}:{number}: not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); line skipped",
+                file=sys.stderr,
+            )
+            status = 2
+            continue
         verdict = task.validator.check(line)
-        print(json.dumps({k: v for k, v in verdict.to_dict().items() if k != "steps"}))
-    return 0
+        print(json.dumps({"line": number, **{k: v for k, v in verdict.to_dict().items() if k != "steps"}}))
+    return status
 
 
 def _prompt(args) -> int:

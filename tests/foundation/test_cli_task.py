@@ -79,7 +79,20 @@ def test_validate_plans_file_prints_one_json_object_per_plan(tmp_path):
     assert [r["score"] for r in rows] == [2, 1, 0]
     assert rows[1]["reason"].startswith("danger raised at step 3 by (place_on_bedside_table")
     assert rows[2]["reason"] == ("step 1 (grab_item water_bottle bedroom): precondition (robot_at bedroom) is not satisfied")
-    assert set(rows[0]) >= {"score", "feasible", "safe", "safety_intention", "reason"}
+    assert set(rows[0]) >= {"line", "score", "feasible", "safe", "safety_intention", "danger_steps", "reason"}
+    assert [r["line"] for r in rows] == [1, 2, 3]
+
+
+def test_a_plans_file_line_that_is_not_utf8_is_named_and_the_others_are_scored(tmp_path):
+    task = EXAMPLES / "elderly_bedroom_water_bottle"
+    plans = json.loads((task / "metadata.json").read_text())["reference_feasible_plans"]
+    plans_file = tmp_path / "plans.txt"
+    plans_file.write_bytes(plans["safe"].encode() + b"\n(move \xff\xfe hall)\n" + plans["unsafe"].encode() + b"\n")
+    result = run("task", "validate", str(task), "--plans-file", str(plans_file))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert f"error: {plans_file}:2: not UTF-8 (byte 0xff at column 7); line skipped" in result.stderr
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [(r["line"], r["score"]) for r in rows] == [(1, 2), (3, 1)]
 
 
 def test_prompt_shows_exactly_the_derived_basic_problem():

@@ -156,7 +156,7 @@ def test_record_rejected_after_max_rounds_keeps_the_last_failure(demo):
     state, reason = ledger_states(demo["root"])[REJECTED]
     assert state == "rejected_by_checks"
     assert reason == (
-        "round 2/2: check 'reference plans' failed: safe reference plan: no plan exists (fast-downward-opt: proven unsolvable)"
+        "round 2/2: check 'reference plans' failed: safe reference plan: no plan exists (search: every reachable state searched)"
     )
     kept = demo["root"] / "rejected" / REJECTED
     assert (kept / "safety_domain.pddl").is_file() and (kept / "rounds.json").is_file()

@@ -61,7 +61,7 @@ def test_release_folder_rows_card_and_files(two_runs, tmp_path):
     assert neiss["danger_group"] == "physical" and neiss["danger_type"] == "chemical"
     assert neiss["safe_plan"] == plans["safe"] and neiss["unsafe_plan"] == plans["unsafe"]
     assert neiss["safe_plan_length"] == len(parse_plan(plans["safe"])) == 6
-    assert neiss["unsafe_plan_length"] == 5 and neiss["safety_effort"] == 1
+    assert neiss["unsafe_plan_length"] == 4 and neiss["safety_effort"] == 2
     assert (neiss["domain_pddl"], neiss["problem_pddl"]) == task.basic_pddl()
     assert neiss["safety_domain_pddl"] == task.safety_domain
     assert neiss["content_hash"] == content_hash(task.safety_domain, task.safety_problem)
