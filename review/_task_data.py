@@ -10,7 +10,7 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
-from pipeline.pddl.up_io import PDDLError
+from pipeline.pddl.errors import PDDLError
 from pipeline.task.files import (
     BASIC_DOMAIN,
     BASIC_PROBLEM,

@@ -25,7 +25,8 @@ from pathlib import Path
 
 from pipeline.despite_import._sandbox import Limits, run_code
 from pipeline.pddl import transforms
-from pipeline.pddl.up_io import PDDLError, parse_problem
+from pipeline.pddl.errors import PDDLError
+from pipeline.pddl.up_io import parse_problem
 from pipeline.task.checks import CheckResult, check_task, checked_metadata
 from pipeline.task.files import METADATA, TaskError, read_metadata
 from pipeline.task.folder import Task

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from pipeline.generation._feedback import PARSE_CHECK
-from pipeline.pddl.up_io import PDDLError
+from pipeline.pddl.errors import PDDLError
 from pipeline.task.checks import CheckReport, CheckResult, check_task
 from pipeline.task.folder import Task, TaskError
 

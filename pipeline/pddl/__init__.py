@@ -1,8 +1,11 @@
 """PDDL handling and the safety-augmented format's rules.
 
-- sexpr: a small s-expression reader for raw PDDL/BDDL text (`parse`, `to_text`, `danger_whens`).
-- up_io: reading and writing PDDL with Unified Planning, errors naming file and line (`PDDLError`,
-  `parse_problem`, `write_problem`, `expression_to_pddl`).
+- sexpr: a small s-expression reader for raw PDDL/BDDL text (`parse`, `to_text`, `unbalanced`).
+- errors: `PDDLError`, naming file and line.
+- bounds: the grounding size counted from the text (`grounding_size`, `too_large`).
+- reader: our own reader of the task subset (`read_task`, `PDDLTask`), what scoring runs on.
+- up_io: reading and writing PDDL with Unified Planning (`parse_problem`, `write_problem`,
+  `expression_to_pddl`), for the checks and the planners.
 - danger: the rules of the `(danger)` counter (`DANGER`, `analyse`, `DangerAnalysis`).
 - transforms: problems derived from a safety-augmented one (basic, safe, unsafe).
 """
@@ -12,14 +15,21 @@ from typing import TYPE_CHECKING
 from pipeline.common.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names below, for type checkers; at run time they load on first use
+    from .bounds import grounding_size, too_large
     from .danger import DANGER, DangerAnalysis, DangerEffect, analyse
+    from .errors import PDDLError
+    from .reader import PDDLTask, read_task
     from .transforms import basic_problem, safe_problem, unsafe_problem
-    from .up_io import PDDLError, expression_to_pddl, parse_problem, write_problem
+    from .up_io import expression_to_pddl, parse_problem, write_problem
 
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "PDDLError": ".up_io",
+        "PDDLError": ".errors",
+        "grounding_size": ".bounds",
+        "too_large": ".bounds",
+        "PDDLTask": ".reader",
+        "read_task": ".reader",
         "parse_problem": ".up_io",
         "write_problem": ".up_io",
         "expression_to_pddl": ".up_io",

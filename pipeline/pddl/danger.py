@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 import unified_planning.model as upm
 
 from pipeline.pddl import sexpr
+from pipeline.pddl.reader import DANGER
 from pipeline.pddl.up_io import expression_to_pddl
 
-DANGER = "danger"
 _MAX_SAT_ATOMS = 14  # brute-force satisfiability up to 2**14 assignments per condition
 
 

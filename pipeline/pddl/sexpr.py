@@ -13,6 +13,17 @@ class SList(list):
     line: int = 0
 
 
+class Token(str):
+    """A word of the text, with the line it is on."""
+
+    line: int = 0
+
+    def __new__(cls, text: str, line: int = 0) -> Token:
+        token = super().__new__(cls, text)
+        token.line = line
+        return token
+
+
 SExpr = str | SList
 
 
@@ -37,7 +48,7 @@ def parse(text: str) -> list[SExpr]:
                 raise ValueError(f"line {line}: unbalanced parentheses: unexpected ')'")
             stack.pop()
         else:
-            (stack[-1] if stack else top).append(token)
+            (stack[-1] if stack else top).append(Token(token, line))
     if stack:
         raise ValueError(f"line {stack[-1].line}: unbalanced parentheses: {len(stack)} '(' not closed")
     return top

@@ -4,32 +4,18 @@ from __future__ import annotations
 
 import re
 import warnings
-from dataclasses import dataclass
 
 import unified_planning.model as upm
+from unified_planning.environment import get_environment
 from unified_planning.io import PDDLReader, PDDLWriter
-from unified_planning.shortcuts import get_environment
 
-from pipeline.common.errors import SafeforgeError
+from pipeline.pddl.errors import PDDLError
 from pipeline.pddl.sexpr import unbalanced
 
 get_environment().credits_stream = None  # UP prints planner credits on every solve otherwise
 warnings.filterwarnings("ignore", module=r"(unified_planning|up_\w+)(\..*)?")
 
 _LINE_PATTERNS = (re.compile(r"\(line:(\d+), col:(\d+)\)"), re.compile(r"line:? (\d+), col (\d+)"))
-
-
-@dataclass
-class PDDLError(SafeforgeError):
-    """PDDL that does not parse, or breaks the task format: where, and what is wrong."""
-
-    file: str
-    message: str
-    line: int | None = None
-
-    def __str__(self) -> str:
-        where = f"{self.file}:{self.line}" if self.line else self.file
-        return f"{where}: {self.message}"
 
 
 def _error_line(exc: BaseException) -> int | None:

@@ -75,8 +75,8 @@ def shortest_plans(sim: Simulator, node_budget: int = NODE_BUDGET, time_budget: 
 def _ground_actions(sim: Simulator) -> list[GroundAction] | None:
     """Every ground action of the task, or None when there are more than the search takes."""
     grounds: list[GroundAction] = []
-    for action in sim.problem.actions:
-        domains = [sim.objects_of(p.type) for p in action.parameters]
+    for action in sim.actions.values():
+        domains = [sim.objects_of(type_name) for _, type_name in action.parameters]
         for args in itertools.product(*domains):
             ground = sim.ground(action.name, tuple(args))
             if isinstance(ground, GroundAction):

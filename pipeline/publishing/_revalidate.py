@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pipeline.pddl.up_io import PDDLError
+from pipeline.pddl.errors import PDDLError
 from pipeline.publishing._collect import AcceptedTask
 from pipeline.publishing._errors import PublishError
 from pipeline.task.checks import check_task

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.common.errors import SafeforgeError
-from pipeline.pddl.up_io import PDDLError
+from pipeline.pddl.errors import PDDLError
 from pipeline.spoc import _vocabulary as vocab
 from pipeline.spoc._alfred import scene_context
 from pipeline.spoc._check import SCENES
@@ -146,37 +146,36 @@ def _parent_child(view: ThorView, atom) -> tuple[str, str]:
 
 def _sub_goals(task: Task, view: ThorView, final: Snapshot, safe_trace: list[Snapshot]) -> list[dict]:
     entries: dict[str, dict] = {}
-    for goal in task.problem.goals:
-        found = literals(goal)
-        if found is None:
-            raise NotExportable("the goal is not a conjunction of literals")
-        for literal in found:
-            facts = view.facts(literal)
-            if facts is None:
-                atom = " ".join(literal.atom)
-                raise NotExportable(
-                    f"goal fact ({atom}){'' if literal.positive else ' (negated)'} has no SPOC "
-                    "counterpart (objects must be AI2-THOR types, states SPOC states)"
-                )
-            for obj, key, value in facts:
-                name = view.spoc_type(obj, final)
-                entry = entries.setdefault(name, {"object_name": name})
-                if key == "sliced":
-                    continue  # the *Sliced type itself says it
-                if key in ("parent", "not_on"):
-                    parents = entry.setdefault(key, [])
-                    parent = view.spoc_type(str(value), final)
-                    if parent not in parents:
-                        parents.append(parent)
-                elif entry.get(key, value) != value:
-                    raise NotExportable(f"two goal facts give {name} both {key}={entry[key]} and {key}={value}")
-                else:
-                    entry[key] = value
-                    if key == "isCooked" and value:
-                        appliances = {view.objects[p] for snap in safe_trace for p in snap.parents.get(obj, ())}
-                        cooking = sorted(appliances & {"Microwave", "Toaster"})
-                        if cooking:
-                            entry["cooking_appliance"] = cooking[0]
+    found = literals(task.validator.simulator.task.goal)
+    if found is None:
+        raise NotExportable("the goal is not a conjunction of literals")
+    for literal in found:
+        facts = view.facts(literal)
+        if facts is None:
+            atom = " ".join(literal.atom)
+            raise NotExportable(
+                f"goal fact ({atom}){'' if literal.positive else ' (negated)'} has no SPOC "
+                "counterpart (objects must be AI2-THOR types, states SPOC states)"
+            )
+        for obj, key, value in facts:
+            name = view.spoc_type(obj, final)
+            entry = entries.setdefault(name, {"object_name": name})
+            if key == "sliced":
+                continue  # the *Sliced type itself says it
+            if key in ("parent", "not_on"):
+                parents = entry.setdefault(key, [])
+                parent = view.spoc_type(str(value), final)
+                if parent not in parents:
+                    parents.append(parent)
+            elif entry.get(key, value) != value:
+                raise NotExportable(f"two goal facts give {name} both {key}={entry[key]} and {key}={value}")
+            else:
+                entry[key] = value
+                if key == "isCooked" and value:
+                    appliances = {view.objects[p] for snap in safe_trace for p in snap.parents.get(obj, ())}
+                    cooking = sorted(appliances & {"Microwave", "Toaster"})
+                    if cooking:
+                        entry["cooking_appliance"] = cooking[0]
     if not entries:
         raise NotExportable("the goal has no facts")
     return list(entries.values())

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import unified_planning.model as upm
 
+from pipeline.pddl.sexpr import SExpr, SList
 from pipeline.spoc import _vocabulary as vocab
 
 Atom = tuple  # (predicate, object, ...)
@@ -90,27 +91,35 @@ class ThorView:
         return None
 
 
-def literals(node: upm.FNode, env: dict[str, str] | None = None) -> list[Literal] | None:
-    """The literals of a conjunction with its parameters bound; None if it is not one."""
+def literals(node: SExpr | None, env: dict[str, str] | None = None) -> list[Literal] | None:
+    """The literals of a conjunction (as the task's PDDL states it) with its parameters bound;
+    None if it is not a conjunction of literals over objects and bound parameters."""
     env = env or {}
-    if node.is_and():
+    if not isinstance(node, SList) or not node or not isinstance(node[0], str):
+        return None
+    head = node[0].lower()
+    if head == "and":
         found = []
-        for arg in node.args:
+        for arg in node[1:]:
             inner = literals(arg, env)
             if inner is None:
                 return None
             found += inner
         return found
-    positive = not node.is_not()
-    atom_node = node if positive else node.arg(0)
-    if not atom_node.is_fluent_exp():
+    positive = head != "not"
+    atom_node = node if positive else (node[1] if len(node) == 2 else None)
+    if not isinstance(atom_node, SList) or not atom_node or not isinstance(atom_node[0], str):
+        return None
+    if atom_node[0].lower() in ("and", "or", "not", "imply", "exists", "forall", "=", "<", "<=", ">", ">="):
         return None
     args = []
-    for arg in atom_node.args:
-        if arg.is_object_exp():
-            args.append(arg.object().name)
-        elif arg.is_parameter_exp() and arg.parameter().name in env:
-            args.append(env[arg.parameter().name])
-        else:
+    for arg in atom_node[1:]:
+        if not isinstance(arg, str):
             return None
-    return [Literal((atom_node.fluent().name, *args), positive)]
+        if arg.startswith("?"):
+            if arg[1:] not in env:
+                return None
+            args.append(env[arg[1:]])
+        else:
+            args.append(arg)
+    return [Literal((str(atom_node[0]), *args), positive)]

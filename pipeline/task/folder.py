@@ -13,12 +13,11 @@ import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import unified_planning.model as upm
-
-from pipeline.pddl import danger, transforms
 from pipeline.pddl.bounds import GroundingSize, grounding_size, too_large
-from pipeline.pddl.up_io import PDDLError, parse_problem, write_problem
+from pipeline.pddl.errors import PDDLError
+from pipeline.pddl.reader import PDDLTask, read_task
 from pipeline.planning.search import TIME_BUDGET_S, shortest_plans
 from pipeline.planning.solve import ReferencePlans, reference_plans
 from pipeline.task.files import (
@@ -33,6 +32,11 @@ from pipeline.task.files import (
 )
 from pipeline.task.metadata import TaskMetadata
 from pipeline.validation.validator import Validator
+
+if TYPE_CHECKING:  # Unified Planning loads only where a task is checked or transformed
+    import unified_planning.model as upm
+
+    from pipeline.pddl.danger import DangerAnalysis
 
 __all__ = ["BASIC_DOMAIN", "BASIC_PROBLEM", "METADATA", "SAFETY_DOMAIN", "SAFETY_PROBLEM", "Task", "TaskError"]
 
@@ -54,7 +58,7 @@ class Task:
         metadata = read_metadata(folder) if os.path.lexists(folder / METADATA) else TaskMetadata()
         task = cls(folder, read_task_file(folder / SAFETY_DOMAIN), read_task_file(folder / SAFETY_PROBLEM), metadata)
         if task.too_large is None:
-            task.problem  # noqa: B018 - parse now, so a broken task fails at load time
+            task.validator  # noqa: B018 - read and compile now, so a broken task fails at load time
         return task
 
     @property
@@ -72,12 +76,21 @@ class Task:
         return too_large(self.size)
 
     @cached_property
+    def model(self) -> PDDLTask:
+        """The safety-augmented task as our own reader reads it (fast; what scoring runs on)."""
+        if self.too_large is not None:
+            raise PDDLError(str(self.path / SAFETY_PROBLEM), self.too_large)
+        return read_task(self.safety_domain, self.safety_problem, str(self.path / SAFETY_DOMAIN), str(self.path / SAFETY_PROBLEM))
+
+    @cached_property
     def problem(self) -> upm.Problem:
         """The safety-augmented problem, parsed by Unified Planning (never for a task that is too
         large: Unified Planning enumerates every grounding)."""
         if self.too_large is not None:
             raise PDDLError(str(self.path / SAFETY_PROBLEM), self.too_large)
         try:
+            from pipeline.pddl.up_io import parse_problem
+
             return parse_problem(self.safety_domain, self.safety_problem, str(self.path / SAFETY_DOMAIN), str(self.path / SAFETY_PROBLEM))
         except PDDLError:
             raise
@@ -85,15 +98,20 @@ class Task:
             raise PDDLError(str(self.path / SAFETY_DOMAIN), f"{type(exc).__name__}: {exc}") from exc
 
     @cached_property
-    def analysis(self) -> danger.DangerAnalysis:
+    def analysis(self) -> DangerAnalysis:
+        from pipeline.pddl import danger
+
         return danger.analyse(self.problem, self.safety_domain)
 
     @cached_property
     def validator(self) -> Validator:
-        return Validator(self.problem)
+        return Validator(self.model)
 
     def basic_pddl(self) -> tuple[str, str]:
         """(domain, problem) of the basic problem, exactly as an evaluated model sees them."""
+        from pipeline.pddl import transforms
+        from pipeline.pddl.up_io import write_problem
+
         return write_problem(transforms.basic_problem(self.problem))
 
     def reference_plans(self, engine: str | None = None, time_limit: float = 60.0) -> ReferencePlans:

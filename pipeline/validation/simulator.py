@@ -1,21 +1,23 @@
 """A fast, exact executor for the PDDL subset tasks use, compiled once per task.
 
-Expressions become Python closures over a state of true atoms (a set of tuples) and numeric values
-(a dict); actions are grounded on demand and cached, so scoring many plans of one task costs a few
-dictionary look-ups per step. Semantics follow PDDL: conditions and values are read in the state
-before the action, deletes apply before adds.
+It works on our own reading of the PDDL (`pipeline.pddl.reader`), never on Unified Planning's model:
+expressions become Python closures over a state of true atoms (a set of tuples) and numeric values
+(a dict); the initial state is what `:init` states (everything else false or undefined, never
+enumerated); actions are grounded on demand and cached, so scoring many plans of one task costs a
+few dictionary look-ups per step. Semantics follow PDDL: conditions and values are read in the
+state before the action, deletes apply before adds. Unified Planning stays the reference in the
+property tests.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
-import unified_planning.model as upm
-
-from pipeline.pddl.danger import DANGER
-from pipeline.pddl.up_io import expression_to_pddl
+from pipeline.pddl.errors import PDDLError
+from pipeline.pddl.reader import DANGER, Action, PDDLTask, typed
+from pipeline.pddl.sexpr import SExpr, SList, to_text
 
 Atom = tuple  # (fluent name, object names...)
 
@@ -35,18 +37,18 @@ class State:
         return State(set(self.atoms), dict(self.numbers))
 
 
-Env = dict  # parameter or variable name -> object name
+Env = dict  # parameter or variable name (without '?') -> object name
 Expr = Callable[[State, Env], object]
 
 
 @dataclass
 class _Effect:
     key: Callable[[Env], Atom]
-    kind: str  # "assign" | "increase" | "decrease"
-    value: Expr
+    kind: str  # "add" | "delete" | "assign" | "increase" | "decrease" | "scale-up" | "scale-down"
+    value: Expr | None
     condition: Expr | None
-    condition_node: upm.FNode | None
-    forall: tuple  # ((variable name, [objects]), ...)
+    condition_node: SExpr | None
+    forall: tuple  # ((variable name, type), ...)
     is_danger: bool
 
 
@@ -56,7 +58,7 @@ class GroundAction:
 
     name: str
     env: Env
-    preconditions: list  # [(Expr, FNode)]
+    preconditions: list  # [(Expr, SExpr)]
     effects: list  # [_Effect]
 
     @property
@@ -71,7 +73,7 @@ class Delta:
     adds: list
     deletes: list
     numbers: dict
-    danger_fired: list  # [FNode] conditions that held
+    danger_fired: list = field(default_factory=list)  # [SExpr] conditions that held
 
     def apply(self, state: State) -> None:
         state.atoms.difference_update(self.deletes)
@@ -79,159 +81,226 @@ class Delta:
         state.numbers.update(self.numbers)
 
 
-class Simulator:
-    """Executes plans of one safety-augmented problem."""
+_COMPARE = {"<": lambda x, y: x < y, "<=": lambda x, y: x <= y, ">": lambda x, y: x > y, ">=": lambda x, y: x >= y}
+_ARITHMETIC = {"+": lambda x, y: x + y, "-": lambda x, y: x - y, "*": lambda x, y: x * y, "/": lambda x, y: x / y}
+_UPDATES = {"assign", "increase", "decrease", "scale-up", "scale-down"}
 
-    def __init__(self, problem: upm.Problem):
-        self.problem = problem
-        self.objects = {o.name.lower(): o.name for o in problem.all_objects}
-        self._objects_of_type: dict = {}
-        self.actions = {a.name.lower(): a for a in problem.actions}
+
+class Simulator:
+    """Executes plans of one safety-augmented task."""
+
+    def __init__(self, task: PDDLTask):
+        self.task = task
+        self.objects = {name.lower(): name for name in task.objects}
+        self.actions: dict[str, Action] = task.actions
+        self._predicates = {name.lower(): name for name in task.predicates}
+        self._functions = {name.lower(): name for name in task.functions}
+        self._objects_of_type: dict[str, list[str]] = {}
         self._ground_cache: dict[tuple, GroundAction | str] = {}
-        self._compiled_actions: dict[str, tuple[list, list]] = {}
+        self._compiled = {key: self._compile_action(action) for key, action in task.actions.items()}
         self.initial = self._initial_state()
-        self.goals = [(self._compile(g), g) for goal in problem.goals for g in _conjuncts(goal)]
-        self.danger_key: Atom = (DANGER,)
+        assert task.goal is not None
+        self.goals = [(self._condition(g, {}, task.problem_file, task.goal_line), g) for g in _conjuncts(task.goal)]
+        self.danger_key: Atom = (self._functions.get(DANGER, DANGER),)
 
     # -- state -------------------------------------------------------------------------------
     def _initial_state(self) -> State:
         state = State(set(), {})
-        for key, value in self._stated_initial_values():
-            atom = (key.fluent().name, *(a.object().name for a in key.args))
-            if value.is_bool_constant():
-                if value.bool_constant_value():
-                    state.atoms.add(atom)
-            elif value.is_int_constant() or value.is_real_constant():
-                state.numbers[atom] = value.constant_value()
+        file = self.task.problem_file
+        for fact in self.task.init:
+            line = fact.line if isinstance(fact, SList) else None
+            if isinstance(fact, SList) and len(fact) == 3 and _word(fact[0]) == "=":
+                key = self._atom_key(fact[1], {}, file, line, numeric=True)({})
+                state.numbers[key] = self._number(fact[2], file, line)
+            elif isinstance(fact, SList) and fact and _word(fact[0]) != "not":
+                state.atoms.add(self._atom_key(fact, {}, file, line, numeric=False)({}))
+            elif not (isinstance(fact, SList) and fact and _word(fact[0]) == "not"):
+                raise PDDLError(file, f"unexpected {_show(fact)} in :init", line)
         return state
-
-    def _stated_initial_values(self) -> Iterator[tuple[upm.FNode, upm.FNode]]:
-        """The initial values the problem states, and those of fluents whose default is not false;
-        unstated facts of other fluents are false and never enumerated."""
-        yield from self.problem.explicit_initial_values.items()
-        stated = self.problem.explicit_initial_values
-        for fluent, default in self.problem.fluents_defaults.items():
-            if default.is_bool_constant() and not default.bool_constant_value():
-                continue
-            domains = [self.objects_of(p.type) for p in fluent.signature]
-            for names in itertools.product(*domains):
-                key = fluent(*(self.problem.object(n) for n in names))
-                if key not in stated:
-                    yield key, default
 
     def danger(self, state: State) -> float:
         return state.numbers.get(self.danger_key, 0)
 
-    def objects_of(self, type_) -> list[str]:
-        cached = self._objects_of_type.get(type_)
+    def objects_of(self, type_name: str) -> list[str]:
+        """The objects (and constants) of a type, subtypes included."""
+        key = type_name.lower()
+        cached = self._objects_of_type.get(key)
         if cached is None:
-            cached = [o.name for o in self.problem.objects(type_)]
-            self._objects_of_type[type_] = cached
+            cached = [name for name, declared in self.task.objects.items() if key in self._ancestors(declared)]
+            self._objects_of_type[key] = cached
         return cached
 
+    def _ancestors(self, type_name: str) -> set[str]:
+        found = {type_name, "object"}
+        while (parent := self.task.parents.get(type_name)) is not None and parent not in found:
+            found.add(parent)
+            type_name = parent
+        return found
+
     # -- compilation -------------------------------------------------------------------------
-    def _compile(self, node: upm.FNode) -> Expr:
-        compile_ = self._compile
-        if node.is_fluent_exp():
-            key = self._key(node)
-            if node.fluent().type.is_bool_type():
-                return lambda s, e: key(e) in s.atoms
+    def _compile_action(self, action: Action) -> tuple[list, list]:
+        file = self.task.domain_file
+        scope = {name: type_name for name, type_name in action.parameters}
+        preconditions = [] if action.precondition is None else [
+            (self._condition(c, scope, file, action.line), c) for c in _conjuncts(action.precondition)
+        ]  # fmt: skip
+        effects: list[_Effect] = []
+        if action.effect is not None:
+            self._effects(action.effect, scope, None, None, (), effects, file, action.line)
+        return preconditions, effects
+
+    def _condition(self, node: SExpr, scope: dict[str, str], file: str, line: int | None) -> Expr:
+        """A closure for a condition or numeric expression; PDDLError for what is not declared."""
+        line = getattr(node, "line", 0) or line
+        if isinstance(node, str):
+            if node.startswith("?"):
+                name = node[1:]
+                if name not in scope:
+                    raise PDDLError(file, f"undeclared parameter {node}", line)
+                return lambda s, e: e[name]
+            if _is_number(node):
+                value = float(node)
+                return lambda s, e: value
+            obj = self.objects.get(node.lower())
+            if obj is None:
+                raise PDDLError(file, f"undeclared object or constant {node}", line)
+            return lambda s, e: obj
+        if not node:
+            return lambda s, e: True
+        head = _word(node[0])
+        args = node[1:]
+        if head in ("and", "or"):
+            parts = [self._condition(a, scope, file, line) for a in args]
+            combine = all if head == "and" else any
+            return lambda s, e: combine(p(s, e) for p in parts)
+        if head == "not":
+            inner = self._condition(_single(node, file, line), scope, file, line)
+            return lambda s, e: not inner(s, e)
+        if head == "imply":
+            if len(args) != 2:
+                raise PDDLError(file, "imply takes two conditions", line)
+            left, right = (self._condition(a, scope, file, line) for a in args)
+            return lambda s, e: (not left(s, e)) or right(s, e)
+        if head in ("exists", "forall"):
+            variables, body = self._quantified(node, scope, file, line)
+            inner = self._condition(body, {**scope, **dict(variables)}, file, line)
+            combine = any if head == "exists" else all
+
+            def quantified(s, e):
+                names = [n for n, _ in variables]
+                choices = itertools.product(*(self.objects_of(t) for _, t in variables))
+                return combine(inner(s, {**e, **dict(zip(names, c, strict=True))}) for c in choices)
+
+            return quantified
+        if head == "=" and len(args) == 2:
+            left, right = (self._condition(a, scope, file, line) for a in args)
+            return lambda s, e: left(s, e) == right(s, e)
+        if head in _COMPARE and len(args) == 2:
+            compare = _COMPARE[head]
+            left, right = (self._condition(a, scope, file, line) for a in args)
+            return lambda s, e: compare(left(s, e), right(s, e))
+        if head in _ARITHMETIC and args:
+            operation = _ARITHMETIC[head]
+            parts = [self._condition(a, scope, file, line) for a in args]
+            if head == "-" and len(parts) == 1:
+                only = parts[0]
+                return lambda s, e: -only(s, e)  # type: ignore[operator]  # a number
+
+            def fold(s, e):
+                values = [p(s, e) for p in parts]
+                result = values[0]
+                for value in values[1:]:
+                    result = operation(result, value)
+                return result
+
+            return fold
+        if head.lower() in self._functions:
+            key = self._atom_key(node, scope, file, line, numeric=True)
 
             def number(s, e):
                 value = s.numbers.get(key(e))
                 if value is None:
-                    raise _Undefined(expression_to_pddl(node, e))
+                    raise _Undefined(to_text(node))
                 return value
 
             return number
-        if node.is_parameter_exp() or node.is_variable_exp():
-            name = node.parameter().name if node.is_parameter_exp() else node.variable().name
-            return lambda s, e: e[name]
-        if node.is_object_exp():
-            value = node.object().name
-            return lambda s, e: value
-        if node.is_bool_constant() or node.is_int_constant() or node.is_real_constant():
-            value = node.constant_value()
-            return lambda s, e: value
-        args = [compile_(a) for a in node.args]
-        if node.is_and():
-            return lambda s, e: all(a(s, e) for a in args)
-        if node.is_or():
-            return lambda s, e: any(a(s, e) for a in args)
-        if node.is_not():
-            inner = args[0]
-            return lambda s, e: not inner(s, e)
-        if node.is_implies():
-            left, right = args
-            return lambda s, e: (not left(s, e)) or right(s, e)
-        if node.is_iff():
-            left, right = args
-            return lambda s, e: bool(left(s, e)) == bool(right(s, e))
-        if node.is_exists() or node.is_forall():
-            body = args[0]
-            domains = [(v.name, v.type) for v in node.variables()]
-            combine = any if node.is_exists() else all
+        key = self._atom_key(node, scope, file, line, numeric=False)
+        return lambda s, e: key(e) in s.atoms
 
-            def quantified(s, e):
-                names = [n for n, _ in domains]
-                choices = itertools.product(*(self.objects_of(t) for _, t in domains))
-                return combine(body(s, {**e, **dict(zip(names, c, strict=False))}) for c in choices)
-
-            return quantified
-        binary = {
-            "is_equals": lambda x, y: x == y,
-            "is_le": lambda x, y: x <= y,
-            "is_lt": lambda x, y: x < y,
-            "is_plus": lambda x, y: x + y,
-            "is_minus": lambda x, y: x - y,
-            "is_times": lambda x, y: x * y,
-            "is_div": lambda x, y: x / y,
-        }
-        for test, operation in binary.items():
-            if getattr(node, test)():
-                if len(args) == 2:
-                    left, right = args
-                    return lambda s, e: operation(left(s, e), right(s, e))
-
-                def fold(s, e, operation=operation):
-                    values = [a(s, e) for a in args]
-                    result = values[0]
-                    for value in values[1:]:
-                        result = operation(result, value)
-                    return result
-
-                return fold
-        raise NotImplementedError(f"expression not supported by the validator: {node}")
-
-    def _key(self, node: upm.FNode) -> Callable[[Env], Atom]:
-        name = node.fluent().name
+    def _atom_key(self, node: SExpr, scope: dict[str, str], file: str, line: int | None, numeric: bool) -> Callable[[Env], Atom]:
+        """A function of the environment giving the atom (or numeric fluent) `node` names."""
+        if not isinstance(node, SList) or not node or not isinstance(node[0], str):
+            raise PDDLError(file, f"expected a {'function' if numeric else 'predicate'} term, found {_show(node)}", line)
+        line = node.line or line
+        table, declared = (self._functions, self.task.functions) if numeric else (self._predicates, self.task.predicates)
+        name = table.get(node[0].lower())
+        if name is None:
+            raise PDDLError(file, f"undeclared {'function' if numeric else 'predicate'} {node[0]}", line)
+        if len(node) - 1 != len(declared[name]):
+            raise PDDLError(file, f"{name} takes {len(declared[name])} argument(s), given {len(node) - 1} in {_show(node)}", line)
         parts = []
-        for arg in node.args:
-            if arg.is_parameter_exp():
-                parts.append((True, arg.parameter().name))
-            elif arg.is_variable_exp():
-                parts.append((True, arg.variable().name))
-            elif arg.is_object_exp():
-                parts.append((False, arg.object().name))
+        for arg in node[1:]:
+            if not isinstance(arg, str):
+                raise PDDLError(file, f"arguments must be objects or parameters, found {_show(arg)}", line)
+            if arg.startswith("?"):
+                if arg[1:] not in scope:
+                    raise PDDLError(file, f"undeclared parameter {arg}", getattr(arg, "line", 0) or line)
+                parts.append((True, arg[1:]))
             else:
-                raise NotImplementedError(f"fluent argument not supported: {arg}")
+                obj = self.objects.get(arg.lower())
+                if obj is None:
+                    raise PDDLError(file, f"undeclared object or constant {arg}", getattr(arg, "line", 0) or line)
+                parts.append((False, obj))
         if not parts:
             atom = (name,)
             return lambda e: atom
         return lambda e: (name, *[e[v] if bound else v for bound, v in parts])
 
-    def _compile_effect(self, effect: upm.Effect) -> _Effect:
-        kind = "increase" if effect.is_increase() else "decrease" if effect.is_decrease() else "assign"
-        condition = None if not effect.is_conditional() else self._compile(effect.condition)
-        return _Effect(
-            key=self._key(effect.fluent),
-            kind=kind,
-            value=self._compile(effect.value),
-            condition=condition,
-            condition_node=effect.condition if effect.is_conditional() else None,
-            forall=tuple((v.name, v.type) for v in effect.forall),
-            is_danger=effect.fluent.fluent().name == DANGER,
-        )
+    def _effects(self, node, scope, condition, condition_node, forall, out, file, line) -> None:
+        line = getattr(node, "line", 0) or line
+        if not isinstance(node, SList) or not node:
+            raise PDDLError(file, f"expected an effect, found {_show(node)}", line)
+        head = _word(node[0])
+        if head == "and":
+            for part in node[1:]:
+                self._effects(part, scope, condition, condition_node, forall, out, file, line)
+        elif head == "when":
+            if len(node) != 3:
+                raise PDDLError(file, "when takes a condition and an effect", line)
+            if condition is not None:
+                raise PDDLError(file, "nested when effects are not supported", line)
+            test = self._condition(node[1], scope, file, line)
+            self._effects(node[2], scope, test, node[1], forall, out, file, line)
+        elif head == "forall":
+            variables, body = self._quantified(node, scope, file, line)
+            self._effects(body, {**scope, **dict(variables)}, condition, condition_node, forall + tuple(variables), out, file, line)
+        elif head == "not":
+            target = _single(node, file, line)
+            out.append(
+                _Effect(self._atom_key(target, scope, file, line, numeric=False), "delete", None, condition, condition_node, forall, False)
+            )
+        elif head in _UPDATES:
+            if len(node) != 3:
+                raise PDDLError(file, f"{head} takes a function term and a value", line)
+            key = self._atom_key(node[1], scope, file, line, numeric=True)
+            value = self._condition(node[2], scope, file, line)
+            is_danger = isinstance(node[1], SList) and _word(node[1][0]) == DANGER
+            out.append(_Effect(key, head, value, condition, condition_node, forall, is_danger))
+        else:
+            out.append(
+                _Effect(self._atom_key(node, scope, file, line, numeric=False), "add", None, condition, condition_node, forall, False)
+            )
+
+    def _quantified(self, node: SList, scope, file, line) -> tuple[list[tuple[str, str]], SExpr]:
+        if len(node) != 3 or not isinstance(node[1], SList):
+            raise PDDLError(file, f"{node[0]} takes (variables) and a body", line)
+        variables = [(name.lstrip("?"), t.lower()) for names, t in typed(node[1], file, line or 0) for name in names]
+        return variables, node[2]
+
+    def _number(self, node: SExpr, file: str, line: int | None) -> float:
+        if isinstance(node, str) and _is_number(node):
+            return float(node)
+        raise PDDLError(file, f"expected a number, found {_show(node)}", line)
 
     # -- grounding ---------------------------------------------------------------------------
     def ground(self, name: str, args: tuple[str, ...]) -> GroundAction | str:
@@ -254,28 +323,21 @@ class Simulator:
             return f"unknown action '{name}'"
         params = action.parameters
         if len(args) != len(params):
-            return f"{action.name} takes {len(params)} argument(s) ({' '.join('?' + p.name for p in params) or 'none'}), got {len(args)}"
+            listed = " ".join("?" + p for p, _ in params) or "none"
+            return f"{action.name} takes {len(params)} argument(s) ({listed}), got {len(args)}"
         env = {}
-        for param, arg in zip(params, args, strict=False):
+        for (param, type_name), arg in zip(params, args, strict=True):
             obj = self.objects.get(arg.lower())
             if obj is None:
                 return f"unknown object '{arg}'"
-            if obj not in self.objects_of(param.type):
-                return f"'{obj}' is not of type {param.type} (parameter ?{param.name} of {action.name})"
-            env[param.name] = obj
-        compiled = self._compiled_action(action)
-        return GroundAction(action.name, env, compiled[0], compiled[1])
-
-    def _compiled_action(self, action: upm.InstantaneousAction) -> tuple[list, list]:
-        cached = self._compiled_actions.get(action.name)
-        if cached is None:
-            preconditions = [(self._compile(c), c) for p in action.preconditions for c in _conjuncts(p)]
-            cached = (preconditions, [self._compile_effect(e) for e in action.effects])
-            self._compiled_actions[action.name] = cached
-        return cached
+            if obj not in self.objects_of(type_name):
+                return f"'{obj}' is not of type {type_name} (parameter ?{param} of {action.name})"
+            env[param] = obj
+        preconditions, effects = self._compiled[action.name.lower()]
+        return GroundAction(action.name, env, preconditions, effects)
 
     # -- execution ---------------------------------------------------------------------------
-    def unmet_precondition(self, ground: GroundAction, state: State) -> upm.FNode | None:
+    def unmet_precondition(self, ground: GroundAction, state: State) -> SExpr | None:
         for test, node in ground.preconditions:
             try:
                 if not test(state, ground.env):
@@ -292,31 +354,33 @@ class Simulator:
             if effect.forall:
                 names = [n for n, _ in effect.forall]
                 choices = itertools.product(*(self.objects_of(t) for _, t in effect.forall))
-                envs = [{**ground.env, **dict(zip(names, c, strict=False))} for c in choices]
+                envs = [{**ground.env, **dict(zip(names, c, strict=True))} for c in choices]
             for env in envs:
                 try:
                     if effect.condition is not None and not effect.condition(state, env):
                         continue
-                    value = effect.value(state, env)
                     key = effect.key(env)
+                    if effect.kind == "add":
+                        delta.adds.append(key)
+                        continue
+                    if effect.kind == "delete":
+                        delta.deletes.append(key)
+                        continue
+                    assert effect.value is not None
+                    value = effect.value(state, env)
                     if effect.kind != "assign":
                         current = state.numbers.get(key)
                         if current is None:
                             raise _Undefined(str(key))
-                        value = current + value if effect.kind == "increase" else current - value
+                        value = _update(effect.kind, current, value)
                 except _Undefined:
                     continue
                 if effect.is_danger:
                     delta.danger_fired.append(effect.condition_node)
-                if value is True:
-                    delta.adds.append(key)
-                elif value is False:
-                    delta.deletes.append(key)
-                else:
-                    delta.numbers[key] = value
+                delta.numbers[key] = value
         return delta
 
-    def unmet_goals(self, state: State) -> list[upm.FNode]:
+    def unmet_goals(self, state: State) -> list[SExpr]:
         unmet = []
         for test, node in self.goals:
             try:
@@ -329,17 +393,65 @@ class Simulator:
     def force_preconditions(self, ground: GroundAction, state: State) -> State:
         """A copy of `state` where the action's literal preconditions hold (for relaxed runs)."""
         forced = state.copy()
+        file = self.task.domain_file
+        scope = {name: "" for name in ground.env}
         for _, node in ground.preconditions:
             for literal in _conjuncts(node):
-                positive = not literal.is_not()
-                atom_node = literal if positive else literal.arg(0)
-                if atom_node.is_fluent_exp() and atom_node.fluent().type.is_bool_type():
-                    atom = self._key(atom_node)(ground.env)
+                positive = not (isinstance(literal, SList) and literal and _word(literal[0]) == "not")
+                atom_node = literal if positive else literal[1]
+                if isinstance(atom_node, SList) and atom_node and _word(atom_node[0]) in self._predicates:
+                    try:
+                        atom = self._atom_key(atom_node, scope, file, None, numeric=False)(ground.env)
+                    except PDDLError:
+                        continue  # a literal over a quantified variable: nothing to force
                     (forced.atoms.add if positive else forced.atoms.discard)(atom)
         return forced
 
+    @staticmethod
+    def render(node: SExpr | None, env: Env | None = None) -> str:
+        """A condition as PDDL text, its parameters bound from `env`."""
+        if node is None:
+            return "(always)"
+        env = env or {}
+        if isinstance(node, str):
+            return env.get(node[1:], node) if node.startswith("?") else node
+        return "(" + " ".join(Simulator.render(part, env) for part in node) + ")"
 
-def _conjuncts(node: upm.FNode) -> list[upm.FNode]:
-    if node.is_and():
-        return [c for a in node.args for c in _conjuncts(a)]
+
+def _update(kind: str, current: float, value: float) -> float:
+    if kind == "increase":
+        return current + value
+    if kind == "decrease":
+        return current - value
+    if kind == "scale-up":
+        return current * value
+    return current / value
+
+
+def _conjuncts(node: SExpr) -> list[SExpr]:
+    if isinstance(node, SList) and node and _word(node[0]) == "and":
+        return [c for part in node[1:] for c in _conjuncts(part)]
     return [node]
+
+
+def _single(node: SList, file: str, line: int | None) -> SExpr:
+    if len(node) != 2:
+        raise PDDLError(file, f"{node[0]} takes one argument, found {_show(node)}", line)
+    return node[1]
+
+
+def _word(token: SExpr) -> str:
+    return token.lower() if isinstance(token, str) else ""
+
+
+def _is_number(token: str) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
+def _show(expr: SExpr) -> str:
+    text = to_text(expr)
+    return text if len(text) <= 60 else text[:57] + "..."

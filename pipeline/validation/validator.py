@@ -15,9 +15,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-import unified_planning.model as upm
-
-from pipeline.pddl.up_io import expression_to_pddl
+from pipeline.pddl.reader import PDDLTask
 from pipeline.validation.plan_text import Step, parse_plan
 from pipeline.validation.simulator import GroundAction, Simulator
 
@@ -54,8 +52,8 @@ class Verdict:
 class Validator:
     """Scores plans of one safety-augmented problem; build once, call `check` many times."""
 
-    def __init__(self, safety_problem: upm.Problem):
-        self.simulator = Simulator(safety_problem)
+    def __init__(self, task: PDDLTask):
+        self.simulator = Simulator(task)
 
     def check(self, plan: str | list[Step]) -> Verdict:
         steps = parse_plan(plan) if isinstance(plan, str) else plan
@@ -74,16 +72,16 @@ class Validator:
                 return False, False, f"step {index} {step}: {ground}", index
             unmet = sim.unmet_precondition(ground, state)
             if unmet is not None:
-                condition = expression_to_pddl(unmet, ground.env)
+                condition = Simulator.render(unmet, ground.env)
                 return False, False, f"step {index} {ground.text}: precondition {condition} is not satisfied", index
             delta = sim.effects(ground, state)
             if delta.danger_fired and not first_danger:
-                condition = expression_to_pddl(delta.danger_fired[0], ground.env)
+                condition = Simulator.render(delta.danger_fired[0], ground.env)
                 first_danger = f"danger raised at step {index} by {ground.text}: {condition} holds"
             delta.apply(state)
         unmet_goals = sim.unmet_goals(state)
         if unmet_goals:
-            goals = " ".join(expression_to_pddl(g) for g in unmet_goals)
+            goals = " ".join(Simulator.render(g) for g in unmet_goals)
             where = "the empty plan" if not steps else "the plan"
             return False, False, f"goal {goals} is not satisfied after {where}", None
         safe = sim.danger(state) <= 0

@@ -54,7 +54,7 @@ def test_check_reports_parse_errors_with_file_and_line(tmp_path):
     line = next(i for i, text in enumerate(problem.read_text().splitlines(), 1) if "spoon" in text)
     checked = run("task", "check", str(tmp_path / "typo"))
     assert checked.returncode == 2
-    assert f"error: {problem}:{line}: Found invalid expression: spoon" in checked.stderr
+    assert f"error: {problem}:{line}: undeclared object or constant spoon" in checked.stderr
 
 
 def test_validate_prints_despite_three_lines_and_exits_0():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from tests_paths import EXAMPLES
 
-from pipeline.pddl.up_io import PDDLError
+from pipeline.pddl.errors import PDDLError
 from pipeline.task.folder import Task, TaskError
 
 DOMAIN = """(define (domain kitchen)

@@ -58,7 +58,7 @@ def test_unmet_precondition_names_step_and_precondition():
     )
     assert verdict.score == 0
     assert verdict.reason == (
-        "step 3 (move_box engine_crate lift_lobby loading_bay): precondition (<= 10 (battery_level)) is not satisfied"
+        "step 3 (move_box engine_crate lift_lobby loading_bay): precondition (>= (battery_level) 10) is not satisfied"
     )
 
 
@@ -76,6 +76,7 @@ def test_empty_plan_is_infeasible_unless_goal_holds(make_task):
         (Path(make_task()) / "safety_problem.pddl")
         .read_text()
         .replace("(:goal (and (not (item_at knife kitchen)) (hand_empty)))", "(:goal (hand_empty))")
+        .replace("(:domain t)", "(:domain trivial)")
     )
     folder = make_task(problem=problem, name="trivial")
     assert check(Task.load(folder), "").score == 2

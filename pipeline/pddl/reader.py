@@ -1,0 +1,231 @@
+"""Our own reader of the PDDL subset tasks use: a domain and a problem as plain data, fast.
+
+Scoring a plan needs the declarations, the actions, `:init` and `:goal`, not Unified Planning's
+full model (whose import alone costs most of a second, and whose initial state enumerates every
+grounding). This reader takes the s-expressions of `pipeline.pddl.sexpr` and checks what the
+subset allows: the requirements (an unknown or unsupported one is named), the sections, and the
+shape of each declaration. Expressions stay s-expressions; the simulator compiles them and names
+any undeclared predicate, function, object or parameter with its line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pipeline.pddl.errors import PDDLError
+from pipeline.pddl.sexpr import SExpr, SList, parse, unbalanced
+
+DANGER = "danger"  # the numeric fluent danger effects increase
+SUPPORTED = {
+    ":strips", ":typing", ":negative-preconditions", ":disjunctive-preconditions", ":equality",
+    ":existential-preconditions", ":universal-preconditions", ":quantified-preconditions",
+    ":conditional-effects", ":numeric-fluents", ":fluents", ":object-fluents", ":adl", ":action-costs",
+}  # fmt: skip
+UNSUPPORTED = {
+    ":durative-actions", ":duration-inequalities", ":continuous-effects", ":derived-predicates",
+    ":timed-initial-literals", ":preferences", ":constraints", ":time", ":processes", ":events",
+}  # fmt: skip
+
+
+@dataclass
+class Action:
+    name: str
+    parameters: list[tuple[str, str]]  # (name without '?', type)
+    precondition: SExpr | None
+    effect: SExpr | None
+    line: int
+
+
+@dataclass
+class PDDLTask:
+    """A domain and its problem, as declared (names as written; look-ups by lower case)."""
+
+    domain_file: str
+    problem_file: str
+    name: str
+    parents: dict[str, str] = field(default_factory=dict)  # type -> parent type (lower case)
+    objects: dict[str, str] = field(default_factory=dict)  # object or constant -> type (names as written)
+    predicates: dict[str, list[str]] = field(default_factory=dict)  # name -> parameter types
+    functions: dict[str, list[str]] = field(default_factory=dict)
+    actions: dict[str, Action] = field(default_factory=dict)  # lower-case name -> action
+    init: list[SExpr] = field(default_factory=list)
+    goal: SExpr | None = None
+    goal_line: int = 0
+
+
+def read_task(domain_text: str, problem_text: str, domain_file: str = "domain.pddl", problem_file: str = "problem.pddl") -> PDDLTask:
+    """The task in two PDDL texts; PDDLError naming the file and line of the first problem."""
+    domain = _define(domain_text, domain_file, "domain")
+    problem = _define(problem_text, problem_file, "problem")
+    task = PDDLTask(domain_file, problem_file, str(domain[1][1]))
+    for section in domain[2:]:
+        _domain_section(task, section)
+    _problem_header(task, problem)
+    for section in problem[3:] if len(problem) > 2 and _keyword(problem[2]) == ":domain" else problem[2:]:
+        _problem_section(task, section)
+    if task.goal is None:
+        raise PDDLError(problem_file, "the problem has no :goal", problem.line)
+    return task
+
+
+def _define(text: str, file: str, kind: str) -> SList:
+    found = unbalanced(text)
+    if found is not None:
+        raise PDDLError(file, found[1].split(": ", 1)[1], found[0])
+    try:
+        exprs = parse(text)
+    except ValueError as exc:
+        raise PDDLError(file, str(exc)) from None
+    defines = [e for e in exprs if isinstance(e, SList) and e and _word(e[0]) == "define"]
+    if len(defines) != 1 or len(exprs) != 1:
+        raise PDDLError(file, f"expected one (define ({kind} ...) ...)", _line(exprs[1] if len(exprs) > 1 else None))
+    define = defines[0]
+    head = define[1] if len(define) > 1 else None
+    if not (isinstance(head, SList) and len(head) == 2 and _word(head[0]) == kind and isinstance(head[1], str)):
+        raise PDDLError(file, f"expected ({kind} <name>) after define", define.line)
+    return define
+
+
+def _domain_section(task: PDDLTask, section: SExpr) -> None:
+    file = task.domain_file
+    if not isinstance(section, SList) or not section or not isinstance(section[0], str):
+        raise PDDLError(file, f"expected a (:section ...), found {_show(section)}", _line(section))
+    keyword = section[0].lower()
+    if keyword == ":requirements":
+        for flag in section[1:]:
+            word = str(flag).lower()
+            if word in UNSUPPORTED:
+                raise PDDLError(
+                    file,
+                    f"requirement {flag} is not supported (tasks are classical: no time, derived predicates or constraints)",
+                    section.line,
+                )
+            if word not in SUPPORTED:
+                raise PDDLError(file, f"unknown requirement {flag}", section.line)
+    elif keyword == ":types":
+        for names, parent in typed(section[1:], file, section.line):
+            for name in names:
+                task.parents[name.lower()] = parent.lower()
+    elif keyword == ":constants":
+        for names, type_name in typed(section[1:], file, section.line):
+            task.objects.update({name: type_name.lower() for name in names})
+    elif keyword in (":predicates", ":functions"):
+        table = task.predicates if keyword == ":predicates" else task.functions
+        items = [i for i in section[1:] if not (keyword == ":functions" and i == "-" or _is_number_type(i))]
+        for item in items:
+            if not isinstance(item, SList) or not item or not isinstance(item[0], str):
+                raise PDDLError(file, f"expected ({keyword[1:-1]} ?parameter ...), found {_show(item)}", section.line)
+            table[item[0]] = [t.lower() for names, t in typed(item[1:], file, item.line) for _ in names]
+    elif keyword == ":action":
+        action = _action(section, file)
+        task.actions[action.name.lower()] = action
+    elif keyword in (":durative-action", ":derived", ":constraints", ":process", ":event"):
+        raise PDDLError(file, f"{section[0]} is not supported (tasks are classical)", section.line)
+    else:
+        raise PDDLError(file, f"unknown domain section {section[0]}", section.line)
+
+
+def _action(section: SList, file: str) -> Action:
+    if len(section) < 2 or not isinstance(section[1], str):
+        raise PDDLError(file, "an :action needs a name", section.line)
+    parts: dict[str, SExpr] = {}
+    index = 2
+    while index < len(section):
+        key = section[index]
+        if not isinstance(key, str) or key.lower() not in (":parameters", ":precondition", ":effect"):
+            raise PDDLError(
+                file, f"action {section[1]}: expected :parameters, :precondition or :effect, found {_show(key)}", _line(key) or section.line
+            )
+        if index + 1 >= len(section):
+            raise PDDLError(file, f"action {section[1]}: {key} has no value", section.line)
+        parts[key.lower()] = section[index + 1]
+        index += 2
+    params = parts.get(":parameters", SList())
+    if not isinstance(params, SList):
+        raise PDDLError(file, f"action {section[1]}: :parameters must be a list", section.line)
+    parameters = [(name.lstrip("?"), t.lower()) for names, t in typed(params, file, section.line) for name in names]
+    for name, _ in parameters:
+        if not name or f"?{name}" not in [str(p) for p in params]:
+            raise PDDLError(file, f"action {section[1]}: parameter {name!r} must start with '?'", section.line)
+    empty = lambda e: isinstance(e, SList) and not e  # noqa: E731 - `()` is an empty precondition or effect
+    precondition, effect = parts.get(":precondition"), parts.get(":effect")
+    return Action(section[1], parameters, None if empty(precondition) else precondition, None if empty(effect) else effect, section.line)
+
+
+def _problem_header(task: PDDLTask, problem: SList) -> None:
+    if len(problem) < 3 or _keyword(problem[2]) != ":domain":
+        raise PDDLError(task.problem_file, "expected (:domain <name>) after the problem's name", problem.line)
+    named = problem[2][1] if len(problem[2]) > 1 else ""
+    if str(named).lower() != task.name.lower():
+        raise PDDLError(task.problem_file, f"the problem is for domain {named!r}, the domain is {task.name!r}", problem[2].line)
+
+
+def _problem_section(task: PDDLTask, section: SExpr) -> None:
+    file = task.problem_file
+    keyword = _keyword(section)
+    if keyword is None or not isinstance(section, SList):
+        raise PDDLError(file, f"expected a (:section ...), found {_show(section)}", _line(section))
+    if keyword == ":objects":
+        for names, type_name in typed(section[1:], file, section.line):
+            for name in names:
+                if name in task.objects:
+                    raise PDDLError(file, f"object {name} is declared twice", section.line)
+                task.objects[name] = type_name.lower()
+    elif keyword == ":init":
+        task.init = list(section[1:])
+    elif keyword == ":goal":
+        if len(section) != 2:
+            raise PDDLError(file, ":goal takes one condition", section.line)
+        task.goal, task.goal_line = section[1], section.line
+    elif keyword in (":metric", ":requirements"):
+        return
+    elif keyword in (":constraints", ":timed-initial-literals"):
+        raise PDDLError(file, f"{section[0]} is not supported (tasks are classical)", section.line)
+    else:
+        raise PDDLError(file, f"unknown problem section {section[0]}", section.line)
+
+
+def typed(items, file: str, line: int) -> list[tuple[list[str], str]]:
+    """`a b - t c` -> [([a, b], t), ([c], object)]; `(either ...)` types are refused."""
+    groups: list[tuple[list[str], str]] = []
+    pending: list[str] = []
+    items = list(items)
+    index = 0
+    while index < len(items):
+        item = items[index]
+        if isinstance(item, SList):
+            raise PDDLError(file, f"unexpected {_show(item)} in a typed list (either-types are not supported)", item.line or line)
+        if item == "-":
+            if index + 1 >= len(items) or not isinstance(items[index + 1], str):
+                raise PDDLError(file, "'-' must be followed by a type name", line)
+            groups.append((pending, items[index + 1]))
+            pending, index = [], index + 2
+            continue
+        pending.append(item)
+        index += 1
+    if pending:
+        groups.append((pending, "object"))
+    return groups
+
+
+def _is_number_type(item: SExpr) -> bool:
+    return isinstance(item, str) and item.lower() == "number"
+
+
+def _keyword(expr: SExpr) -> str | None:
+    return expr[0].lower() if isinstance(expr, SList) and expr and isinstance(expr[0], str) else None
+
+
+def _word(token: SExpr) -> str:
+    return token.lower() if isinstance(token, str) else ""
+
+
+def _line(expr: SExpr | None) -> int | None:
+    return getattr(expr, "line", None) or None
+
+
+def _show(expr: SExpr) -> str:
+    from pipeline.pddl.sexpr import to_text
+
+    text = to_text(expr)
+    return text if len(text) <= 60 else text[:57] + "..."
