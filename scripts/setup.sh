@@ -11,11 +11,14 @@ if ! command -v java >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq openjdk-17-jre-headless
 fi
 
-PY=${PYTHON:-python3.11}
-command -v "$PY" >/dev/null 2>&1 || PY=python3
+# shellcheck source=scripts/python.sh
+. scripts/python.sh
 if [ ! -x .venv/bin/python ]; then
-  echo "setup: creating .venv with $($PY --version)"
+  PY=$(pick_python 3.11 3.12 3.13)
+  echo "setup: creating .venv with $($PY --version) ($(command -v "$PY")); supported: Python 3.11, 3.12, 3.13"
   "$PY" -m venv .venv
+else
+  echo "setup: using .venv ($(.venv/bin/python --version))"
 fi
 log=.venv/setup.log
 echo "setup: installing Safeforge and its pinned dependencies into .venv (log: $log)"

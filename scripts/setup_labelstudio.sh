@@ -21,10 +21,11 @@ installed_version() {
   "$VENV/bin/python" -c "import importlib.metadata as m; print(m.version('label-studio'))" 2>/dev/null || true
 }
 
-PY=${PYTHON:-python3.11}
-command -v "$PY" >/dev/null 2>&1 || PY=python3
+# shellcheck source=scripts/python.sh
+. scripts/python.sh
 if [ "$(installed_version)" != "$VERSION" ]; then
   if [ ! -x "$VENV/bin/python" ]; then
+    PY=$(SAFEFORGE_PYTHON=${SAFEFORGE_LABELSTUDIO_PYTHON:-} pick_python 3.11 3.12)  # the versions its pins are tested on
     echo "setup_labelstudio: creating $VENV with $($PY --version)"
     "$PY" -m venv "$VENV"
   fi
