@@ -4,17 +4,19 @@
 # Python; .ci/run runs both. Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/python.sh
+. scripts/python.sh
 CORE=(tests/foundation tests/sources tests/llm tests/generation tests/evaluation tests/spoc)
 main=$(.venv/bin/python -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 for version in 3.11 3.12 3.13; do
   [ "$version" = "$main" ] && continue
-  if ! command -v "python$version" >/dev/null 2>&1 || ! "python$version" -c pass >/dev/null 2>&1; then
+  if ! python=$(find_python "$version"); then
     echo "test: Python $version is not on this machine; its core suites are skipped"
     continue
   fi
   venv=.venv-py$version
-  echo "test: Python $version: installing the pinned set into $venv (log: $venv/setup.log)"
-  [ -x "$venv/bin/python" ] || "python$version" -m venv "$venv"
+  echo "test: Python $version ($python): installing the pinned set into $venv (log: $venv/setup.log)"
+  [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
   if ! { "$venv/bin/python" -m pip install --upgrade pip \
          && "$venv/bin/python" -m pip install -c constraints.txt -e ".[dev]"; } >"$venv/setup.log" 2>&1; then
     tail -n 40 "$venv/setup.log"
