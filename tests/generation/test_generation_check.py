@@ -33,7 +33,9 @@ def test_a_syntax_error_names_file_and_line_and_feedback_quotes_it(tmp_path):
     folder = candidate(tmp_path, domain=domain)
     report = check_candidate(folder)
     (failed,) = report.failed
-    assert failed.name == "parse" and failed.detail.startswith("safety_domain.pddl:24: Expected ':parameters'")
+    assert failed.name == "parse" and failed.detail.startswith(
+        "safety_domain.pddl:24: action put_down: expected :parameters, :precondition or :effect, found ()"
+    )
     assert str(tmp_path) not in failed.detail
     pddl = GeneratedPDDL(safety_domain=domain.replace("__NAME__", "t"), safety_problem=(TEMPLATE / "safety_problem.pddl").read_text())
     (problem,) = check_problems(report, pddl)
