@@ -14,13 +14,21 @@ from pipeline.settings import Settings
 
 
 @flow(name="publish", log_prints=True)
-def publish(version: str, runs: list[str] | None = None, repo_id: str | None = None, license_id: str = "mit") -> dict:
+def publish(
+    version: str, runs: list[str] | None = None, repo_id: str | None = None, license_id: str | None = None, allow_replay: bool = False
+) -> dict:
     """Build release `version` under `<outputs>/releases/<version>` from `runs` (default: the
     latest run); with `repo_id`, push it to the Hub (token: HF_TOKEN; endpoint: HF_ENDPOINT)."""
     logger = get_run_logger()
     folders: list[str | Path] = [run_folder(name) for name in runs] if runs else [run_folder(None)]
     release = publish_release(
-        folders, version, Settings.load().outputs / "releases" / version, repo_id=repo_id, license_id=license_id, progress=logger.info
+        folders,
+        version,
+        Settings.load().outputs / "releases" / version,
+        repo_id=repo_id,
+        license_id=license_id,
+        allow_replay=allow_replay,
+        progress=logger.info,
     )
     lines = [f"# Release {release.version}", "", f"{len(release.tasks)} task(s) in `{release.path}`"]
     if release.hub_url:

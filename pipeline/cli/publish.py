@@ -16,7 +16,15 @@ def register(subparsers) -> None:
     parser.add_argument("--version", required=True, help="release version, e.g. v1.0.0 (also the Hub tag)")
     parser.add_argument("--out", type=Path, help="release folder to create (default outputs/releases/<version>)")
     parser.add_argument("--repo-id", help="also push to this Hub dataset repo, ORG/NAME (token: HF_TOKEN; server: HF_ENDPOINT)")
-    parser.add_argument("--license", default=DEFAULT_LICENSE, help=f"licence id for the card (default {DEFAULT_LICENSE})")
+    parser.add_argument(
+        "--license",
+        help=f"licence id for the card (default: {DEFAULT_LICENSE}, or cc-by-sa-4.0 when a share-alike source is in the release)",
+    )
+    parser.add_argument(
+        "--allow-replay",
+        action="store_true",
+        help="push tasks generated from the replay server's hand-written responses too (the card says so)",
+    )
     parser.add_argument("--engine", help="planner for re-validation (default: as `task check`)")
     parser.add_argument("--time-limit", type=float, default=60.0, help="seconds per planner call (default 60)")
     parser.set_defaults(func=_publish)
@@ -32,6 +40,7 @@ def _publish(args) -> int:
         args.out,
         repo_id=args.repo_id,
         license_id=args.license,
+        allow_replay=args.allow_replay,
         engine=args.engine,
         time_limit=args.time_limit,
         progress=progress,

@@ -88,15 +88,22 @@ async def process_record(
     checker = checker or partial(check_candidate, engine=settings.engine, time_limit=settings.planner_time_limit)
     work.mkdir(parents=True, exist_ok=True)
     outcome = await generate_task(record, formalization, client, settings, prompts, work, checker)
+    endpoint = await client.endpoint_kind()
     # files and ledger writes in a worker thread: the event loop keeps other records' calls going
-    state = await asyncio.to_thread(_finish, record, store, settings, prompts, extraction, outcome)
+    state = await asyncio.to_thread(_finish, record, store, settings, prompts, extraction, outcome, endpoint)
     for candidate in work.glob("round-*"):
         shutil.rmtree(candidate, ignore_errors=True)
     return state
 
 
 def _finish(
-    record: Record, store: RunStore, settings: GenerationSettings, prompts: PromptSet, extraction: Extraction, outcome: GenerationOutcome
+    record: Record,
+    store: RunStore,
+    settings: GenerationSettings,
+    prompts: PromptSet,
+    extraction: Extraction,
+    outcome: GenerationOutcome,
+    endpoint: str | None,
 ) -> str:
     """Record the rounds, put the task (or the rejected attempt) in place, and move the ledger."""
     rid, ledger = record.record_id, store.ledger
@@ -107,7 +114,7 @@ def _finish(
         return _fail(ledger, rid, outcome.error, detail=summary)
     if outcome.passed:
         assert outcome.candidate is not None
-        _write_task_metadata(outcome.candidate, record, store, extraction, outcome, prompts)
+        _write_task_metadata(outcome.candidate, record, store, extraction, outcome, prompts, endpoint)
         install(outcome.candidate, store.task_dir(rid))
         reviewed = " and the quality review" if settings.judge_enabled else ""
         ledger.transition(rid, "checked", f"passed the checks{reviewed} in round {len(outcome.rounds)}", detail=summary, task_id=rid)
@@ -142,7 +149,13 @@ def _summary(extraction: Extraction, outcome: GenerationOutcome) -> dict[str, An
 
 
 def _write_task_metadata(
-    folder: Path, record: Record, store: RunStore, extraction: Extraction, outcome: GenerationOutcome, prompts: PromptSet
+    folder: Path,
+    record: Record,
+    store: RunStore,
+    extraction: Extraction,
+    outcome: GenerationOutcome,
+    prompts: PromptSet,
+    endpoint: str | None,
 ) -> None:
     """Complete the candidate: the derived basic PDDL, and metadata.json with what the checks found,
     the quality judge's verdict and the provenance."""
@@ -167,6 +180,7 @@ def _write_task_metadata(
                     "generate": last.call.model,
                     JUDGE_STAGE: last.judge_call.model if last.judge_call else None,
                 },
+                llm_endpoint=endpoint,
                 prompt_hashes=prompts.hashes(),
                 extraction={
                     key: extraction.call.to_dict()[key] for key in ("prompt_hash", "response_sha", "tokens", "cost_usd", "cache_hit")

@@ -15,7 +15,7 @@ from openai.types.chat import ChatCompletion
 from pydantic import BaseModel
 
 from pipeline.llm._cache import CachedResponse, CacheRequest, ResponseCache
-from pipeline.llm._config import LLMConfig
+from pipeline.llm._config import REPLAY_OWNER, LLMConfig
 from pipeline.llm._errors import LLMError
 from pipeline.llm._ledger import CallLedger, LedgerRow
 from pipeline.llm._limits import CallLimiter
@@ -120,6 +120,20 @@ class LLMClient:
         self._endpoint = urlsplit(config.base_url).hostname or config.base_url
         self.json_mode: JsonMode = "json_object" if config.structured_output == "json_object" else "json_schema"
         """How JSON is requested now; "auto" starts at json_schema and may fall back for good."""
+        self._endpoint_kind: str | None = None
+
+    async def endpoint_kind(self) -> str | None:
+        """ "replay" when the endpoint is Safeforge's replay server (hand-written responses, not a
+        model's), "real" for any other endpoint that lists its models, None when it cannot tell.
+        Asked once (GET /models)."""
+        if self._endpoint_kind is None:
+            try:
+                models = await self._openai.models.list()
+            except openai.OpenAIError:
+                return None
+            owners = {getattr(model, "owned_by", None) for model in models.data}
+            self._endpoint_kind = "replay" if REPLAY_OWNER in owners else "real"
+        return self._endpoint_kind
 
     async def __aenter__(self) -> LLMClient:
         return self

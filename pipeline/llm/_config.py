@@ -13,6 +13,9 @@ from pipeline.settings import Settings
 
 StructuredOutput = Literal["json_schema", "json_object", "auto"]
 
+REPLAY_OWNER = "safeforge-replay"
+"""The owner the replay server names for every model (GET /models): how an endpoint is told to be it."""
+
 
 class LLMConfig(BaseModel):
     """Everything the LLM client needs; `from_env()` builds it from environment variables."""

@@ -56,6 +56,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from pipeline.llm._config import REPLAY_OWNER
 from pipeline.llm._replay_files import (
     LoadedEntry,
     ReplayFormatError,
@@ -320,7 +321,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         state = self.server.state
         if self.path == "/v1/models":
-            model = {"id": "replay", "object": "model", "created": 0, "owned_by": "safeforge-replay"}
+            model = {"id": "replay", "object": "model", "created": 0, "owned_by": REPLAY_OWNER}
             self._send(_Reply(200, {"object": "list", "data": [model]}))
         elif self.path == "/admin/stats":
             self._send(_Reply(200, state.stats()))

@@ -23,6 +23,22 @@ def source_licence(source: str) -> str:
     return OTHER_LICENSES.get(source, "unknown: check the source before reuse")
 
 
+DESPITE_CITATION = """@misc{despite,
+  title = {Using large language models for embodied planning introduces systematic safety risks},
+  note = {DESPITE: Deterministic Evaluation of Safe Planning In embodied Task Execution},
+  howpublished = {\\url{https://github.com/taozhang1004/DESPITE}}
+}"""
+SPOC_CITATION = """@misc{spoc,
+  title = {{SPOC}: Safety-aware planning under partial observability and physical constraints},
+  howpublished = {\\url{https://github.com/khm159/SPOC}}
+}"""
+
+
+def citations(sources) -> list[str]:
+    """BibTeX entries: DESPITE, SPOC, then every registered source the release draws on."""
+    return [DESPITE_CITATION, SPOC_CITATION, *(SOURCES[s].citation.strip() for s in sorted(sources) if s in SOURCES)]
+
+
 TAGS = ["safety", "planning", "pddl", "embodied-ai", "robotics", "llm-evaluation", "despite"]
 
 
@@ -54,7 +70,9 @@ def _money(value: float | None) -> str:
     return "unknown" if value is None else f"${value:.4f}"
 
 
-def render_card(*, version: str, license_id: str, repo_id: str | None, stats: ReleaseStats, runs: list[str], plots: list[str]) -> str:
+def render_card(
+    *, version: str, license_id: str, repo_id: str | None, stats: ReleaseStats, runs: list[str], plots: list[str], replayed: int = 0
+) -> str:
     """The README.md text."""
     meta = yaml.safe_dump(front_matter(license_id, version, stats.tasks), sort_keys=False, allow_unicode=True)
     load_from = repo_id or "path/to/this/folder"
@@ -100,12 +118,23 @@ def render_card(*, version: str, license_id: str, repo_id: str | None, stats: Re
         )
         + "\n"
     )
+    if replayed:
+        parts.append(
+            f"**{replayed} of the {stats.tasks} tasks were generated from hand-written responses served by Safeforge's "
+            "replay server, not by a language model.** The model names their provenance records are those the "
+            "replay files claim, and their LLM cost is not a real cost.\n"
+        )
     parts.append(
         f"LLM cost: {_money(stats.llm_cost_usd)} in total, {_money(stats.cost_per_accepted_task)} per accepted task ({stats.cost_basis}).\n"
     )
     if plots:
         parts.append("## Plots\n")
         parts += [f"![{name}]({name})\n" for name in plots]
+    parts.append("## Citation\n")
+    parts.append(
+        "If you use these tasks, please cite DESPITE and SPOC, whose formats they follow, and the datasets "
+        "the tasks are derived from:\n\n```bibtex\n" + "\n\n".join(citations(stats.counts["source"])) + "\n```\n"
+    )
     parts.append("## Licence\n")
     sources = sorted(stats.counts["source"])
     parts.append(

@@ -49,8 +49,7 @@ class RunSummary:
 
     def to_dict(self) -> dict:
         return {
-            "name": self.name,
-            "path": str(self.root),
+            "name": self.name,  # the run's name only: no path of the machine that built the release
             "states": self.states,
             "stages": {k: {"decided": v.decided, "passed": v.passed} for k, v in self.stages.items()},
             "llm_cost_usd": self.llm_cost_usd,

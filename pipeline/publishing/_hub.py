@@ -7,6 +7,8 @@ The folder goes up as one commit on `main`, then the version is tagged on that c
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pipeline.publishing._errors import PublishError
 from pipeline.settings import Settings
 
@@ -35,12 +37,27 @@ def remote_version_exists(repo_id: str, version: str, token: str) -> bool:
     return any(tag.name == version for tag in refs.tags)
 
 
+def check_card(text: str) -> None:
+    """The card's metadata as huggingface_hub reads it: PublishError when it does not parse."""
+    from huggingface_hub import DatasetCard
+
+    try:
+        DatasetCard(text).data.to_dict()
+    except (ValueError, TypeError) as exc:
+        raise PublishError(f"the dataset card's metadata does not parse: {exc}") from None
+
+
 def push_release(folder, repo_id: str, version: str, token: str) -> str:
     """Upload `folder` and tag it `version`; returns the URL of the tagged tree."""
+    from huggingface_hub import DatasetCard
     from huggingface_hub.errors import HfHubHTTPError
 
     api = _api(token)
     try:
+        try:  # the Hub's own card validation (its /api/validate-yaml), before anything is uploaded
+            DatasetCard.load(Path(folder) / "README.md").validate(repo_type="dataset")
+        except ValueError as exc:
+            raise PublishError(f"{repo_id}: the Hub rejects the dataset card: {exc}") from None
         api.create_repo(repo_id, repo_type="dataset", exist_ok=True)
         if remote_version_exists(repo_id, version, token):
             raise PublishError(f"{repo_id}: version {version} is already published (tag exists)")

@@ -28,11 +28,14 @@ from pipeline.publishing._content import Duplicate, deduplicate
 from pipeline.publishing._dataset import task_row, write_parquet
 from pipeline.publishing._errors import PublishError
 from pipeline.publishing._plots import write_plots
+from pipeline.publishing._privacy import public_metadata
 from pipeline.publishing._revalidate import ReleasedTask, revalidate
 from pipeline.publishing._stats import ReleaseStats, release_stats
 from pipeline.settings import Settings
+from pipeline.task.files import TaskError, read_metadata
 
 DEFAULT_LICENSE = "mit"
+SHARE_ALIKE_LICENSE = "cc-by-sa-4.0"
 RELEASE_JSON = "release.json"
 _VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
@@ -115,13 +118,17 @@ def publish(
     out: str | Path | None = None,
     *,
     repo_id: str | None = None,
-    license_id: str = DEFAULT_LICENSE,
+    license_id: str | None = None,
+    allow_replay: bool = False,
     engine: str | None = None,
     time_limit: float = 60.0,
     progress: Callable[[str], None] = lambda message: None,
 ) -> Release:
     """Build release `version` from the accepted tasks of `runs` into `out` (default
-    outputs/releases/<version>); with `repo_id`, also push it to the Hub (token: HF_TOKEN)."""
+    outputs/releases/<version>); with `repo_id`, also push it to the Hub (token: HF_TOKEN).
+
+    The licence follows the sources (`release_license`); tasks generated from the replay server's
+    hand-written responses are pushed to the Hub only with `allow_replay`, and the card says so."""
     if not _VERSION.fullmatch(version):
         raise PublishError(f"version {version!r}: use letters, digits, '.', '_' and '-' (e.g. v1.0.0)")
     out = Path(out) if out is not None else Settings.load().outputs / "releases" / version
@@ -137,12 +144,22 @@ def publish(
     if not accepted:
         raise PublishError("no accepted tasks in " + ", ".join(str(r) for r in runs))
     kept, duplicates = deduplicate(accepted)
+    license_id = release_license({a.source for a, _ in kept}, license_id)
+    replayed = [a.task_id for a, _ in kept if _endpoint(a.folder) == "replay"]
+    if replayed and repo_id is not None and not allow_replay:
+        raise PublishError(
+            f"{len(replayed)} task(s) ({', '.join(replayed[:5])}{', ...' if len(replayed) > 5 else ''}) were generated "
+            "from the replay server's hand-written responses, not a model's; they are not pushed to the Hub "
+            "unless you pass --allow-replay (the card then says so)"
+        )
     for duplicate in duplicates:
         progress(
             f"duplicate: {duplicate.task.task_id} (run {duplicate.task.run}) has the content of "
             f"{duplicate.kept.task_id} (run {duplicate.kept.run}); left out"
         )
     released = _revalidate_all(kept, engine, time_limit, progress)
+    for task in released:  # nothing personal leaves: annotators by pseudonym
+        task.task.metadata = public_metadata(task.task.metadata, salt=repo_id or "local")
 
     out.parent.mkdir(parents=True, exist_ok=True)
     building = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
@@ -153,8 +170,15 @@ def publish(
         write_archive(released, building)
         plots = [str(p.relative_to(building)) for p in write_plots(stats, building)]
         card = render_card(
-            version=version, license_id=license_id, repo_id=repo_id, stats=stats, runs=[s.name for s in summaries], plots=plots
+            version=version,
+            license_id=license_id,
+            repo_id=repo_id,
+            stats=stats,
+            runs=[s.name for s in summaries],
+            plots=plots,
+            replayed=len(replayed),
         )
+        _hub.check_card(card)
         (building / "README.md").write_text(card, encoding="utf-8")
         _release_json(building, version, license_id, repo_id, summaries, stats, released, duplicates)
         hub_url = None
@@ -165,11 +189,27 @@ def publish(
     except BaseException:
         shutil.rmtree(building, ignore_errors=True)
         raise
-    warnings = []
-    share_alike = sorted(s for s in stats.counts["source"] if s in SHARE_ALIKE_SOURCES)
-    if share_alike and "sa" not in license_id.lower():
-        warnings.append(
-            f"tasks from {', '.join(share_alike)} (CC BY-SA 4.0) are released under {license_id}; "
-            "share-alike may require --license cc-by-sa-4.0"
-        )
+    warnings: list[str] = []
     return Release(version, out, [r.accepted.task_id for r in released], duplicates, stats, hub_url, warnings)
+
+
+def _endpoint(folder: Path) -> str | None:
+    """Where a task's LLM responses came from (an unreadable folder is left to re-validation)."""
+    try:
+        return read_metadata(folder).provenance.llm_endpoint
+    except TaskError:
+        return None
+
+
+def release_license(sources: set[str], requested: str | None) -> str:
+    """The release's licence: a share-alike source (NormBank) makes it CC BY-SA 4.0, and a requested
+    licence that is not share-alike is then refused; otherwise the requested one, MIT by default."""
+    share_alike = sorted(s for s in sources if s in SHARE_ALIKE_SOURCES)
+    if not share_alike:
+        return requested or DEFAULT_LICENSE
+    if requested is None or requested.lower() == SHARE_ALIKE_LICENSE:
+        return SHARE_ALIKE_LICENSE
+    raise PublishError(
+        f"tasks from {', '.join(share_alike)} are derived from share-alike data (CC BY-SA 4.0): the release must be "
+        f"{SHARE_ALIKE_LICENSE}, not {requested} (leave out --license, or leave out those tasks)"
+    )

@@ -458,6 +458,7 @@ class _Handler(BaseHTTPRequestHandler):
         commit_id = repo.resolve(revision)
         commit = repo.commit(commit_id)
         siblings = [{"rfilename": p} for p in sorted(commit["files"])]
+        card = self._card_data(commit["files"].get("README.md"))
         return {
             "id": repo.repo_id,
             "_id": repo.repo_id,
@@ -468,12 +469,22 @@ class _Handler(BaseHTTPRequestHandler):
             "disabled": False,
             "downloads": 0,
             "likes": 0,
-            "tags": [],
+            "tags": [*card.get("tags", []), *([f"license:{card['license']}"] if card.get("license") else [])],
             "lastModified": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(commit["created"])),
             "createdAt": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(commit["created"])),
             "siblings": siblings,
-            "cardData": {},
+            "cardData": card,
         }
+
+    def _card_data(self, readme: dict | None) -> dict:
+        """The YAML metadata at the top of README.md, as the Hub returns it in `cardData`."""
+        if readme is None:
+            return {}
+        text = self.hub.store.blob_path(readme["sha256"]).read_text(encoding="utf-8", errors="replace")
+        if not text.startswith("---\n") or "\n---" not in text[4:]:
+            return {}
+        data = yaml.safe_load(text[4 : text.index("\n---", 4)])
+        return data if isinstance(data, dict) else {}
 
     @staticmethod
     def _file_entry(path: str, blob: dict) -> dict:

@@ -17,6 +17,7 @@ table = datasets.load_dataset(repo_id, revision=version)["train"]
 refs = HfApi().list_repo_refs(repo_id, repo_type="dataset")
 card = open(hf_hub_download(repo_id, "README.md", repo_type="dataset", revision=version)).read()
 files = HfApi().list_repo_files(repo_id, repo_type="dataset", revision=version)
+info = HfApi().dataset_info(repo_id, revision=version)
 print(
     json.dumps(
         {
@@ -26,6 +27,8 @@ print(
             "card": card,
             "files": sorted(files),
             "tags": [t.name for t in refs.tags],
+            "card_license": info.card_data.license if info.card_data else None,
+            "hub_tags": info.tags,
         }
     )
 )

@@ -73,6 +73,8 @@ def test_publish_to_the_hub_and_load_it_back(make_run, tmp_path, hub):
     assert found["features_match"] is True
     assert found["safe_plan_lengths"] == [6, 4]
     assert found["tags"] == ["v1.0.0"]
+    assert found["card_license"] == "mit"  # the Hub's own reading of the card's metadata
+    assert "license:mit" in found["hub_tags"] and "pddl" in found["hub_tags"]
     assert found["card"] == (out / "README.md").read_text()
     assert "| extract | 3 | 2 | 66.7% |" in found["card"]
     assert set(found["files"]) >= {"README.md", "data/train-00000-of-00001.parquet", "tasks.tar.gz", "release.json", "plots/source.png"}
@@ -121,3 +123,23 @@ def test_a_refused_push_leaves_no_release_behind(make_run, tmp_path, hub):
     )
     assert missing.returncode == 2 and "HF_TOKEN is not set" in missing.stderr
     assert not out.exists()
+
+
+def test_tasks_made_from_replayed_responses_reach_the_hub_only_when_allowed(make_run, tmp_path, hub):
+    run = make_run("replayrun", [("teen_desk_diary_trust", "neiss_1", "neiss", True)])
+    metadata_path = run / "tasks" / "neiss_1" / "metadata.json"
+    metadata = json.loads(metadata_path.read_text())
+    metadata["provenance"]["llm_endpoint"] = "replay"
+    metadata_path.write_text(json.dumps(metadata))
+    env = _env(hub, tmp_path / "hf_home", SENTINEL)
+    command = ["-m", "pipeline.cli", "publish", str(run), "--version", "v1.0.0", "--repo-id", "safeforge/replayed"]
+
+    refused = _run([*command, "--out", str(tmp_path / "refused")], env)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "1 task(s) (neiss_1) were generated from the replay server's hand-written responses" in refused.stderr
+    assert "--allow-replay" in refused.stderr and not (tmp_path / "refused").exists()
+
+    allowed = _run([*command, "--out", str(tmp_path / "allowed"), "--allow-replay"], env)
+    assert allowed.returncode == 0, allowed.stderr
+    card = (tmp_path / "allowed" / "README.md").read_text()
+    assert "1 of the 1 tasks were generated from hand-written responses" in card and "not a real cost" in card
