@@ -174,3 +174,25 @@ def test_two_annotators_who_disagree(make_run, config, annotator, admin):
     assert status.agreement.cohen_kappa == pytest.approx(0.2) and status.agreement.percent == 50.0
     table = status.format_table()
     assert "all" in table and "50.0%" in table and "Plans not sensible" in table and "kappa 0.200" in table
+
+
+def test_a_release_built_from_a_real_pull_counts_the_votes_and_names_no_annotator(make_run, config, annotator, tmp_path):
+    import datasets
+
+    from pipeline.publishing import publish
+
+    store = make_run([KITCHEN, BLEACH])
+    push_run(store, config)
+    submit(annotator("carol@review.test"), ls_task_id(store, KITCHEN), Submission("accept", lead_time=12.0))
+    submit(annotator("dave@review.test"), ls_task_id(store, BLEACH), Submission("accept", lead_time=8.0))
+    assert sorted(pull_run(store, config).accepted) == [BLEACH, KITCHEN]
+    out = tmp_path / "release"
+    publish([store.root], "v0.1.0", out)
+    rows = {r["task_id"]: r for r in datasets.load_dataset(str(out), cache_dir=str(tmp_path / "cache"))["train"]}
+    for task_id in (KITCHEN, BLEACH):
+        review = rows[task_id]["review"]
+        assert (review["decision"], review["annotators"], review["accept_votes"], review["reject_votes"]) == ("accepted", 1, 1, 0)
+        annotations = json.loads(rows[task_id]["metadata_json"])["review"]["annotations"]
+        assert annotations[0]["annotator"].startswith("annotator-")
+    everything = b"".join(p.read_bytes() for p in out.rglob("*") if p.is_file())
+    assert b"review.test" not in everything
