@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from pipeline.spoc import REPORT, check_folder, export
+from pipeline.spoc import check_folder, export, report_path
 
 
 def register(subparsers) -> None:
@@ -16,7 +16,9 @@ def register(subparsers) -> None:
     export_parser.add_argument(
         "source", type=Path, metavar="RELEASE_OR_RUN", help="release folder (tasks.tar.gz), run folder (outputs/<run>) or folder of tasks"
     )
-    export_parser.add_argument("--out", type=Path, required=True, help="folder for the files and " + REPORT)
+    export_parser.add_argument(
+        "--out", type=Path, required=True, help="folder for the goal-condition files only (the report goes beside it)"
+    )
     export_parser.set_defaults(func=_export)
 
     check = sub.add_parser("check", help="validate every goal-condition file in a folder")
@@ -32,7 +34,7 @@ def _export(args) -> int:
     for exported in report.exported:
         for warning in exported["warnings"]:
             print(f"warning: {exported['file']}: {warning}", file=sys.stderr)
-    print(f"report: {args.out / REPORT}")
+    print(f"report: {report_path(args.out)}")
     return 0
 
 
@@ -40,6 +42,6 @@ def _check(args) -> int:
     problems = check_folder(args.folder)
     for problem in problems:
         print(problem)
-    files = len([p for p in args.folder.glob("*.json") if p.name != REPORT]) if args.folder.is_dir() else 0
+    files = len(list(args.folder.glob("*.json"))) if args.folder.is_dir() else 0
     print(f"{files} file(s) checked, {len(problems)} problem(s)", file=sys.stderr)
     return 1 if problems else 0

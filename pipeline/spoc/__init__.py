@@ -8,7 +8,7 @@ from pipeline.common.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names below, for type checkers; at run time they load on first use
     from ._check import Problem, check_file, check_folder
-    from ._export import REPORT, ExportReport, NotExportable, export, export_task
+    from ._export import REPORT, ExportReport, NotExportable, export, export_task, report_path
 
 __getattr__, __dir__ = lazy_exports(
     __name__,
@@ -17,6 +17,7 @@ __getattr__, __dir__ = lazy_exports(
         "check_file": "._check",
         "check_folder": "._check",
         "REPORT": "._export",
+        "report_path": "._export",
         "ExportReport": "._export",
         "NotExportable": "._export",
         "export": "._export",

@@ -106,7 +106,8 @@ class _FileCheck:
                     if in_constraint and name == "parent" and len(value) != 1:
                         self.add(where, f"a parent list inside a constraint must have one element, has {len(value)}")
             needs = definition.get("needs")
-            if needs and object_type and not vocab.has(object_type, needs):
+            reported_as_false = value is False and not in_constraint  # AI2-THOR reports False for such objects; SPOC compares
+            if needs and object_type and not vocab.has(object_type, needs) and not reported_as_false:
                 self.add(where, f"{object_type} is not {needs}, so it has no {name} state")
 
     # -- the file --------------------------------------------------------------------------------
@@ -255,7 +256,7 @@ def check_folder(folder: str | Path) -> list[Problem]:
     folder = Path(folder)
     if not folder.is_dir():
         return [Problem(str(folder), "(folder)", "not a folder")]
-    files = sorted(p for p in folder.glob("*.json") if p.name != "spoc_export_report.json")
+    files = sorted(folder.glob("*.json"))
     if not files:
         return [Problem(str(folder), "(folder)", "holds no goal-condition files (*.json)")]
     return [problem for path in files for problem in check_file(path)]

@@ -40,6 +40,12 @@ from pipeline.validation.plan_text import parse_plan
 REPORT = "spoc_export_report.json"
 
 
+def report_path(out: Path) -> Path:
+    """Where the export's report goes: beside the export folder, which holds only goal-condition
+    files (SPOC loads every *.json of its dataset folder)."""
+    return out.parent / f"{out.name}.{REPORT}"
+
+
 class NotExportable(SafeforgeError):
     """Why a task has no SPOC counterpart."""
 
@@ -328,7 +334,8 @@ def export_task(task: Task) -> tuple[dict, str, list[str]]:
 
 # -- many tasks ---------------------------------------------------------------------------------
 def export(source: str | Path, out: str | Path, progress: Callable[[str], None] = lambda m: None) -> ExportReport:
-    """Write a goal-condition file per exportable task into `out`, and spoc_export_report.json."""
+    """Write a goal-condition file per exportable task into `out`, and the report beside it
+    (`report_path`)."""
     source, out = Path(source), Path(out)
     report = ExportReport(str(source))
     scratch = Path(tempfile.mkdtemp(prefix="spoc-export-"))
@@ -355,5 +362,5 @@ def export(source: str | Path, out: str | Path, progress: Callable[[str], None] 
         report.skipped = failures + report.skipped
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    (out / REPORT).write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
+    report_path(out).write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
     return report

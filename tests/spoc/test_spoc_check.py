@@ -186,3 +186,11 @@ def test_file_level_problems_and_the_command(tmp_path, capsys):
     good.mkdir()
     _write(good, EXAMPLE)
     assert main(["spoc", "check", str(good)]) == 0
+
+
+def test_a_false_state_on_an_object_without_it_passes_as_in_ai2thor(tmp_path):
+    # AI2-THOR reports isOpen False for every object, so SPOC runs a sub-goal asking a Plate to be closed
+    document = copy.deepcopy(EXAMPLE)
+    document["goal_condition_state"].append({"object_name": "Plate", "isOpen": False})
+    _write(tmp_path, document)
+    assert check_folder(tmp_path) == []

@@ -13,7 +13,7 @@ from tests_paths import EXAMPLES, REPO, SAMPLES
 from pipeline.cli.main import main
 from pipeline.publishing import publish
 from pipeline.runs.ledger import RunStore
-from pipeline.spoc import REPORT, NotExportable, check_folder, export, export_task
+from pipeline.spoc import NotExportable, check_folder, export, export_task, report_path
 from pipeline.task.folder import Task
 
 FIXTURES = REPO / "tests" / "fixtures" / "spoc"
@@ -41,7 +41,7 @@ def _run(root: Path, folders: list[Path]) -> Path:
 
 
 def _documents(folder: Path) -> dict[str, dict]:
-    return {p.name: json.loads(p.read_text()) for p in sorted(folder.glob("*.json")) if p.name != REPORT}
+    return {p.name: json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))}
 
 
 def test_export_from_a_run_and_from_its_release(tmp_path, capsys):
@@ -94,7 +94,8 @@ def test_export_from_a_run_and_from_its_release(tmp_path, capsys):
     }
     assert plate["treat_step_constraint_as_goal"] is False
 
-    report = json.loads((out / REPORT).read_text())
+    report = json.loads(report_path(out).read_text())
+    assert all("goal_condition_state" in json.loads(p.read_text()) for p in out.glob("*.json"))  # SPOC loads every *.json
     assert {e["task_id"]: e["file"] for e in report["exported"]} == EXPECTED_FILES
     assert [s["task_id"] for s in report["skipped"]] == ["kitchen_mopped_floor_hot_soup"]
 
