@@ -45,7 +45,7 @@ def _publish_summary(store: RunStore) -> None:
 
 
 @flow(name="review-push", log_prints=True)
-def review_push(run_name: str | None = None, annotators_per_task: int = 1) -> dict:
+def review_push(run_name: str | None = None, annotators_per_task: int | None = None) -> dict:
     """Import the checked tasks of run `run_name` (default: the latest run) into its Label Studio
     project; their records move to in_review."""
     store = RunStore(run_folder(run_name))

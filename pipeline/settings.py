@@ -185,6 +185,9 @@ class Settings(BaseModel):
                 if env.get(variable, "").strip():
                     values[name], sources[name] = env[variable].strip(), variable
                     break
+                if variable in env and field.annotation is SecretStr:
+                    # a secret set to nothing is a mistake, never a reason to fall back to a default token
+                    raise SettingsError(f"{variable} is set but empty: give the secret, or unset {variable}")
         values.update(overrides)
         sources.update({name: "argument" for name in overrides})
         try:

@@ -35,6 +35,8 @@ class RemoteTask:
 class RemoteProject:
     id: int
     title: str
+    annotators_per_task: int = 1
+    """How many annotators must submit each task (Label Studio's maximum_annotations)."""
 
 
 class LabelStudioClient:
@@ -89,19 +91,23 @@ class LabelStudioClient:
     def project(self, project_id: int) -> RemoteProject:
         with self._calling(f"reading project {project_id}"):
             project = self._sdk.projects.get(project_id)
-        return RemoteProject(_id(project.id), project.title or "")
+        return RemoteProject(_id(project.id), project.title or "", project.maximum_annotations or 1)
 
     def projects_titled(self, title: str) -> list[RemoteProject]:
         with self._calling("listing projects"):
             projects: list = list(self._sdk.projects.list(title=title))
-        return [RemoteProject(_id(p.id), p.title or "") for p in projects if p.title == title]
+        return [RemoteProject(_id(p.id), p.title or "", p.maximum_annotations or 1) for p in projects if p.title == title]
 
     def create_project(self, title: str, description: str, label_config: str, annotators_per_task: int = 1) -> RemoteProject:
         with self._calling(f"creating project {title!r}"):
             project = self._sdk.projects.create(
                 title=title, description=description, label_config=label_config, maximum_annotations=annotators_per_task
             )
-        return RemoteProject(_id(project.id), project.title or title)
+        return RemoteProject(_id(project.id), project.title or title, project.maximum_annotations or annotators_per_task)
+
+    def set_annotators_per_task(self, project_id: int, annotators: int) -> None:
+        with self._calling(f"setting project {project_id}'s annotators per task to {annotators}"):
+            self._sdk.projects.update(id=project_id, maximum_annotations=annotators)
 
     def tasks(self, project_id: int, with_annotations: bool = False) -> list[RemoteTask]:
         """Every task of the project (with its submitted annotations when asked)."""
@@ -113,7 +119,7 @@ class LabelStudioClient:
             ]
 
     def import_tasks(self, project_id: int, tasks: Sequence[dict]) -> int:
-        """Import tasks (each {"data": ..., "predictions": [...]}); returns how many were created."""
+        """Import tasks (each {"data": ...}); returns how many were created."""
         with self._calling(f"importing {len(tasks)} task(s) into project {project_id}"):
             response = self._sdk.projects.import_tasks(project_id, request=list(tasks))  # type: ignore[arg-type]
         return response.task_count or 0

@@ -31,6 +31,8 @@ class ReviewMapping:
     project_id: int | None = None
     project_title: str = ""
     tasks: dict[str, TaskLink] = field(default_factory=dict)
+    progress: dict[str, str] = field(default_factory=dict)
+    """task_id -> votes so far of a task still in review ("1 of 2"), as the last pull saw them."""
 
     @classmethod
     def load(cls, store: RunStore) -> ReviewMapping:
@@ -44,6 +46,7 @@ class ReviewMapping:
                 raw.get("project_id"),
                 raw.get("project_title", ""),
                 {task_id: TaskLink(**link) for task_id, link in raw.get("tasks", {}).items()},
+                {str(k): str(v) for k, v in raw.get("progress", {}).items()},
             )
         except (ValueError, TypeError, AttributeError) as exc:
             raise ReviewError(f"{path}: not a review mapping ({exc}); remove it and push again to rebuild it from Label Studio") from None
@@ -56,5 +59,6 @@ class ReviewMapping:
             "tasks": {
                 task_id: {"record_id": link.record_id, "ls_task_id": link.ls_task_id} for task_id, link in sorted(self.tasks.items())
             },
+            "progress": dict(sorted(self.progress.items())),
         }
         write_atomically(store.root / MAPPING_FILE, json.dumps(payload, indent=2) + "\n")

@@ -28,7 +28,7 @@ from pipeline.task.files import METADATA, TaskError, read_metadata
 from pipeline.task.metadata import DangerFormalization, Review, TaskMetadata
 from pipeline.task.writer import write_metadata
 from review._agreement import Agreement, agreement, task_agreement
-from review._client import LabelStudioClient, RemoteTask
+from review._client import LabelStudioClient, RemoteProject, RemoteTask
 from review._config import ReviewConfig
 from review._errors import NotFoundError, ReviewError
 from review._mapping import ReviewMapping
@@ -52,6 +52,9 @@ class ReviewAnnotation:
     """Text of the correction boxes, by formalization field (as submitted, possibly unchanged)."""
     created_at: str
     lead_time: float | None
+    updated_at: str = ""
+    edited_by_other: str = ""
+    """Set when another user changed this annotation (Label Studio's updated_by): the vote is theirs."""
 
     @classmethod
     def from_label_studio(cls, raw: dict, users: dict[int, str]) -> ReviewAnnotation:
@@ -60,11 +63,18 @@ class ReviewAnnotation:
             value = item.get("value") or {}
             values[item.get("from_name", "")] = value.get("choices") or value.get("text") or []
         completed_by = raw.get("completed_by")
-        user_id = completed_by.get("id") if isinstance(completed_by, dict) else completed_by
+        creator_id = completed_by.get("id") if isinstance(completed_by, dict) else completed_by
+        updated_by = raw.get("updated_by")
+        updater_id = updated_by.get("id") if isinstance(updated_by, dict) else updated_by
+        user_id = updater_id if isinstance(updater_id, int) else creator_id  # the vote is whoever made it last
+
+        def name(uid) -> str:
+            return users.get(uid, f"user {uid}") if isinstance(uid, int) else f"user {uid}"
+
         decision = next((c.lower() for c in values.get("decision", []) if c.lower() in ("accept", "reject")), None)
         return cls(
             id=int(raw["id"]),
-            annotator=users.get(user_id, f"user {user_id}") if isinstance(user_id, int) else f"user {user_id}",
+            annotator=name(user_id),
             decision=decision,
             reasons=[_REASON_CODES[r] for r in values.get("reasons", []) if r in _REASON_CODES],
             note="\n".join(str(t) for t in values.get("note", [])).strip(),
@@ -72,6 +82,12 @@ class ReviewAnnotation:
             fields={name: "\n".join(str(t) for t in values[f"fix_{name}"]) for name in CORRECTABLE_FIELDS if f"fix_{name}" in values},
             created_at=str(raw.get("created_at") or ""),
             lead_time=raw.get("lead_time"),
+            updated_at=str(raw.get("updated_at") or raw.get("created_at") or ""),
+            edited_by_other=(
+                f"annotation {raw['id']} of {name(creator_id)} was changed by {name(updater_id)}; counted as {name(updater_id)}'s vote"
+                if isinstance(updater_id, int) and isinstance(creator_id, int) and updater_id != creator_id
+                else ""
+            ),
         )
 
     @property
@@ -90,10 +106,16 @@ class Decision:
     explanation: str
 
 
-def final_decision(annotations: list[ReviewAnnotation]) -> Decision | None:
-    """The documented rule (module docstring); None while no annotation counts."""
+def voters(annotations: list[ReviewAnnotation]) -> int:
+    """How many different annotators have voted (adjudications are not votes)."""
+    return len({a.annotator for a in annotations if a.counts and not a.adjudicating})
+
+
+def final_decision(annotations: list[ReviewAnnotation], required: int = 1) -> Decision | None:
+    """The documented rule (module docstring); None while fewer than `required` annotators have
+    voted and no adjudicator has decided."""
     counted = sorted((a for a in annotations if a.counts), key=lambda a: (a.created_at, a.id))
-    if not counted:
+    if not counted or (voters(annotations) < required and not any(a.adjudicating for a in counted)):
         return None
     adjudications = [a for a in counted if a.adjudicating]
     if adjudications:
@@ -139,7 +161,13 @@ class PullResult:
     accepted: list[str] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
     pending: list[str] = field(default_factory=list)
-    """Task ids still in review (no counted annotation yet)."""
+    """Task ids still in review (not enough annotators yet)."""
+    progress: dict[str, str] = field(default_factory=dict)
+    """task_id -> "1 of 2": the annotators who voted, of those the project requires."""
+    changed: list[str] = field(default_factory=list)
+    """Decided tasks whose decision a later or edited annotation changed (a recorded transition)."""
+    flags: list[str] = field(default_factory=list)
+    """Annotations another user edited (their vote counts as the editor's)."""
     annotations: int = 0
     corrections: int = 0
     agreement: Agreement | None = None
@@ -162,6 +190,9 @@ class PullResult:
             lines.append(
                 f"agreement over {self.agreement.tasks} task(s) with 2+ annotators: {self.agreement.percent:.1f}%, Cohen's kappa {kappa}"
             )
+        lines += [f"still in review: {task_id} ({self.progress.get(task_id, '?')} annotators)" for task_id in self.pending]
+        lines += [f"decision changed: {task_id}" for task_id in self.changed]
+        lines += [f"flag: {flag}" for flag in self.flags]
         lines += [f"error: {task_id}: {reason}" for task_id, reason in sorted(self.failed.items())]
         return "\n".join(lines)
 
@@ -180,7 +211,7 @@ def _pull(store: RunStore, client_config: ReviewConfig) -> PullResult:
     with LabelStudioClient(client_config) as client:
         client.whoami()
         try:
-            client.project(mapping.project_id)
+            project = client.project(mapping.project_id)
         except NotFoundError:
             raise ReviewError(
                 f"Label Studio project {mapping.project_id} ({mapping.project_title!r}) of run {store.name} no "
@@ -207,9 +238,20 @@ def _pull(store: RunStore, client_config: ReviewConfig) -> PullResult:
     result = PullResult(
         client_config.url, mapping.project_id, agreement=run_agreement, annotations=sum(len(a) for a in annotations.values())
     )
-    for row in in_review:
+    decided = [
+        row
+        for state in ("accepted", "rejected_by_review")
+        for row in store.ledger.records(state=state)
+        if _task_id(row) in mapping.tasks and mapping.tasks[_task_id(row)].ls_task_id in remote
+    ]
+    for row in [*in_review, *decided]:
         link = mapping.tasks[_task_id(row)]
-        _record(store, row, remote[link.ls_task_id], annotations[link.ls_task_id], run_agreement, mapping.project_id, result)
+        task_annotations = annotations[link.ls_task_id]
+        result.flags += [a.edited_by_other for a in task_annotations if a.edited_by_other]
+        _record(store, row, remote[link.ls_task_id], task_annotations, run_agreement, project, result)
+    if result.progress != mapping.progress:
+        mapping.progress = result.progress
+        mapping.save(store)
     return result
 
 
@@ -223,17 +265,24 @@ def _record(
     task: RemoteTask,
     annotations: list[ReviewAnnotation],
     run_agreement: Agreement | None,
-    project_id: int,
+    project: RemoteProject,
     result: PullResult,
 ) -> None:
+    """Decide one task from its annotations; a decided task is decided again when its annotations
+    changed since the last pull (a changed outcome is a recorded transition)."""
     task_id = _task_id(row)
-    decision = final_decision(annotations)
+    required = project.annotators_per_task
+    decision = final_decision(annotations, required)
     if decision is None:
-        result.pending.append(task_id)
+        if row.state == "in_review":
+            result.pending.append(task_id)
+            result.progress[task_id] = f"{voters(annotations)} of {required}"
         return
     folder = store.task_dir(task_id)
+    if row.state != "in_review" and not _changed_since_last_pull(folder, annotations):
+        return
     try:
-        applied = _write_review(folder, decision, annotations, run_agreement, project_id, task.id)
+        applied = _write_review(folder, decision, annotations, run_agreement, project.id, task.id)
     except TaskError as exc:
         result.failed[task_id] = f"cannot record the review: {exc}"
         return
@@ -241,6 +290,14 @@ def _record(
         result.failed[task_id] = f"{folder / METADATA}: cannot record the review: {exc}"
         return
     result.corrections += applied
+    state = "accepted" if decision.decision == "accepted" else "rejected_by_review"
+    if row.state != "in_review":
+        if state != row.state:
+            store.ledger.transition(
+                row.record_id, state, f"review changed: {decision.explanation}", detail={"rule": decision.rule, "ls_task_id": task.id}
+            )
+            result.changed.append(task_id)
+        return
     if decision.decision == "accepted":
         store.ledger.transition(
             row.record_id, "accepted", f"review: {decision.explanation}", detail={"rule": decision.rule, "ls_task_id": task.id}
@@ -254,6 +311,20 @@ def _record(
             detail={"rule": decision.rule, "reasons": decision.reasons, "ls_task_id": task.id},
         )
         result.rejected.append(task_id)
+
+
+def _signature(entries) -> list[tuple]:
+    return sorted((int(e["id"]), str(e.get("updated_at") or e.get("created_at") or ""), e.get("decision")) for e in entries)
+
+
+def _changed_since_last_pull(folder: Path, annotations: list[ReviewAnnotation]) -> bool:
+    """Whether the task's counted annotations differ (new, removed or edited) from those recorded."""
+    try:
+        recorded = read_metadata(folder).review
+    except TaskError:
+        return True
+    current = [{"id": a.id, "updated_at": a.updated_at, "decision": a.decision} for a in annotations if a.counts]
+    return recorded is None or _signature(recorded.annotations) != _signature(current)
 
 
 def _rejection_reason(decision: Decision) -> str:
@@ -290,7 +361,7 @@ def _write_review(
                     "old": formalization.get(name),
                     "new": new_value,
                     "annotator": annotation.annotator,
-                    "at": annotation.created_at,
+                    "at": annotation.updated_at or annotation.created_at,
                     "annotation_id": annotation.id,
                 }
             )
@@ -311,7 +382,9 @@ def _write_review(
                     "adjudicating": a.adjudicating,
                     "corrections": changed_by.get(a.id, {}),
                     "created_at": a.created_at,
+                    "updated_at": a.updated_at,
                     "lead_time": a.lead_time,
+                    **({"edited_by_other": a.edited_by_other} if a.edited_by_other else {}),
                 }
                 for a in sorted(annotations, key=lambda a: (a.created_at, a.id))
                 if a.counts

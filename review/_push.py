@@ -69,13 +69,14 @@ def push_run(
     store: RunStore,
     client_config: ReviewConfig,
     *,
-    annotators_per_task: int = 1,
+    annotators_per_task: int | None = None,
     reimport_missing: bool = False,
     batch_size: int = 50,
     progress: Progress | None = None,
 ) -> PushResult:
     """Import the run's checked tasks into its Label Studio project and move them to in_review
-    (holding the run's lock: one writer per run)."""
+    (holding the run's lock: one writer per run). `annotators_per_task` (default 1 for a new
+    project) is applied to an existing project too, and said so in the result's warnings."""
     with RunLock(store.root, "review push"), LabelStudioClient(client_config) as client:
         mapping = ReviewMapping.load(store)
         client.whoami()
@@ -92,6 +93,12 @@ def push_run(
                 f"(annotations made on the deleted tasks are lost)."
             )
         result = PushResult(client_config.url, project.id, project.title, created_project=created)
+        if not created and annotators_per_task is not None and annotators_per_task != project.annotators_per_task:
+            client.set_annotators_per_task(project.id, annotators_per_task)
+            result.warnings.append(
+                f"project {project.id} now wants {annotators_per_task} annotator(s) per task (it wanted "
+                f"{project.annotators_per_task}); decisions wait for that many"
+            )
         candidates = store.ledger.records(state="checked") + missing
         to_import = [row for row in candidates if _task_id(row) not in remote]
         result.already_in_project = len(candidates) - len(to_import)
@@ -124,7 +131,7 @@ def _task_id(row: RecordRow) -> str:
 
 
 def _project(
-    client: LabelStudioClient, store: RunStore, mapping: ReviewMapping, annotators_per_task: int, reimport_missing: bool
+    client: LabelStudioClient, store: RunStore, mapping: ReviewMapping, annotators_per_task: int | None, reimport_missing: bool
 ) -> tuple[RemoteProject, bool]:
     title = project_title(store)
     if mapping.project_id is not None:
@@ -159,7 +166,7 @@ def _project(
         f"`safeforge review push`; decisions are read back with `safeforge review pull`."
     )
     label_config = LABELING_CONFIG.read_text(encoding="utf-8")
-    return client.create_project(title, description, label_config, annotators_per_task), True
+    return client.create_project(title, description, label_config, annotators_per_task or 1), True
 
 
 def _remote_index(client: LabelStudioClient, project_id: int, warnings: list[str] | None = None) -> dict[str, int]:

@@ -33,6 +33,7 @@ _HANDLE_FILE = "server.json"
 _LOG_FILE = "server.log"
 _DATABASE = "label_studio.sqlite3"
 _LISTENING = re.compile(r"Starting development server at http://[^:/]+:(\d+)/")
+TASK_LOCK_TTL_S = 300  # Label Studio's default is a day: an abandoned task would leave the queue for that long
 _PASSED_THROUGH = ("PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR", "SSL_CERT_FILE")
 
 
@@ -117,6 +118,8 @@ def _server_env(data_dir: Path, username: str, password: str, token: str) -> dic
             "LABEL_STUDIO_PASSWORD": password,
             "LABEL_STUDIO_USER_TOKEN": token,
             "LABEL_STUDIO_LATEST_VERSION_CHECK": "false",
+            # an opened task is locked for its annotator this long, then returns to the queue
+            "LABEL_STUDIO_TASK_LOCK_TTL": str(TASK_LOCK_TTL_S),
             "LABEL_STUDIO_COLLECT_ANALYTICS": "false",
             "LABEL_STUDIO_SENTRY_DSN": "",
             "LABEL_STUDIO_FRONTEND_SENTRY_DSN": "",

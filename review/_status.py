@@ -5,11 +5,13 @@
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass, field
 
 from pipeline.runs.ledger import RunStore
 from pipeline.task.files import TaskError, read_metadata
 from review._agreement import Agreement, agreement
+from review._mapping import ReviewMapping
 from review._task_data import REJECTION_REASONS
 
 _COLUMNS = (("checked", "not_pushed"), ("in_review", "pending"), ("accepted", "accepted"), ("rejected_by_review", "rejected"))
@@ -43,10 +45,19 @@ class Status:
     agreement: Agreement | None
     unreadable: list[str] = field(default_factory=list)
     """Decided tasks whose metadata.json could not be read (left out of reasons and agreement)."""
+    waiting: dict[str, str] = field(default_factory=dict)
+    """Tasks in review and their votes so far, as the last pull saw them ("1 of 2")."""
+    lead_times: dict[str, list[float]] = field(default_factory=dict)
+    """Annotator -> the time each of their counted annotations took (Label Studio's lead time, s)."""
 
     def to_dict(self) -> dict:
         return {
             "run": self.run,
+            "waiting": self.waiting,
+            "annotators": {
+                name: {"annotations": len(times), "median_lead_time_s": statistics.median(times) if times else None}
+                for name, times in self.lead_times.items()
+            },
             "total": self.total.to_dict(),
             "by_source": {source: s.to_dict() for source, s in self.by_source.items()},
             "agreement": self.agreement.to_dict() if self.agreement else None,
@@ -87,6 +98,14 @@ class Status:
                 )
         else:
             lines.append("Agreement: no task has two annotators yet")
+        if self.waiting:
+            lines += ["", "Waiting for annotators (votes so far, at the last pull)"]
+            lines += [f"  {task_id}: {votes}" for task_id, votes in sorted(self.waiting.items())]
+        if self.lead_times:
+            lines += ["", "Annotators (decided tasks): annotations, median time per annotation"]
+            for name, times in sorted(self.lead_times.items()):
+                median = f"{statistics.median(times):.0f} s" if times else "n/a"
+                lines.append(f"  {name}: {len(times)}, {median}")
         lines += [f"unreadable: {task_id}" for task_id in self.unreadable]
         return "\n".join(lines)
 
@@ -97,6 +116,7 @@ def review_status(store: RunStore) -> Status:
     by_source: dict[str, SourceStatus] = {}
     unreadable: list[str] = []
     votes: dict[str, dict[str, str]] = {}
+    lead_times: dict[str, list[float]] = {}
     for state, column in _COLUMNS:
         for row in store.ledger.records(state=state):
             source = by_source.setdefault(row.source, SourceStatus())
@@ -113,11 +133,16 @@ def review_status(store: RunStore) -> Status:
                 unreadable.append(task_id)
                 continue
             votes[task_id] = _votes(review.annotations)
+            for entry in review.annotations:
+                if isinstance(entry.get("lead_time"), int | float):
+                    lead_times.setdefault(str(entry.get("annotator")), []).append(float(entry["lead_time"]))
             if state == "rejected_by_review":
                 for reason in review.reasons or [NO_REASON]:
                     for bucket in (source, total):
                         bucket.reasons[reason] = bucket.reasons.get(reason, 0) + 1
-    return Status(store.name, total, by_source, agreement(votes), unreadable)
+    in_review = {row.task_id or row.record_id for row in store.ledger.records(state="in_review")}
+    waiting = {task_id: votes for task_id, votes in ReviewMapping.load(store).progress.items() if task_id in in_review}
+    return Status(store.name, total, by_source, agreement(votes), unreadable, waiting, lead_times)
 
 
 def _votes(annotations: list[dict]) -> dict[str, str]:

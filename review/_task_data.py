@@ -21,13 +21,12 @@ from pipeline.task.files import (
     read_task_file,
 )
 from pipeline.task.folder import Task
-from pipeline.task.metadata import Provenance, QualityJudge, TaskMetadata
+from pipeline.task.metadata import Provenance, TaskMetadata
 from pipeline.validation.plan_text import parse_plan
 from review._conditions import danger_conditions
 from review._plan_diff import DiffRow, diff_plans, plan_steps
 
 LABELING_CONFIG = Path(__file__).with_name("labeling_config.xml")
-JUDGE_MODEL_VERSION = "quality-judge"
 
 # Fields of `danger_formalization` a reviewer may correct (free text; `assumptions` one per line).
 CORRECTABLE_FIELDS = (
@@ -72,7 +71,8 @@ def field_text(formalization: dict, name: str) -> str:
 
 
 def build_task(folder: Path, record_id: str, source: str) -> dict:
-    """The Label Studio task for a checked task folder: {"data": ..., "predictions": [...]}."""
+    """The Label Studio task for a checked task folder: {"data": ...}. Nothing is pre-annotated: the
+    quality judge's verdict is shown as information, and the decision is the reviewer's to make."""
     metadata = read_metadata(folder)
     if metadata.danger_formalization is None:
         raise TaskError(f"{folder / METADATA}: no danger_formalization object")
@@ -97,22 +97,7 @@ def build_task(folder: Path, record_id: str, source: str) -> dict:
     }
     data.update({f"current_{name}": field_text(formalization, name) for name in CORRECTABLE_FIELDS})
     task: dict = {"data": data}
-    if metadata.quality_judge is not None:
-        task["predictions"] = [judge_prediction(metadata.quality_judge)]
     return task
-
-
-def judge_prediction(judge: QualityJudge) -> dict:
-    """The quality judge's verdict as a pre-annotation: accept/reject, its issues in the note."""
-    result = [
-        {"from_name": "decision", "to_name": "plans", "type": "choices", "value": {"choices": ["accept" if judge.approved else "reject"]}}
-    ]
-    issues = [str(issue) for issue in judge.issues]
-    if issues:
-        result.append(
-            {"from_name": "note", "to_name": "plans", "type": "textarea", "value": {"text": ["Quality judge: " + "; ".join(issues)]}}
-        )
-    return {"model_version": JUDGE_MODEL_VERSION, "score": 1.0, "result": result}
 
 
 def _danger_steps(folder: Path) -> list[int]:
@@ -188,7 +173,7 @@ def _checks_html(metadata: TaskMetadata) -> str:
         judge_part = '<p class="sf-missing">no verdict (the judge did not run)</p>'
     return (
         f'<div class="sf-card"><div class="sf-title">Automated checks</div>{checks_part}'
-        f'<div class="sf-title">Quality judge (its verdict is pre-selected above)</div>{judge_part}</div>'
+        f'<div class="sf-title">Quality judge (for information: nothing is pre-selected, the decision is yours)</div>{judge_part}</div>'
     )
 
 

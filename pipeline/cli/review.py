@@ -38,8 +38,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     push.add_argument(
         "--annotators-per-task",
         type=int,
-        default=1,
-        help="annotators Label Studio gives each task, when it creates the project (default 1)",
+        help="annotators who must submit each task before it is decided (default 1 for a new project; "
+        "a different value changes an existing project)",
     )
     push.add_argument(
         "--reimport-missing",

@@ -2,7 +2,9 @@
 
 A run lives in one folder (`outputs/<run>/` by default): `ledger.sqlite` and `tasks/<task_id>/`.
 States move forward only along `ALLOWED`; re-applying the current state is a no-op, so steps can be
-repeated after a crash without double counting. Every record ends in exactly one terminal state.
+repeated after a crash without double counting. Every record ends in exactly one terminal state; the
+one way back is a review decision that a later or edited annotation changes (accepted <->
+rejected_by_review), recorded with its reason like any transition.
 
     pending ──> extracted ──> checked ──> in_review ──> accepted
        │            │            │            └──────> rejected_by_review
@@ -36,6 +38,9 @@ ALLOWED = {
     "extracted": {"checked", "rejected_by_checks", "error"},
     "checked": {"in_review", "error"},
     "in_review": {"accepted", "rejected_by_review"},
+    # a later or edited annotation can change a review decision (recorded, with its reason)
+    "accepted": {"rejected_by_review"},
+    "rejected_by_review": {"accepted"},
     "error": {"pending"},  # only through an explicit retry
 }
 

@@ -46,3 +46,10 @@ def test_nothing_tracked_names_the_reference_shelf_beside_the_repository():
         and name != "tests/foundation/test_docs.py"
     ]
     assert offenders == []
+
+
+def test_a_secret_set_to_nothing_is_an_error_not_the_demo_default():
+    done = subprocess.run([sys.executable, "-m", "pipeline.cli", "config"], capture_output=True, text=True, cwd=REPO, timeout=60,
+                          env={**__import__("os").environ, "LABEL_STUDIO_API_KEY": ""})  # fmt: skip
+    assert done.returncode == 2
+    assert "LABEL_STUDIO_API_KEY is set but empty" in done.stderr and "Traceback" not in done.stderr

@@ -150,10 +150,8 @@ def test_build_task_renders_everything_and_escapes_task_text(example_copy):
     assert '(carry_pot soup_pot kitchen hallway) <span class="sf-danger">⚠</span>' in data["plans_html"]
     assert "(define (domain" in data["pddl_html"] and "danger" not in data["pddl_html"].split("problem.pddl")[0]
     assert "&lt;b&gt;unmotivated&lt;/b&gt;" in data["checks_html"]
-    prediction = task["predictions"][0]
-    assert prediction["model_version"] == "quality-judge"
-    assert prediction["result"][0]["value"] == {"choices": ["reject"]}
-    assert prediction["result"][1]["value"] == {"text": ["Quality judge: The drying step is <b>unmotivated</b>."]}
+    assert "predictions" not in task  # nothing pre-selected: the judge's verdict is information only
+    assert "not approved" in data["checks_html"] and "nothing is pre-selected" in data["checks_html"]
 
 
 def test_labeling_config_matches_what_push_sends_and_pull_reads():

@@ -1,0 +1,71 @@
+"""Several annotators on the real Label Studio server: a decision waits for every required vote,
+later and edited votes change it (a recorded transition), and each vote is its author's."""
+
+from __future__ import annotations
+
+import json
+
+from review_helpers import Submission, ls_task_id, submit
+
+from review import pull_run, push_run, review_status
+
+KITCHEN = "kitchen_mopped_floor_hot_soup"
+
+
+def _state(store, task_id: str) -> str:
+    return next(r for r in store.ledger.records() if r.task_id == task_id).state
+
+
+def test_a_decision_waits_for_the_second_annotator_and_follows_a_later_reject(make_run, config, annotator):
+    store = make_run([KITCHEN])
+    push_run(store, config, annotators_per_task=2)
+    task = ls_task_id(store, KITCHEN)
+    submit(annotator("alice@review.test"), task, Submission("accept", lead_time=20.0))
+    first = pull_run(store, config)
+    assert (first.accepted, first.pending, first.progress) == ([], [KITCHEN], {KITCHEN: "1 of 2"})
+    assert _state(store, KITCHEN) == "in_review"
+    status = review_status(store)
+    assert status.waiting == {KITCHEN: "1 of 2"} and f"{KITCHEN}: 1 of 2" in status.format_table()
+
+    submit(annotator("bob@review.test"), task, Submission("reject", reasons=("implausible_setting",), lead_time=35.0))
+    second = pull_run(store, config)
+    assert second.rejected == [KITCHEN] and _state(store, KITCHEN) == "rejected_by_review"
+    review = json.loads((store.task_dir(KITCHEN) / "metadata.json").read_text())["review"]
+    assert sorted((a["annotator"], a["decision"]) for a in review["annotations"]) == [
+        ("alice@review.test", "accept"),
+        ("bob@review.test", "reject"),
+    ]
+    status = review_status(store)
+    assert status.waiting == {}
+    assert status.to_dict()["annotators"]["bob@review.test"] == {"annotations": 1, "median_lead_time_s": 35.0}
+
+
+def test_a_vote_edited_by_another_user_counts_as_theirs_and_changes_the_decision(make_run, config, annotator, admin):
+    store = make_run([KITCHEN])
+    push_run(store, config)
+    carol = annotator("carol@review.test")
+    annotation = submit(carol, ls_task_id(store, KITCHEN), Submission("accept"))
+    assert pull_run(store, config).accepted == [KITCHEN]
+    unchanged = pull_run(store, config)
+    assert unchanged.changed == [] and _state(store, KITCHEN) == "accepted"
+
+    # the admin opens carol's annotation and changes accept to reject
+    result = admin.annotations.get(annotation).result
+    for item in result:
+        if item["from_name"] == "decision":
+            item["value"] = {"choices": ["reject"]}
+    admin.annotations.update(annotation, result=result)
+    changed = pull_run(store, config)
+    assert changed.changed == [KITCHEN] and _state(store, KITCHEN) == "rejected_by_review"
+    assert any("was changed by admin@review.test" in flag for flag in changed.flags)
+    history = store.ledger.history(next(r.record_id for r in store.ledger.records()))
+    assert history[-1].to_state == "rejected_by_review" and history[-1].reason.startswith("review changed: rejected by admin")
+
+
+def test_annotators_per_task_on_an_existing_project_is_applied_and_said(make_run, config, admin):
+    store = make_run([KITCHEN])
+    first = push_run(store, config)
+    assert admin.projects.get(first.project_id).maximum_annotations == 1
+    again = push_run(store, config, annotators_per_task=3)
+    assert admin.projects.get(first.project_id).maximum_annotations == 3
+    assert any("now wants 3 annotator(s) per task" in w for w in again.warnings)
