@@ -282,7 +282,8 @@ def _record(
     if row.state != "in_review" and not _changed_since_last_pull(folder, annotations):
         return
     try:
-        applied = _write_review(folder, decision, annotations, run_agreement, project.id, task.id)
+        applied, conflicts = _write_review(folder, decision, annotations, run_agreement, project.id, task.id)
+        result.flags += [f"{task_id}: {conflict}" for conflict in conflicts]
     except TaskError as exc:
         result.failed[task_id] = f"cannot record the review: {exc}"
         return
@@ -337,15 +338,19 @@ def _rejection_reason(decision: Decision) -> str:
 
 def _write_review(
     folder: Path, decision: Decision, annotations: list[ReviewAnnotation], run_agreement: Agreement | None, project_id: int, ls_task_id: int
-) -> int:
-    """Write the review block and apply corrections; returns how many corrections were applied."""
+) -> tuple[int, list[str]]:
+    """Write the review block and apply corrections; returns how many corrections were applied, and
+    the conflicting ones (two annotators correcting one field differently, no adjudicator)."""
     metadata = read_metadata(folder)
     if metadata.danger_formalization is None:
         raise ValueError("no danger_formalization object")
     formalization = metadata.danger_formalization.model_dump()
     _undo_corrections(metadata, formalization)
     original = {name: field_text(formalization, name) for name in CORRECTABLE_FIELDS}
-    ordered = sorted((a for a in annotations if a.counts), key=lambda a: (a.adjudicating, a.created_at, a.id))
+    counted = sorted((a for a in annotations if a.counts), key=lambda a: (a.created_at, a.id))
+    # an adjudicator decides the corrections too: only theirs apply (keeping a box unchanged keeps the original)
+    ordered = [a for a in counted if a.adjudicating] or counted
+    conflicts = [] if ordered is not counted else _conflicts(counted, original)
     corrections: list[dict] = []
     changed_by: dict[int, dict[str, str]] = {}
     for annotation in ordered:
@@ -398,7 +403,20 @@ def _write_review(
     write_metadata(
         folder, metadata.model_copy(update={"danger_formalization": DangerFormalization.model_validate(formalization), "review": review})
     )
-    return len(corrections)
+    return len(corrections), conflicts
+
+
+def _conflicts(counted: list[ReviewAnnotation], original: dict[str, str]) -> list[str]:
+    found = []
+    for name in CORRECTABLE_FIELDS:
+        changed = {a.annotator: _normalized(a.fields[name]) for a in counted if name in a.fields}
+        changed = {who: text for who, text in changed.items() if text != _normalized(original[name])}
+        if len(set(changed.values())) > 1:
+            found.append(
+                f"{' and '.join(sorted(changed))} corrected {name} differently; the later correction stands "
+                "until an adjudicator decides (an adjudicator's boxes, changed or not, settle it)"
+            )
+    return found
 
 
 def _undo_corrections(metadata: TaskMetadata, formalization: dict) -> None:

@@ -69,3 +69,43 @@ def test_annotators_per_task_on_an_existing_project_is_applied_and_said(make_run
     again = push_run(store, config, annotators_per_task=3)
     assert admin.projects.get(first.project_id).maximum_annotations == 3
     assert any("now wants 3 annotator(s) per task" in w for w in again.warnings)
+
+
+def test_conflicting_corrections_are_flagged_and_an_adjudicator_can_keep_the_original(make_run, config, annotator):
+    store = make_run([KITCHEN])
+    push_run(store, config, annotators_per_task=2)
+    task = ls_task_id(store, KITCHEN)
+    original = json.loads((store.task_dir(KITCHEN) / "metadata.json").read_text())["danger_formalization"]["setting"]
+    submit(annotator("erin@review.test"), task, Submission("accept", fixes={"setting": "A school canteen at lunch."}))
+    submit(annotator("finn@review.test"), task, Submission("accept", fixes={"setting": "A hospital ward at night."}))
+    first = pull_run(store, config)
+    assert first.accepted == [KITCHEN]
+    assert any("erin@review.test and finn@review.test corrected setting differently" in flag for flag in first.flags)
+
+    submit(annotator("gina@review.test"), task, Submission("accept", adjudicating=True))  # every box left as it was
+    second = pull_run(store, config)
+    assert second.changed == [] and not any("corrected setting" in flag for flag in second.flags)
+    metadata = json.loads((store.task_dir(KITCHEN) / "metadata.json").read_text())
+    assert metadata["danger_formalization"]["setting"] == original
+    assert metadata["review"]["final_rule"] == "adjudicated" and metadata["review"]["corrections"] == []
+
+
+def test_two_pushes_at_once_import_each_task_once(make_run, config, admin):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from pipeline.runs.lock import RunLocked
+
+    store = make_run([KITCHEN, "bathroom_bleach_bucket", "party_leftovers_dog_chocolate"])
+
+    def push():
+        try:
+            return push_run(store, config)
+        except RunLocked as exc:  # the other push holds the run: said, never a second import
+            return exc
+
+    with ThreadPoolExecutor(2) as pool:
+        outcomes = list(pool.map(lambda _: push(), range(2)))
+    results = [o for o in outcomes if not isinstance(o, Exception)]
+    assert results and all(isinstance(o, RunLocked) or o in results for o in outcomes)
+    tasks = list(admin.tasks.list(project=results[0].project_id))
+    assert sorted(t.data["task_id"] for t in tasks) == sorted([KITCHEN, "bathroom_bleach_bucket", "party_leftovers_dog_chocolate"])
