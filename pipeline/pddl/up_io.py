@@ -48,13 +48,14 @@ def parse_problem(
             line, message = found
             raise PDDLError(file=file, message=message.split(": ", 1)[1], line=line)
     try:
-        PDDLReader().parse_problem_string(domain_text)
-    except Exception as exc:  # UP raises pyparsing, SyntaxError and its own types
-        raise _as_pddl_error(exc, domain_file) from exc
-    try:
         return PDDLReader().parse_problem_string(domain_text, problem_text)
+    except Exception as exc:  # UP raises pyparsing, SyntaxError and its own types
+        failure = exc
+    try:  # which file is at fault: the domain alone (parsed only when something failed)
+        PDDLReader().parse_problem_string(domain_text)
     except Exception as exc:
-        raise _as_pddl_error(exc, problem_file) from exc
+        raise _as_pddl_error(exc, domain_file) from exc
+    raise _as_pddl_error(failure, problem_file) from failure
 
 
 def write_problem(problem: upm.Problem) -> tuple[str, str]:
