@@ -2,4 +2,5 @@ import sys
 
 from pipeline.cli.main import main
 
-sys.exit(main())
+if __name__ == "__main__":  # not when a process pool's child imports the parent's main module
+    sys.exit(main())

@@ -1,12 +1,17 @@
-"""`for_each`: the one bounded worker pool of the async stages (generation, evaluation, flows)."""
+"""Bounded concurrency in one place: `for_each`, the worker pool of the async stages (generation,
+evaluation, flows); `map_on_cpus`, processes for the CPU-bound batch stages (publish re-validation)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable
+import multiprocessing
+import os
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from typing import TypeVar
 
 Item = TypeVar("Item")
+Result = TypeVar("Result")
 
 
 async def for_each(items: Iterable[Item], work: Callable[[Item], Awaitable[None]], concurrency: int) -> None:
@@ -21,3 +26,22 @@ async def for_each(items: Iterable[Item], work: Callable[[Item], Awaitable[None]
             await work(item)
 
     await asyncio.gather(*(lane() for _ in range(concurrency)))
+
+
+def map_on_cpus(work: Callable[..., Result], calls: Sequence[tuple], jobs: int | None = None) -> Iterator[Result]:
+    """`work(*args)` for every args tuple of `calls`, on up to `jobs` processes (default: the CPUs),
+    results in the order of `calls` as they are ready. For CPU-bound stages (parsing, checking):
+    children come from a fork server, not from a fork of this (possibly threaded) process. `work`
+    must be importable and its results picklable; with one job or one call it runs here."""
+    jobs = min(jobs or os.cpu_count() or 1, len(calls))
+    if jobs <= 1:
+        yield from (work(*args) for args in calls)
+        return
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("forkserver")) as pool:
+        futures = [pool.submit(work, *args) for args in calls]
+        try:
+            for future in futures:
+                yield future.result()
+        finally:
+            for future in futures:
+                future.cancel()

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from pipeline.common.concurrency import map_on_cpus
 from pipeline.publishing import _hub
 from pipeline.publishing._archive import write_archive
 from pipeline.publishing._card import SHARE_ALIKE_SOURCES, render_card
@@ -29,7 +30,7 @@ from pipeline.publishing._dataset import task_row, write_parquet
 from pipeline.publishing._errors import PublishError
 from pipeline.publishing._plots import write_plots
 from pipeline.publishing._privacy import public_metadata
-from pipeline.publishing._revalidate import ReleasedTask, revalidate
+from pipeline.publishing._revalidate import ReleasedTask, revalidate_or_reason
 from pipeline.publishing._stats import ReleaseStats, release_stats
 from pipeline.settings import Settings
 from pipeline.task.files import TaskError, read_metadata
@@ -100,13 +101,14 @@ def _release_json(
 
 def _revalidate_all(kept, engine, time_limit, progress) -> list[ReleasedTask]:
     released, failures = [], []
-    for number, (accepted, digest) in enumerate(kept, start=1):
-        try:
-            released.append(revalidate(accepted, digest, engine, time_limit))
-            progress(f"[{number}/{len(kept)}] {accepted.task_id}: ok")
-        except PublishError as exc:
-            failures.append(str(exc))
+    calls = [(accepted, digest, engine, time_limit) for accepted, digest in kept]
+    for number, ((accepted, _), outcome) in enumerate(zip(kept, map_on_cpus(revalidate_or_reason, calls), strict=True), start=1):
+        if isinstance(outcome, str):
+            failures.append(outcome)
             progress(f"[{number}/{len(kept)}] {accepted.task_id}: FAILED")
+        else:
+            released.append(outcome)
+            progress(f"[{number}/{len(kept)}] {accepted.task_id}: ok")
     if failures:
         raise PublishError(f"release refused: {len(failures)} task(s) failed re-validation:\n  " + "\n  ".join(failures))
     return released

@@ -86,3 +86,15 @@ def revalidate(accepted: AcceptedTask, content_hash: str, engine: str | None = N
         problem,
         [effect.describe() for effect in task.analysis.effects],
     )
+
+
+def revalidate_or_reason(accepted: AcceptedTask, content_hash: str, engine: str | None, time_limit: float) -> ReleasedTask | str:
+    """`revalidate` for a worker process: the released task (without what was computed to check it,
+    so it travels back cheaply), or why it cannot be released."""
+    try:
+        released = revalidate(accepted, content_hash, engine, time_limit)
+    except PublishError as exc:
+        return str(exc)
+    task = released.task
+    released.task = Task(task.path, task.safety_domain, task.safety_problem, task.metadata)
+    return released
