@@ -124,6 +124,10 @@ class LabelStudioClient:
             response = self._sdk.projects.import_tasks(project_id, request=list(tasks))  # type: ignore[arg-type]
         return response.task_count or 0
 
+    def delete_task(self, task_id: int) -> None:
+        with self._calling(f"deleting task {task_id}"):
+            self._sdk.tasks.delete(str(task_id))
+
     def user_emails(self) -> dict[int, str]:
         """User id -> e-mail (the annotator identity recorded in the run)."""
         with self._calling("listing users"):
@@ -139,3 +143,13 @@ def _id(value: int | None) -> int:
     if value is None:
         raise ReviewError("Label Studio returned a project without an id")
     return value
+
+
+def extra_copies(tasks) -> dict[str, list[int]]:
+    """task_id -> Label Studio ids of every copy but the oldest (the one the review uses)."""
+    copies: dict[str, list[int]] = {}
+    for task in sorted(tasks, key=lambda t: t.id):
+        task_id = task.data.get("task_id")
+        if task_id:
+            copies.setdefault(str(task_id), []).append(task.id)
+    return {task_id: ids[1:] for task_id, ids in copies.items() if len(ids) > 1}

@@ -33,6 +33,8 @@ class ReviewMapping:
     tasks: dict[str, TaskLink] = field(default_factory=dict)
     progress: dict[str, str] = field(default_factory=dict)
     """task_id -> votes so far of a task still in review ("1 of 2"), as the last pull saw them."""
+    duplicates: dict[str, list[int]] = field(default_factory=dict)
+    """task_id -> Label Studio ids of the extra copies of a task the last pull saw."""
 
     @classmethod
     def load(cls, store: RunStore) -> ReviewMapping:
@@ -47,6 +49,7 @@ class ReviewMapping:
                 raw.get("project_title", ""),
                 {task_id: TaskLink(**link) for task_id, link in raw.get("tasks", {}).items()},
                 {str(k): str(v) for k, v in raw.get("progress", {}).items()},
+                {str(k): [int(i) for i in v] for k, v in raw.get("duplicates", {}).items()},
             )
         except (ValueError, TypeError, AttributeError) as exc:
             raise ReviewError(f"{path}: not a review mapping ({exc}); remove it and push again to rebuild it from Label Studio") from None
@@ -60,5 +63,6 @@ class ReviewMapping:
                 task_id: {"record_id": link.record_id, "ls_task_id": link.ls_task_id} for task_id, link in sorted(self.tasks.items())
             },
             "progress": dict(sorted(self.progress.items())),
+            "duplicates": dict(sorted(self.duplicates.items())),
         }
         write_atomically(store.root / MAPPING_FILE, json.dumps(payload, indent=2) + "\n")

@@ -28,7 +28,7 @@ from pipeline.task.files import METADATA, TaskError, read_metadata
 from pipeline.task.metadata import DangerFormalization, Review, TaskMetadata
 from pipeline.task.writer import write_metadata
 from review._agreement import Agreement, agreement, task_agreement
-from review._client import LabelStudioClient, RemoteProject, RemoteTask
+from review._client import LabelStudioClient, RemoteProject, RemoteTask, extra_copies
 from review._config import ReviewConfig
 from review._errors import NotFoundError, ReviewError
 from review._mapping import ReviewMapping
@@ -249,8 +249,14 @@ def _pull(store: RunStore, client_config: ReviewConfig) -> PullResult:
         task_annotations = annotations[link.ls_task_id]
         result.flags += [a.edited_by_other for a in task_annotations if a.edited_by_other]
         _record(store, row, remote[link.ls_task_id], task_annotations, run_agreement, project, result)
-    if result.progress != mapping.progress:
-        mapping.progress = result.progress
+    duplicates = extra_copies(remote.values())
+    result.flags += [
+        f"{task_id} is in project {mapping.project_id} {len(ids) + 1} times (Label Studio ids {', '.join(map(str, ids))} "
+        f"are extra); remove them with `safeforge review push {store.name} --remove-duplicates`"
+        for task_id, ids in sorted(duplicates.items())
+    ]
+    if (result.progress, duplicates) != (mapping.progress, mapping.duplicates):
+        mapping.progress, mapping.duplicates = result.progress, duplicates
         mapping.save(store)
     return result
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pipeline.runs.ledger import RecordRow, RunStore
 from pipeline.runs.lock import RunLock
 from pipeline.task.folder import TaskError
-from review._client import LabelStudioClient, RemoteProject
+from review._client import LabelStudioClient, RemoteProject, extra_copies
 from review._config import ReviewConfig
 from review._errors import NotFoundError, ReviewError
 from review._mapping import ReviewMapping, TaskLink
@@ -50,6 +50,8 @@ class PushResult:
     failed: dict[str, str] = field(default_factory=dict)
     """record_id -> why its task could not be pushed (a checked record moves to `error`)."""
     warnings: list[str] = field(default_factory=list)
+    duplicates_removed: int = 0
+    """Extra copies of tasks deleted from the project (`--remove-duplicates`)."""
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -61,6 +63,8 @@ class PushResult:
             f"{self.moved_to_review} record(s) now in review",
         ]
         lines += [f"error: {record_id}: {reason}" for record_id, reason in sorted(self.failed.items())]
+        if self.duplicates_removed:
+            lines.append(f"removed {self.duplicates_removed} extra copy(ies) of tasks imported twice")
         lines += [f"warning: {w}" for w in self.warnings]
         return "\n".join(lines)
 
@@ -71,6 +75,7 @@ def push_run(
     *,
     annotators_per_task: int | None = None,
     reimport_missing: bool = False,
+    remove_duplicates: bool = False,
     batch_size: int = 50,
     progress: Progress | None = None,
 ) -> PushResult:
@@ -93,6 +98,8 @@ def push_run(
                 f"(annotations made on the deleted tasks are lost)."
             )
         result = PushResult(client_config.url, project.id, project.title, created_project=created)
+        if remove_duplicates:
+            _remove_duplicates(client, project.id, result)
         if not created and annotators_per_task is not None and annotators_per_task != project.annotators_per_task:
             client.set_annotators_per_task(project.id, annotators_per_task)
             result.warnings.append(
@@ -167,6 +174,20 @@ def _project(
     )
     label_config = LABELING_CONFIG.read_text(encoding="utf-8")
     return client.create_project(title, description, label_config, annotators_per_task or 1), True
+
+
+def _remove_duplicates(client: LabelStudioClient, project_id: int, result: PushResult) -> None:
+    """Delete the extra copies of tasks imported twice, keeping the oldest (the one the review
+    uses); a copy that holds annotations is kept and named, never deleted."""
+    tasks = client.tasks(project_id, with_annotations=True)
+    by_id = {task.id: task for task in tasks}
+    for task_id, extra in sorted(extra_copies(tasks).items()):
+        for ls_id in extra:
+            if by_id[ls_id].annotations:
+                result.warnings.append(f"task {task_id}: copy {ls_id} has annotations and was kept; move them to the first copy by hand")
+                continue
+            client.delete_task(ls_id)
+            result.duplicates_removed += 1
 
 
 def _remote_index(client: LabelStudioClient, project_id: int, warnings: list[str] | None = None) -> dict[str, int]:

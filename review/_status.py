@@ -49,11 +49,14 @@ class Status:
     """Tasks in review and their votes so far, as the last pull saw them ("1 of 2")."""
     lead_times: dict[str, list[float]] = field(default_factory=dict)
     """Annotator -> the time each of their counted annotations took (Label Studio's lead time, s)."""
+    duplicates: dict[str, list[int]] = field(default_factory=dict)
+    """task_id -> Label Studio ids of extra copies, as the last pull saw them."""
 
     def to_dict(self) -> dict:
         return {
             "run": self.run,
             "waiting": self.waiting,
+            "duplicates": self.duplicates,
             "annotators": {
                 name: {"annotations": len(times), "median_lead_time_s": statistics.median(times) if times else None}
                 for name, times in self.lead_times.items()
@@ -98,6 +101,11 @@ class Status:
                 )
         else:
             lines.append("Agreement: no task has two annotators yet")
+        for task_id, ids in sorted(self.duplicates.items()):
+            lines.append(
+                f"duplicate: {task_id} has {len(ids)} extra copy(ies) in the project (Label Studio ids "
+                f"{', '.join(map(str, ids))}): `safeforge review push {self.run} --remove-duplicates` removes them"
+            )
         if self.waiting:
             lines += ["", "Waiting for annotators (votes so far, at the last pull)"]
             lines += [f"  {task_id}: {votes}" for task_id, votes in sorted(self.waiting.items())]
@@ -141,8 +149,9 @@ def review_status(store: RunStore) -> Status:
                     for bucket in (source, total):
                         bucket.reasons[reason] = bucket.reasons.get(reason, 0) + 1
     in_review = {row.task_id or row.record_id for row in store.ledger.records(state="in_review")}
-    waiting = {task_id: votes for task_id, votes in ReviewMapping.load(store).progress.items() if task_id in in_review}
-    return Status(store.name, total, by_source, agreement(votes), unreadable, waiting, lead_times)
+    mapping = ReviewMapping.load(store)
+    waiting = {task_id: votes for task_id, votes in mapping.progress.items() if task_id in in_review}
+    return Status(store.name, total, by_source, agreement(votes), unreadable, waiting, lead_times, mapping.duplicates)
 
 
 def _votes(annotations: list[dict]) -> dict[str, str]:

@@ -47,6 +47,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="create the project again if it was deleted, and re-import tasks in review that "
         "were deleted from it (their annotations are lost)",
     )
+    push.add_argument(
+        "--remove-duplicates",
+        action="store_true",
+        help="delete extra copies of tasks imported twice (keeping the one the review uses; a copy with annotations is kept)",
+    )
     push.set_defaults(func=_push)
 
     pull = sub.add_parser("pull", help="record reviewers' decisions and corrections in the run")
@@ -93,6 +98,7 @@ def _push(args: argparse.Namespace) -> int:
         store,
         ReviewConfig.from_env(),
         annotators_per_task=args.annotators_per_task,
+        remove_duplicates=args.remove_duplicates,
         reimport_missing=args.reimport_missing,
         progress=progress,
     )

@@ -109,3 +109,21 @@ def test_two_pushes_at_once_import_each_task_once(make_run, config, admin):
     assert results and all(isinstance(o, RunLocked) or o in results for o in outcomes)
     tasks = list(admin.tasks.list(project=results[0].project_id))
     assert sorted(t.data["task_id"] for t in tasks) == sorted([KITCHEN, "bathroom_bleach_bucket", "party_leftovers_dog_chocolate"])
+
+
+def test_a_task_imported_twice_is_found_by_pull_shown_by_status_and_removed_by_push(make_run, config, admin):
+    store = make_run([KITCHEN])
+    first = push_run(store, config)
+    original = ls_task_id(store, KITCHEN)
+    payload = admin.tasks.get(original).data
+    copy = admin.tasks.create(project=first.project_id, data=payload).id  # e.g. a push from an older version
+    pulled = pull_run(store, config)
+    assert any(f"{KITCHEN} is in project {first.project_id} 2 times" in flag and "--remove-duplicates" in flag for flag in pulled.flags)
+    status = review_status(store)
+    assert status.duplicates == {KITCHEN: [copy]} and "--remove-duplicates` removes them" in status.format_table()
+
+    cleaned = push_run(store, config, remove_duplicates=True)
+    assert cleaned.duplicates_removed == 1
+    assert [t.id for t in admin.tasks.list(project=first.project_id)] == [original]
+    pull_run(store, config)
+    assert review_status(store).duplicates == {}
