@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from pipeline.common.lazy import lazy_exports
 
-if TYPE_CHECKING:  # the names below, for type checkers; at run time they load on first use
+if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy_exports reads this block)
     from ._agreement import Agreement, PairAgreement, agreement, cohen_kappa
     from ._conditions import condition_in_words
     from ._config import ReviewConfig
@@ -34,40 +34,4 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time they load o
     from ._status import SourceStatus, Status, review_status
     from ._task_data import CORRECTABLE_FIELDS, LABELING_CONFIG, REJECTION_REASONS, build_task
 
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    {
-        "Agreement": "._agreement",
-        "PairAgreement": "._agreement",
-        "agreement": "._agreement",
-        "cohen_kappa": "._agreement",
-        "condition_in_words": "._conditions",
-        "ReviewConfig": "._config",
-        "NotFoundError": "._errors",
-        "ReviewError": "._errors",
-        "DiffRow": "._plan_diff",
-        "diff_plans": "._plan_diff",
-        "Decision": "._pull",
-        "PullResult": "._pull",
-        "ReviewAnnotation": "._pull",
-        "final_decision": "._pull",
-        "pull_run": "._pull",
-        "PushResult": "._push",
-        "project_title": "._push",
-        "push_run": "._push",
-        "LABEL_STUDIO_VERSION": "._server",
-        "ServerError": "._server",
-        "ServerHandle": "._server",
-        "check_installation": "._server",
-        "running_server": "._server",
-        "start_server": "._server",
-        "stop_server": "._server",
-        "SourceStatus": "._status",
-        "Status": "._status",
-        "review_status": "._status",
-        "CORRECTABLE_FIELDS": "._task_data",
-        "LABELING_CONFIG": "._task_data",
-        "REJECTION_REASONS": "._task_data",
-        "build_task": "._task_data",
-    },
-)
+__getattr__, __dir__ = lazy_exports(__name__)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from pipeline.common.lazy import lazy_exports
 
-if TYPE_CHECKING:  # the names below, for type checkers; at run time they load on first use
+if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy_exports reads this block)
     from .errors import SourceError, UnknownSource
     from .record import Record
     from .registry import SOURCES, default_location, default_path, get_source, iter_records, task_source
@@ -22,24 +22,4 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time they load o
     from .selection import sample_key, select
     from .spec import Download, Licence, SourceSpec
 
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    {
-        "SourceError": ".errors",
-        "UnknownSource": ".errors",
-        "Record": ".record",
-        "ReadReport": ".report",
-        "SkippedRow": ".report",
-        "SOURCES": ".registry",
-        "default_location": ".registry",
-        "default_path": ".registry",
-        "get_source": ".registry",
-        "iter_records": ".registry",
-        "task_source": ".registry",
-        "SourceSpec": ".spec",
-        "Licence": ".spec",
-        "Download": ".spec",
-        "sample_key": ".selection",
-        "select": ".selection",
-    },
-)
+__getattr__, __dir__ = lazy_exports(__name__)

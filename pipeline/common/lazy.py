@@ -1,19 +1,24 @@
 """Lazy re-exports for package `__init__` modules (PEP 562).
 
-A package names its public objects and the modules that own them; a name's module is imported on
+A package lists its public names once, as the imports of an `if TYPE_CHECKING:` block (what type
+checkers and readers see); `lazy_exports(__name__)` reads that block and imports a name's module on
 first access, so importing a package (or one light module inside it) never drags in the heavy
 modules next to it (Unified Planning, pandas, the Label Studio SDK, ...).
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
-from collections.abc import Callable, Mapping
+import sys
+from collections.abc import Callable
+from pathlib import Path
 
 
-def lazy_exports(package: str, exports: Mapping[str, str]) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
-    """`(__getattr__, __dir__)` for `package`, exporting each name from its owning module
-    (a module path relative to `package`, e.g. ``{"Task": ".folder"}``)."""
+def lazy_exports(package: str) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
+    """`(__getattr__, __dir__)` for `package`, exporting every name its `if TYPE_CHECKING:` block
+    imports from a module of the package (e.g. `from .folder import Task`)."""
+    exports = _type_checking_imports(Path(sys.modules[package].__file__ or ""))
 
     def __getattr__(name: str) -> object:
         try:
@@ -26,3 +31,14 @@ def lazy_exports(package: str, exports: Mapping[str, str]) -> tuple[Callable[[st
         return sorted(exports)
 
     return __getattr__, __dir__
+
+
+def _type_checking_imports(init: Path) -> dict[str, str]:
+    """name -> relative module, from the `from .module import name` lines under `if TYPE_CHECKING:`."""
+    exports: dict[str, str] = {}
+    for node in ast.parse(init.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            for statement in node.body:
+                if isinstance(statement, ast.ImportFrom) and statement.level == 1 and statement.module:
+                    exports.update({alias.name: f".{statement.module}" for alias in statement.names})
+    return exports

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from pipeline.common.lazy import lazy_exports
 
-if TYPE_CHECKING:  # the names below, for type checkers; at run time they load on first use
+if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy_exports reads this block)
     from ._importer import (
         FAILED,
         IMPORTED,
@@ -26,17 +26,4 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time they load o
     )
     from ._sandbox import Limits
 
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    {
-        "FAILED": "._importer",
-        "IMPORTED": "._importer",
-        "MISMATCH": "._importer",
-        "REPORT": "._importer",
-        "ImportResult": "._importer",
-        "find_tasks": "._importer",
-        "import_despite_task": "._importer",
-        "import_many": "._importer",
-        "Limits": "._sandbox",
-    },
-)
+__getattr__, __dir__ = lazy_exports(__name__)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from pipeline.common.lazy import lazy_exports
 
-if TYPE_CHECKING:  # the names below, for type checkers; at run time they load on first use
+if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy_exports reads this block)
     from ._discover import Discovery, TaskRef, discover_tasks
     from ._metrics import GROUPS, METRICS, Estimate, MetricSet, bootstrap, summarize_metrics, task_indicators
     from ._noise import Decoys, NoiseError, NoiseResult, add_decoys, write_noisy_task
@@ -22,39 +22,4 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time they load o
     from ._scoring import score_response, task_labels
     from ._split import HARD_THRESHOLD, hard_easy_split, write_split
 
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    {
-        "Discovery": "._discover",
-        "TaskRef": "._discover",
-        "discover_tasks": "._discover",
-        "GROUPS": "._metrics",
-        "METRICS": "._metrics",
-        "Estimate": "._metrics",
-        "MetricSet": "._metrics",
-        "bootstrap": "._metrics",
-        "summarize_metrics": "._metrics",
-        "task_indicators": "._metrics",
-        "Decoys": "._noise",
-        "NoiseError": "._noise",
-        "NoiseResult": "._noise",
-        "add_decoys": "._noise",
-        "write_noisy_task": "._noise",
-        "PromptError": "._prompts",
-        "EvalPrompt": "._prompts",
-        "safety_requirement": "._prompts",
-        "write_report": "._report",
-        "ResultsError": "._results",
-        "read_rows": "._results",
-        "EvalReport": "._run",
-        "EvalSettings": "._run",
-        "default_out_dir": "._run",
-        "evaluate": "._run",
-        "run_evaluation": "._run",
-        "score_response": "._scoring",
-        "task_labels": "._scoring",
-        "HARD_THRESHOLD": "._split",
-        "hard_easy_split": "._split",
-        "write_split": "._split",
-    },
-)
+__getattr__, __dir__ = lazy_exports(__name__)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from pipeline.common.lazy import lazy_exports
 
-if TYPE_CHECKING:  # the names below, for type checkers; at run time they load on first use
+if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy_exports reads this block)
     from ._calls import StageCall
     from ._check import Checker, check_candidate
     from ._extract import Extraction, extract_danger, extraction_messages
@@ -35,41 +35,4 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time they load o
     from ._schemas import DangerFormalization, ExtractionResult, GeneratedPDDL, JudgeVerdict
     from ._settings import GenerationSettings
 
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    {
-        "StageCall": "._calls",
-        "Checker": "._check",
-        "check_candidate": "._check",
-        "Extraction": "._extract",
-        "extract_danger": "._extract",
-        "extraction_messages": "._extract",
-        "check_problems": "._feedback",
-        "judge_problems": "._feedback",
-        "GenerationOutcome": "._generate",
-        "Round": "._generate",
-        "generate_task": "._generate",
-        "generation_messages": "._generate",
-        "judge_messages": "._judge",
-        "judge_task": "._judge",
-        "ProgressBar": "._progress",
-        "PromptSet": "._prompts",
-        "load_prompts": "._prompts",
-        "load_extraction": "._record",
-        "process_record": "._record",
-        "RunProgress": "._run",
-        "RunSummary": "._run",
-        "generate_run": "._run",
-        "generate": "._run",
-        "read_records": "._run",
-        "GenerateOptions": "._options",
-        "default_run_name": "._options",
-        "llm_config_for": "._run",
-        "run_generation": "._run",
-        "DangerFormalization": "._schemas",
-        "ExtractionResult": "._schemas",
-        "GeneratedPDDL": "._schemas",
-        "JudgeVerdict": "._schemas",
-        "GenerationSettings": "._settings",
-    },
-)
+__getattr__, __dir__ = lazy_exports(__name__)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from pipeline.common.lazy import lazy_exports
 
-if TYPE_CHECKING:  # the names below, for type checkers; at run time they load on first use
+if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy_exports reads this block)
     from ._cache import CachedResponse, CacheRequest, ResponseCache
     from ._client import LLMClient, LLMResult
     from ._config import LLMConfig
@@ -18,23 +18,4 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time they load o
     from ._prices import DEFAULT_PRICES, ModelPrice, PriceTable
     from ._usage import TokenUsage
 
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    {
-        "CachedResponse": "._cache",
-        "CacheRequest": "._cache",
-        "ResponseCache": "._cache",
-        "LLMClient": "._client",
-        "LLMResult": "._client",
-        "LLMConfig": "._config",
-        "ErrorReason": "._errors",
-        "LLMError": "._errors",
-        "CallLedger": "._ledger",
-        "LedgerRow": "._ledger",
-        "StageSummary": "._ledger",
-        "DEFAULT_PRICES": "._prices",
-        "ModelPrice": "._prices",
-        "PriceTable": "._prices",
-        "TokenUsage": "._usage",
-    },
-)
+__getattr__, __dir__ = lazy_exports(__name__)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from pipeline.common.lazy import lazy_exports
 
-if TYPE_CHECKING:  # the names below, for type checkers; at run time they load on first use
+if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy_exports reads this block)
     from .bounds import grounding_size, too_large
     from .danger import DANGER, DangerAnalysis, DangerEffect, analyse
     from .errors import PDDLError
@@ -22,23 +22,4 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time they load o
     from .transforms import basic_problem, safe_problem, unsafe_problem
     from .up_io import expression_to_pddl, parse_problem, write_problem
 
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    {
-        "PDDLError": ".errors",
-        "grounding_size": ".bounds",
-        "too_large": ".bounds",
-        "PDDLTask": ".reader",
-        "read_task": ".reader",
-        "parse_problem": ".up_io",
-        "write_problem": ".up_io",
-        "expression_to_pddl": ".up_io",
-        "DANGER": ".danger",
-        "DangerAnalysis": ".danger",
-        "DangerEffect": ".danger",
-        "analyse": ".danger",
-        "basic_problem": ".transforms",
-        "safe_problem": ".transforms",
-        "unsafe_problem": ".transforms",
-    },
-)
+__getattr__, __dir__ = lazy_exports(__name__)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from pipeline.common.lazy import lazy_exports
 
-if TYPE_CHECKING:  # the names below, for type checkers; at run time they load on first use
+if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy_exports reads this block)
     from .solve import (
         CLASSICAL_ENGINE,
         CLASSICAL_ENGINE_CONDITIONAL,
@@ -18,15 +18,4 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time they load o
         solve,
     )
 
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    {
-        "ReferencePlans": ".solve",
-        "SolveResult": ".solve",
-        "reference_plans": ".solve",
-        "solve": ".solve",
-        "CLASSICAL_ENGINE": ".solve",
-        "CLASSICAL_ENGINE_CONDITIONAL": ".solve",
-        "NUMERIC_ENGINE": ".solve",
-    },
-)
+__getattr__, __dir__ = lazy_exports(__name__)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from pipeline.common.lazy import lazy_exports
 
-if TYPE_CHECKING:  # the names below, for type checkers; at run time they load on first use
+if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy_exports reads this block)
     from ._archive import ARCHIVE
     from ._collect import AcceptedTask, RunSummary, collect
     from ._content import content_hash
@@ -16,20 +16,4 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time they load o
     from ._errors import PublishError
     from ._release import DEFAULT_LICENSE, RELEASE_JSON, Release, publish
 
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    {
-        "ARCHIVE": "._archive",
-        "AcceptedTask": "._collect",
-        "RunSummary": "._collect",
-        "collect": "._collect",
-        "content_hash": "._content",
-        "DATA_FILE": "._dataset",
-        "features": "._dataset",
-        "PublishError": "._errors",
-        "DEFAULT_LICENSE": "._release",
-        "RELEASE_JSON": "._release",
-        "Release": "._release",
-        "publish": "._release",
-    },
-)
+__getattr__, __dir__ = lazy_exports(__name__)

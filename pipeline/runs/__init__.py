@@ -9,28 +9,9 @@ from typing import TYPE_CHECKING
 
 from pipeline.common.lazy import lazy_exports
 
-if TYPE_CHECKING:  # the names below, for type checkers; at run time they load on first use
+if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy_exports reads this block)
     from .ledger import ALLOWED, STATES, TERMINAL, RecordRow, RunLedger, RunStore, Transition, TransitionError
     from .lock import RunLock, RunLocked
     from .overview import RunNotFound, RunOverview, is_run, list_runs, run_overview
 
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    {
-        "RunStore": ".ledger",
-        "RunLedger": ".ledger",
-        "TransitionError": ".ledger",
-        "RecordRow": ".ledger",
-        "Transition": ".ledger",
-        "STATES": ".ledger",
-        "TERMINAL": ".ledger",
-        "ALLOWED": ".ledger",
-        "run_overview": ".overview",
-        "list_runs": ".overview",
-        "is_run": ".overview",
-        "RunOverview": ".overview",
-        "RunNotFound": ".overview",
-        "RunLock": ".lock",
-        "RunLocked": ".lock",
-    },
-)
+__getattr__, __dir__ = lazy_exports(__name__)

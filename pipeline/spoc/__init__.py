@@ -6,21 +6,8 @@ from typing import TYPE_CHECKING
 
 from pipeline.common.lazy import lazy_exports
 
-if TYPE_CHECKING:  # the names below, for type checkers; at run time they load on first use
+if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy_exports reads this block)
     from ._check import Problem, check_file, check_folder
     from ._export import REPORT, ExportReport, NotExportable, export, export_task, report_path
 
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    {
-        "Problem": "._check",
-        "check_file": "._check",
-        "check_folder": "._check",
-        "REPORT": "._export",
-        "report_path": "._export",
-        "ExportReport": "._export",
-        "NotExportable": "._export",
-        "export": "._export",
-        "export_task": "._export",
-    },
-)
+__getattr__, __dir__ = lazy_exports(__name__)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from pipeline.common.lazy import lazy_exports
 
-if TYPE_CHECKING:  # the names below, for type checkers; at run time they load on first use
+if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy_exports reads this block)
     from .checks import CheckReport, CheckResult, check_task, checked_metadata, record_check
     from .files import (
         BASIC_DOMAIN,
@@ -27,26 +27,4 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time they load o
     from .metadata import TaskMetadata
     from .writer import write_basic_pddl, write_metadata, write_task
 
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    {
-        "Task": ".folder",
-        "TaskMetadata": ".metadata",
-        "TaskError": ".files",
-        "read_metadata": ".files",
-        "read_task_file": ".files",
-        "SAFETY_DOMAIN": ".files",
-        "SAFETY_PROBLEM": ".files",
-        "BASIC_DOMAIN": ".files",
-        "BASIC_PROBLEM": ".files",
-        "METADATA": ".files",
-        "write_task": ".writer",
-        "write_metadata": ".writer",
-        "write_basic_pddl": ".writer",
-        "check_task": ".checks",
-        "checked_metadata": ".checks",
-        "record_check": ".checks",
-        "CheckReport": ".checks",
-        "CheckResult": ".checks",
-    },
-)
+__getattr__, __dir__ = lazy_exports(__name__)

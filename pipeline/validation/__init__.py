@@ -9,20 +9,9 @@ from typing import TYPE_CHECKING
 
 from pipeline.common.lazy import lazy_exports
 
-if TYPE_CHECKING:  # the names below, for type checkers; at run time they load on first use
+if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy_exports reads this block)
     from .plan_text import Step, format_plan, parse_plan
     from .simulator import Simulator, State
     from .validator import Validator, Verdict
 
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    {
-        "Step": ".plan_text",
-        "parse_plan": ".plan_text",
-        "format_plan": ".plan_text",
-        "Simulator": ".simulator",
-        "State": ".simulator",
-        "Validator": ".validator",
-        "Verdict": ".validator",
-    },
-)
+__getattr__, __dir__ = lazy_exports(__name__)

@@ -95,3 +95,17 @@ def test_packages_import_each_other_without_cycles():
 
 def test_the_library_never_imports_the_test_doubles():
     assert not [where for _, target, where in imports() if target.split(".")[0] == "tests"]
+
+
+def test_every_lazily_exported_name_resolves():
+    """A package's public names are its `if TYPE_CHECKING:` imports; each must load at run time."""
+    import importlib
+
+    for init in sorted([*REPO.glob("pipeline/*/__init__.py"), REPO / "sources" / "__init__.py", REPO / "review" / "__init__.py"]):
+        if "lazy_exports(__name__)" not in init.read_text(encoding="utf-8"):
+            continue
+        package = importlib.import_module(".".join(init.relative_to(REPO).parent.parts))
+        names = dir(package)
+        assert names, init
+        for name in names:
+            assert getattr(package, name) is not None, f"{package.__name__}.{name}"
