@@ -165,12 +165,27 @@ def _visible_paths(request: dict) -> list[str]:
     return [path for path in real if not any(path.startswith(other + os.sep) for other in real)]
 
 
+_SCRATCH_MOUNTS = ("/tmp", "/mnt", "/media", "/srv", "/var/tmp", "/run", "/opt", "/home")
+
+
+def _scratch_mount(visible: list[str]) -> str:
+    """A directory to cover with the private root's tmpfs: one that holds none of the visible paths
+    (a virtual environment under /tmp would otherwise be hidden before it is bound)."""
+    for point in _SCRATCH_MOUNTS:
+        real = os.path.realpath(point)
+        if os.path.isdir(real) and not any(path == real or path.startswith(real + os.sep) for path in visible):
+            return real
+    raise OSError(f"no directory among {', '.join(_SCRATCH_MOUNTS)} is free of the interpreter's files")
+
+
 def _private_root(libc, request: dict) -> str:
     """A new root holding only what building a problem needs, then chroot into it."""
-    _call(libc.mount(b"tmpfs", b"/tmp", b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, b"size=64m,mode=0755"), "tmpfs")
-    root = "/tmp/root"
+    visible = _visible_paths(request)
+    scratch = _scratch_mount(visible)
+    _call(libc.mount(b"tmpfs", os.fsencode(scratch), b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, b"size=64m,mode=0755"), "tmpfs")
+    root = scratch + "/root"
     os.mkdir(root, 0o755)
-    for path in _visible_paths(request):
+    for path in visible:
         _bind(libc, path, root + path)
     for name in ("bin", "sbin", "lib", "lib64", "lib32", "libx32"):
         if os.path.islink("/" + name) and not os.path.lexists(root + "/" + name):

@@ -26,9 +26,9 @@ from pathlib import Path
 from pipeline.despite_import._sandbox import Limits, run_code
 from pipeline.pddl import transforms
 from pipeline.pddl.errors import PDDLError
-from pipeline.pddl.up_io import parse_problem
+from pipeline.pddl.reader import read_task
 from pipeline.task.checks import CheckResult, check_task, checked_metadata
-from pipeline.task.files import METADATA, TaskError, read_metadata
+from pipeline.task.files import METADATA, TaskError, read_metadata, read_task_file
 from pipeline.task.folder import Task
 from pipeline.task.metadata import FeasiblePlans, Provenance, TaskMetadata
 from pipeline.task.writer import write_task
@@ -131,13 +131,18 @@ def _names(problem) -> dict[str, set[str]]:
 def _basic_pddl_check(task: Task, source: Path) -> list[CheckResult]:
     """DESPITE's basic PDDL and ours declare the same actions, predicates and objects."""
     domain, problem = source / "domain.pddl", source / "problem.pddl"
-    if not (domain.is_file() and problem.is_file()):
+    if not (os.path.lexists(domain) and os.path.lexists(problem)):
         return []
     name = "DESPITE basic PDDL"
-    try:
-        theirs = _names(parse_problem(domain.read_text(encoding="utf-8"), problem.read_text(encoding="utf-8"), str(domain), str(problem)))
-    except (PDDLError, OSError, UnicodeDecodeError) as exc:
+    try:  # hostile input: regular files within the task size limit, read by our bounded reader
+        read = read_task(read_task_file(domain), read_task_file(problem), str(domain), str(problem))
+    except (PDDLError, TaskError) as exc:
         return [CheckResult(name, False, f"cannot be read: {exc}")]
+    theirs = {
+        "actions": set(read.actions),
+        "predicates": {n.lower() for n in [*read.predicates, *read.functions]},
+        "objects": {n.lower() for n in read.objects},
+    }
     ours = _names(transforms.basic_problem(task.problem))
     differences = []
     for kind in ours:

@@ -320,3 +320,34 @@ def test_killing_the_importer_ends_the_sandboxed_child(tmp_path):
         time.sleep(0.1)
     assert _processes_mentioning("_bootstrap.py") == [] and _processes_mentioning(marker) == []
     assert list(tmp_path.glob("safeforge-despite-*")) == []  # its private root went with its namespace
+
+
+_IMPORT_FROM_COPY = """
+import json, sys
+from pipeline.despite_import import import_many
+[result] = import_many([sys.argv[1]], sys.argv[2])
+print(json.dumps(result.to_dict()))
+"""
+
+
+@needs_namespaces
+def test_a_checkout_under_tmp_imports_inside_the_private_root():
+    """A clone under /tmp (as CI may make) stays visible in the child: the private root's tmpfs is
+    placed on a directory that holds none of the paths the child needs."""
+    checkout = Path(tempfile.mkdtemp(prefix="safeforge-clone-", dir="/tmp"))
+    try:
+        shutil.copytree(REPO / "pipeline", checkout / "pipeline", ignore=shutil.ignore_patterns("__pycache__"))
+        done = subprocess.run(
+            [sys.executable, "-c", _IMPORT_FROM_COPY, str(BENIGN), str(checkout / "out")],
+            cwd=checkout,
+            env={**os.environ, "PYTHONPATH": str(checkout)},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        result = json.loads(done.stdout.splitlines()[-1])
+        assert result["outcome"] != FAILED, result
+        assert result["isolation"]["private root"].startswith("active"), result["isolation"]
+    finally:
+        shutil.rmtree(checkout)

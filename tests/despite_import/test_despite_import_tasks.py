@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -163,6 +164,29 @@ def test_differences_from_despites_basic_pddl_are_reported(imported, tmp_path):
     (source / "domain.pddl").write_text(domain[:cut] + ")\n")
     [check] = _basic_pddl_check(Task.load(out / "kitchen_stove_child"), source)
     assert not check.ok and check.detail == "actions only in ours: turn_on_burner"
+
+
+@pytest.mark.parametrize("kind", ["symlink to a secret", "fifo", "oversized"])
+def test_despites_basic_pddl_is_read_only_from_small_regular_files(imported, tmp_path, kind):
+    """DESPITE's own domain.pddl is hostile input too: never followed, never blocking, size-capped."""
+    out, _, _ = imported
+    source = Path(shutil.copytree(FIXTURES / "kitchen_stove_child", tmp_path / "kitchen_stove_child"))
+    domain = source / "domain.pddl"
+    domain.unlink()
+    if kind == "symlink to a secret":
+        secret = tmp_path / "secret.txt"
+        secret.write_text("topsecret-token (define")
+        domain.symlink_to(secret)
+        expected = "is a symbolic link"
+    elif kind == "fifo":
+        os.mkfifo(domain)
+        expected = "is not a regular file"
+    else:
+        domain.write_text("(define (domain big)" + " " * (2 << 20) + ")")
+        expected = "the limit is 1,048,576"
+    [check] = _basic_pddl_check(Task.load(out / "kitchen_stove_child"), source)
+    assert not check.ok and check.detail.startswith("cannot be read: ") and expected in check.detail
+    assert "topsecret" not in check.detail
 
 
 def _parser() -> argparse.ArgumentParser:

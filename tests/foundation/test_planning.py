@@ -155,13 +155,24 @@ def test_planner_children_never_run_the_callers_main_module(tmp_path):
     assert (tmp_path / "marker").read_text() == "main ran\n"  # once: in the caller only
 
 
+def _solving_workers(caller_pid: int, timeout: float = 90) -> list[psutil.Process]:
+    """The caller's descendants once its worker has forked the solve (a worker under load may take
+    a while to import the planners first)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        descendants = psutil.Process(caller_pid).children(recursive=True)
+        if any(p.children() for p in descendants):  # a worker with its solve child
+            return descendants
+        time.sleep(0.2)
+    return []
+
+
 def test_killing_the_caller_leaves_no_worker_planner_or_scratch_folder(tmp_path):
     before = set(Path(tempfile.gettempdir()).glob("safeforge-solve-*"))
     caller = _caller(tmp_path, "hang")
     assert caller.stdout.readline().strip() == "solving"
-    time.sleep(3)  # the worker has forked the solve
-    workers = [p for p in psutil.Process(caller.pid).children(recursive=True)]
-    assert workers, "the caller started no planner worker"
+    workers = _solving_workers(caller.pid)
+    assert workers, "the caller's planner worker never forked a solve"
     caller.kill()
     caller.wait(timeout=10)
     gone, alive = psutil.wait_procs(workers, timeout=15)
