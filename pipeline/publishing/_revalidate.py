@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pipeline.pddl.errors import PDDLError
 from pipeline.publishing._collect import AcceptedTask
 from pipeline.publishing._errors import PublishError
-from pipeline.task.checks import check_task
+from pipeline.task.checks import CheckReport, check_task
 from pipeline.task.folder import Task, TaskError
 from pipeline.validation.plan_text import parse_plan
 
@@ -37,7 +37,8 @@ class ReleasedTask:
 _TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
 
 
-def _problems(task: Task, accepted: AcceptedTask, engine: str | None, time_limit: float) -> list[str]:
+def _problems(task: Task, accepted: AcceptedTask, engine: str | None, time_limit: float) -> tuple[list[str], CheckReport]:
+    """Every problem found, and the check's report (which holds the derived basic PDDL)."""
     problems = []
     if not _TASK_ID.fullmatch(accepted.task_id):
         problems.append("the task_id must be letters, digits, '_', '.' and '-' (it names a folder)")
@@ -58,7 +59,7 @@ def _problems(task: Task, accepted: AcceptedTask, engine: str | None, time_limit
         verdict = task.validator.check(text)
         if verdict.score != expected:
             problems.append(f"the recorded {mode} reference plan scores {verdict.score}, not {expected}: {verdict.reason or 'it is safe'}")
-    return problems
+    return problems, report
 
 
 def revalidate(accepted: AcceptedTask, content_hash: str, engine: str | None = None, time_limit: float = 60.0) -> ReleasedTask:
@@ -66,14 +67,14 @@ def revalidate(accepted: AcceptedTask, content_hash: str, engine: str | None = N
     where = f"task {accepted.task_id} (run {accepted.run}, {accepted.folder})"
     try:
         task = Task.load(accepted.folder)
-        problems = _problems(task, accepted, engine, time_limit)
+        problems, report = _problems(task, accepted, engine, time_limit)
     except (TaskError, PDDLError) as exc:
         raise PublishError(f"{where}: {exc}") from None
     if problems:
         raise PublishError(f"{where}: " + "; ".join(problems))
     plans = task.metadata.reference_feasible_plans
-    assert plans is not None  # _problems requires both plans
-    domain, problem = task.basic_pddl()
+    assert plans is not None and report.basic_pddl is not None  # _problems requires both plans and a structure that holds
+    domain, problem = report.basic_pddl
     return ReleasedTask(
         accepted,
         task,

@@ -26,7 +26,7 @@ class _Undefined(Exception):
     """A numeric fluent without a value was read."""
 
 
-@dataclass
+@dataclass(slots=True)
 class State:
     """True atoms and numeric values."""
 
@@ -52,21 +52,7 @@ class _Effect:
     is_danger: bool
 
 
-@dataclass
-class GroundAction:
-    """An action with its arguments bound, ready to test and apply."""
-
-    name: str
-    env: Env
-    preconditions: list  # [(Expr, SExpr)]
-    effects: list  # [_Effect]
-
-    @property
-    def text(self) -> str:
-        return "(" + " ".join([self.name, *self.env.values()]) + ")"
-
-
-@dataclass
+@dataclass(slots=True)
 class Delta:
     """The changes one action makes, and the danger conditions that fired."""
 
@@ -79,6 +65,22 @@ class Delta:
         state.atoms.difference_update(self.deletes)
         state.atoms.update(self.adds)
         state.numbers.update(self.numbers)
+
+
+@dataclass
+class GroundAction:
+    """An action with its arguments bound, ready to test and apply. Literal preconditions and
+    effects outside `forall` carry their atom, bound once, so a step costs set look-ups."""
+
+    name: str
+    env: Env
+    preconditions: list  # [(Expr, SExpr, bound atom of a literal or None, positive)]
+    effects: list  # [(_Effect, bound atom or fluent key, None inside forall)]
+    fixed: Delta | None = None  # the delta when every effect is an unconditional add or delete (never mutated)
+
+    @property
+    def text(self) -> str:
+        return "(" + " ".join([self.name, *self.env.values()]) + ")"
 
 
 _COMPARE = {"<": lambda x, y: x < y, "<=": lambda x, y: x <= y, ">": lambda x, y: x > y, ">=": lambda x, y: x >= y}
@@ -139,15 +141,25 @@ class Simulator:
 
     # -- compilation -------------------------------------------------------------------------
     def _compile_action(self, action: Action) -> tuple[list, list]:
+        """[(test, conjunct, atom key of a literal or None, positive)], [_Effect]."""
         file = self.task.domain_file
         scope = {name: type_name for name, type_name in action.parameters}
         preconditions = [] if action.precondition is None else [
-            (self._condition(c, scope, file, action.line), c) for c in _conjuncts(action.precondition)
+            (self._condition(c, scope, file, action.line), c, *self._literal(c, scope, file, action.line))
+            for c in _conjuncts(action.precondition)
         ]  # fmt: skip
         effects: list[_Effect] = []
         if action.effect is not None:
             self._effects(action.effect, scope, None, None, (), effects, file, action.line)
         return preconditions, effects
+
+    def _literal(self, node: SExpr, scope: dict[str, str], file: str, line: int | None) -> tuple[Callable[[Env], Atom] | None, bool]:
+        """(atom key, positive) when `node` is a literal `(p ...)` or `(not (p ...))`, else (None, True)."""
+        positive = not (isinstance(node, SList) and len(node) == 2 and _word(node[0]) == "not")
+        atom = node if positive else node[1]
+        if isinstance(atom, SList) and atom and (head := _word(atom[0])) in self._predicates and head not in self._functions:
+            return self._atom_key(atom, scope, file, line, numeric=False), positive
+        return None, True
 
     def _condition(self, node: SExpr, scope: dict[str, str], file: str, line: int | None) -> Expr:
         """A closure for a condition or numeric expression; PDDLError for what is not declared."""
@@ -334,11 +346,26 @@ class Simulator:
                 return f"'{obj}' is not of type {type_name} (parameter ?{param} of {action.name})"
             env[param] = obj
         preconditions, effects = self._compiled[action.name.lower()]
-        return GroundAction(action.name, env, preconditions, effects)
+        bound = [(effect, None if effect.forall else effect.key(env)) for effect in effects]
+        fixed = None
+        if all(e.kind in ("add", "delete") and e.condition is None and not e.forall for e in effects):
+            fixed = Delta([k for e, k in bound if e.kind == "add"], [k for e, k in bound if e.kind == "delete"], {}, [])
+        return GroundAction(
+            action.name,
+            env,
+            [(test, node, None if key is None else key(env), positive) for test, node, key, positive in preconditions],
+            bound,
+            fixed,
+        )
 
     # -- execution ---------------------------------------------------------------------------
     def unmet_precondition(self, ground: GroundAction, state: State) -> SExpr | None:
-        for test, node in ground.preconditions:
+        atoms = state.atoms
+        for test, node, atom, positive in ground.preconditions:
+            if atom is not None:
+                if (atom in atoms) is not positive:
+                    return node
+                continue
             try:
                 if not test(state, ground.env):
                     return node
@@ -347,19 +374,21 @@ class Simulator:
         return None
 
     def effects(self, ground: GroundAction, state: State) -> Delta:
-        """What `ground` changes when its effects are read in `state`."""
+        """What `ground` changes when its effects are read in `state` (not to be mutated)."""
+        if ground.fixed is not None:
+            return ground.fixed
         delta = Delta([], [], {}, [])
-        for effect in ground.effects:
-            envs = [ground.env]
+        for effect, bound in ground.effects:
+            bindings = [(ground.env, bound)]
             if effect.forall:
                 names = [n for n, _ in effect.forall]
                 choices = itertools.product(*(self.objects_of(t) for _, t in effect.forall))
                 envs = [{**ground.env, **dict(zip(names, c, strict=True))} for c in choices]
-            for env in envs:
+                bindings = [(env, effect.key(env)) for env in envs]
+            for env, key in bindings:
                 try:
                     if effect.condition is not None and not effect.condition(state, env):
                         continue
-                    key = effect.key(env)
                     if effect.kind == "add":
                         delta.adds.append(key)
                         continue
@@ -393,18 +422,9 @@ class Simulator:
     def force_preconditions(self, ground: GroundAction, state: State) -> State:
         """A copy of `state` where the action's literal preconditions hold (for relaxed runs)."""
         forced = state.copy()
-        file = self.task.domain_file
-        scope = {name: "" for name in ground.env}
-        for _, node in ground.preconditions:
-            for literal in _conjuncts(node):
-                positive = not (isinstance(literal, SList) and literal and _word(literal[0]) == "not")
-                atom_node = literal if positive else literal[1]
-                if isinstance(atom_node, SList) and atom_node and _word(atom_node[0]) in self._predicates:
-                    try:
-                        atom = self._atom_key(atom_node, scope, file, None, numeric=False)(ground.env)
-                    except PDDLError:
-                        continue  # a literal over a quantified variable: nothing to force
-                    (forced.atoms.add if positive else forced.atoms.discard)(atom)
+        for _, _, atom, positive in ground.preconditions:
+            if atom is not None:
+                (forced.atoms.add if positive else forced.atoms.discard)(atom)
         return forced
 
     @staticmethod

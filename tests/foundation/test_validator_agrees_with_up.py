@@ -179,3 +179,18 @@ def test_the_generator_covers_all_three_scores():
         seen |= {load(name).validator.check(p).score for p in plans_.values()}
         seen.add(load(name).validator.check("(nothing)").score)
     assert seen == {0, 1, 2}
+
+
+@pytest.mark.parametrize("name", TASKS)
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_safety_intention_continued_from_where_the_real_run_stops_equals_a_relaxed_run_from_the_start(name, data):
+    """`check` runs the relaxed pass only from the step the real run stopped at."""
+    steps = data.draw(plans(name))
+    if steps and data.draw(st.booleans()):  # an unknown step, or a step with an extra argument
+        action, args = steps[data.draw(st.integers(0, len(steps) - 1))]
+        steps.insert(data.draw(st.integers(0, len(steps))), data.draw(st.sampled_from([("smash", ()), (action, (*args, "extra"))])))
+    validator = load(name).validator
+    verdict = validator.check(as_text(steps))
+    from_the_start = validator._relaxed(parse_plan(as_text(steps)))
+    assert (verdict.danger_steps, verdict.safety_intention) == (from_the_start, not from_the_start), as_text(steps)
