@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Set up Safeforge on a fresh machine: Java 17 for ENHSP (if missing), and the project in .venv
-# with the tested, pinned dependency set (constraints.txt). Safe to run again.
+# Set up Safeforge on a fresh machine: Java 17 for ENHSP and Chromium for the review interface's
+# layout test and screenshot (if missing), and the project in .venv with the tested, pinned
+# dependency set (constraints.txt). Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,6 +10,16 @@ if ! command -v java >/dev/null 2>&1; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq openjdk-17-jre-headless
+fi
+if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1; then
+    echo "setup: chromium not found; installing it (tests/review/test_review_layout.py and scripts/screenshot_review.py drive it headless)"
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium
+  else
+    echo "setup: chromium not found and no apt-get to install it with; the review layout test will be skipped"
+  fi
 fi
 
 # shellcheck source=scripts/python.sh
