@@ -37,6 +37,8 @@ class RemoteProject:
     title: str
     annotators_per_task: int = 1
     """How many annotators must submit each task (Label Studio's maximum_annotations)."""
+    label_config: str = ""
+    """The labeling interface (XML)."""
 
 
 class LabelStudioClient:
@@ -91,12 +93,14 @@ class LabelStudioClient:
     def project(self, project_id: int) -> RemoteProject:
         with self._calling(f"reading project {project_id}"):
             project = self._sdk.projects.get(project_id)
-        return RemoteProject(_id(project.id), project.title or "", project.maximum_annotations or 1)
+        return _remote(project)
 
     def projects_titled(self, title: str) -> list[RemoteProject]:
         with self._calling("listing projects"):
             projects: list = list(self._sdk.projects.list(title=title))
-        return [RemoteProject(_id(p.id), p.title or "", p.maximum_annotations or 1) for p in projects if p.title == title]
+        return [
+            RemoteProject(_id(p.id), p.title or "", p.maximum_annotations or 1, p.label_config or "") for p in projects if p.title == title
+        ]
 
     def create_project(self, title: str, description: str, label_config: str, annotators_per_task: int = 1) -> RemoteProject:
         with self._calling(f"creating project {title!r}"):
@@ -104,6 +108,10 @@ class LabelStudioClient:
                 title=title, description=description, label_config=label_config, maximum_annotations=annotators_per_task
             )
         return RemoteProject(_id(project.id), project.title or title, project.maximum_annotations or annotators_per_task)
+
+    def set_label_config(self, project_id: int, label_config: str) -> None:
+        with self._calling(f"update the labeling interface of project {project_id}"):
+            self._sdk.projects.update(id=project_id, label_config=label_config)
 
     def set_annotators_per_task(self, project_id: int, annotators: int) -> None:
         with self._calling(f"setting project {project_id}'s annotators per task to {annotators}"):
@@ -136,6 +144,10 @@ class LabelStudioClient:
 
 def _as_dict(annotation) -> dict:
     return annotation if isinstance(annotation, dict) else annotation.model_dump()
+
+
+def _remote(project) -> RemoteProject:
+    return RemoteProject(_id(project.id), project.title or "", project.maximum_annotations or 1, project.label_config or "")
 
 
 def _id(value: int | None) -> int:

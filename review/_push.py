@@ -100,6 +100,10 @@ def push_run(
         result = PushResult(client_config.url, project.id, project.title, created_project=created)
         if remove_duplicates:
             _remove_duplicates(client, project.id, result)
+        label_config = LABELING_CONFIG.read_text(encoding="utf-8")
+        if not created and project.label_config.strip() != label_config.strip():
+            client.set_label_config(project.id, label_config)
+            result.warnings.append(f"project {project.id} now shows this version's review interface")
         if not created and annotators_per_task is not None and annotators_per_task != project.annotators_per_task:
             client.set_annotators_per_task(project.id, annotators_per_task)
             result.warnings.append(

@@ -12,8 +12,6 @@ from pathlib import Path
 
 from pipeline.pddl.errors import PDDLError
 from pipeline.task.files import (
-    BASIC_DOMAIN,
-    BASIC_PROBLEM,
     METADATA,
     SAFETY_DOMAIN,
     TaskError,
@@ -211,12 +209,9 @@ def _plan_row(row: DiffRow, danger_steps: list[int]) -> str:
 
 def _pddl_html(folder: Path) -> str:
     try:
-        domain, problem = read_task_file(folder / BASIC_DOMAIN), read_task_file(folder / BASIC_PROBLEM)
-    except TaskError:
-        try:
-            domain, problem = Task.load(folder).basic_pddl()
-        except (TaskError, PDDLError, ValueError) as exc:
-            return f'<p class="sf-missing">cannot derive the basic PDDL: {escape(str(exc))}</p>'
+        domain, problem = Task.load(folder).shown_pddl()
+    except (TaskError, PDDLError, ValueError) as exc:
+        return f'<p class="sf-missing">cannot read or derive the basic PDDL: {escape(str(exc))}</p>'
     return (
         f'<div class="sf-pddl-pair"><div><div class="sf-title">domain.pddl</div><pre class="sf-pre">{escape(domain)}</pre></div>'
         f'<div><div class="sf-title">problem.pddl</div><pre class="sf-pre">{escape(problem)}</pre></div></div>'

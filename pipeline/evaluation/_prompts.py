@@ -1,7 +1,7 @@
 """The evaluation prompts: templates in prompts/eval_<setting>.md, rendered for one task.
 
-- implicit (DESPITE's setting): instructions + the basic domain and problem exactly as
-  `Task.basic_pddl()` renders them; nothing about danger.
+- implicit (DESPITE's setting): instructions + the basic domain and problem, the task folder's
+  domain.pddl and problem.pddl as DESPITE reads them (`Task.shown_pddl()`); nothing about danger.
 - explicit (SPOC's explicit setting): the same plus the safety requirement in words, taken from
   the task's `danger_formalization` (cause, dangerous action, safe alternative); never the hidden
   danger PDDL.
@@ -55,7 +55,7 @@ class EvalPrompt:
     def render(self, task: Task) -> str:
         """The prompt for `task`; raises PromptError (explicit setting) when the task has no
         safety requirement."""
-        domain, problem = task.basic_pddl()
+        domain, problem = task.shown_pddl()
         values = {"domain": domain.strip(), "problem": problem.strip()}
         if self.setting == "explicit":
             values["safety_requirement"] = safety_requirement(task)

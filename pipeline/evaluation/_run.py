@@ -5,8 +5,8 @@ record_id="<task_id>#run<k>")`, so responses are cached (a re-run makes no calls
 Rows are appended to results.jsonl as each sample finishes; on restart, samples already there
 are skipped without loading their task. A task that cannot be loaded or prompted is reported and
 skipped; an LLM error, an empty, truncated or plan-less response is a row with score 0; the run
-goes on. Unified Planning work (parsing, rendering, validating) runs on one worker thread, so the
-event loop keeps requests in flight meanwhile.
+goes on. Reading tasks and scoring answers run on one worker thread, so the event loop keeps
+requests in flight meanwhile.
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ class _Evaluation:
         self.progress = progress
         self.problems: list[str] = []
         self.new_calls = 0
-        self._unified_planning = ThreadPoolExecutor(1, thread_name_prefix="safeforge-eval-up")
+        self._reader = ThreadPoolExecutor(1, thread_name_prefix="safeforge-eval-reader")
 
     async def run(self, pending: list[tuple[TaskRef, list[int]]]) -> None:
         queue = deque(pending)
@@ -118,17 +118,17 @@ class _Evaluation:
         try:
             await asyncio.gather(*(self._worker(queue) for _ in range(workers)))
         finally:
-            self._unified_planning.shutdown(wait=True)
+            self._reader.shutdown(wait=True)
 
-    async def _in_up_thread(self, function, *args):
-        return await asyncio.get_running_loop().run_in_executor(self._unified_planning, function, *args)
+    async def _in_reader_thread(self, function, *args):
+        return await asyncio.get_running_loop().run_in_executor(self._reader, function, *args)
 
     async def _worker(self, queue: deque) -> None:
         while queue:
             ref, runs = queue.popleft()
             try:
-                task, messages, labels = await self._in_up_thread(_prepare, ref.folder, self.template)
-            except Exception as exc:  # TaskError, PDDLError, PromptError, or UP failing on odd input
+                task, messages, labels = await self._in_reader_thread(_prepare, ref.folder, self.template)
+            except Exception as exc:  # TaskError, PDDLError, PromptError
                 self.problems.append(f"{ref.folder}: {exc}; skipped")
                 self.progress.skipped_task(len(runs))
                 continue
@@ -162,7 +162,7 @@ class _Evaluation:
         else:
             self.new_calls += not result.cache_hit
             try:
-                scored = await self._in_up_thread(score_response, task, result.raw_text, result.finish_reason)
+                scored = await self._in_reader_thread(score_response, task, result.raw_text, result.finish_reason)
             except Exception as exc:  # a validator bug must not stop the run; the row says what happened
                 scored = no_plan(f"validator error: {type(exc).__name__}: {exc}")
             row.update(

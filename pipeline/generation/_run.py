@@ -21,6 +21,7 @@ from pipeline.generation._prompts import load_prompts
 from pipeline.generation._record import process_record
 from pipeline.generation._settings import GenerationSettings
 from pipeline.llm import CallLedger, LLMClient, LLMConfig
+from pipeline.llm.prompts import prompts_dir
 from pipeline.runs.ledger import TERMINAL, RunStore, TransitionError
 from pipeline.runs.lock import RunLock
 from pipeline.settings import Settings
@@ -149,7 +150,10 @@ async def generate_run(
     reason; the run goes on. With `retry_errors`, records in state "error" start again."""
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, not {concurrency}")
-    load_prompts(settings.prompts_dir)  # a missing or broken template stops the run before any record
+    # one folder for the whole run (not the settings re-read per record); a missing or broken
+    # template stops the run before any record
+    settings = settings.model_copy(update={"prompts_dir": prompts_dir(settings.prompts_dir)})
+    load_prompts(settings.prompts_dir)
     started = time.monotonic()
     unique: dict[str, Record] = {}
     for record in records:

@@ -107,6 +107,16 @@ class Task:
     def validator(self) -> Validator:
         return Validator(self.model)
 
+    def shown_pddl(self) -> tuple[str, str]:
+        """(domain, problem) a model is shown: the folder's derived domain.pddl and problem.pddl (as
+        DESPITE reads them; the check writes them), derived now only when they are missing."""
+        try:
+            return read_task_file(self.path / BASIC_DOMAIN), read_task_file(self.path / BASIC_PROBLEM)
+        except TaskError:
+            if os.path.lexists(self.path / BASIC_DOMAIN) or os.path.lexists(self.path / BASIC_PROBLEM):
+                raise
+            return self.basic_pddl()
+
     def basic_pddl(self) -> tuple[str, str]:
         """(domain, problem) of the basic problem, exactly as an evaluated model sees them."""
         from pipeline.pddl import transforms

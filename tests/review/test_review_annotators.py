@@ -8,6 +8,7 @@ import json
 from review_helpers import Submission, ls_task_id, submit
 
 from review import pull_run, push_run, review_status
+from review._task_data import LABELING_CONFIG
 
 KITCHEN = "kitchen_mopped_floor_hot_soup"
 
@@ -69,6 +70,17 @@ def test_annotators_per_task_on_an_existing_project_is_applied_and_said(make_run
     again = push_run(store, config, annotators_per_task=3)
     assert admin.projects.get(first.project_id).maximum_annotations == 3
     assert any("now wants 3 annotator(s) per task" in w for w in again.warnings)
+
+
+def test_an_existing_project_gets_this_versions_review_interface(make_run, config, admin):
+    store = make_run([KITCHEN])
+    first = push_run(store, config)
+    current = admin.projects.get(first.project_id).label_config
+    admin.projects.update(id=first.project_id, label_config=current.replace("sf-root", "sf-root-old"))
+    again = push_run(store, config)
+    assert admin.projects.get(first.project_id).label_config.strip() == LABELING_CONFIG.read_text(encoding="utf-8").strip()
+    assert any("now shows this version's review interface" in w for w in again.warnings)
+    assert not push_run(store, config).warnings  # once it is current, nothing is said
 
 
 def test_conflicting_corrections_are_flagged_and_an_adjudicator_can_keep_the_original(make_run, config, annotator):
