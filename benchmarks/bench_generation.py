@@ -13,7 +13,9 @@ record's hand-written responses; the replay server runs in its own process with 
    LLM's latency. Prints tasks/min, the
    bound and their ratio (target >= 0.8), the same against the round trip of one request sent
    alone to the same server (a baseline measured in the same run: the server's fixed delay plus
-   its HTTP/TCP overhead), and LLM calls and tokens per accepted task.
+   its HTTP/TCP overhead), the same 3 calls per record made by the bare `openai` client at the same
+   concurrency (a baseline measured in the same run: what the HTTP client alone reaches on this
+   machine), and LLM calls and tokens per accepted task.
 2. The same command again on the same run: the number of HTTP requests the server saw (target 0).
 3. End to end with the real checker on every record (M records, same concurrency): tasks/min and
    the mean check time. On a 2-core machine the planners, not the LLM, bound this figure.
@@ -41,6 +43,7 @@ import urllib.request
 from pathlib import Path
 
 import httpx
+import openai
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from pipeline.generation import GenerationSettings, check_candidate, generate_run  # noqa: E402
@@ -135,6 +138,30 @@ def round_trip_s(base_url: str, count: int = 10) -> float:
     return (time.perf_counter() - started) / count
 
 
+PADDING = "lorem ipsum " * 650  # about the pipeline's mean request: ~1,950 tokens in per call
+
+
+def bare_client_s(base_url: str, records: int, concurrency: int) -> float:
+    """Seconds the bare `openai` client takes for `records` x 3 sequential calls, `concurrency`
+    records at a time, against the same server: the HTTP client's own ceiling."""
+
+    async def go() -> float:
+        async with openai.AsyncOpenAI(base_url=base_url, api_key="bench", max_retries=0) as client:
+            slots = asyncio.Semaphore(concurrency)
+
+            async def record(number: int) -> None:
+                async with slots:
+                    for stage in ("extract", "generate", "judge"):
+                        content = f"stage: {stage}\nrecord_id: neiss_{FIRST_CASE + number}\n" + PADDING
+                        await client.chat.completions.create(model="deepseek-chat", messages=[{"role": "user", "content": content}])
+
+            started = time.perf_counter()
+            await asyncio.gather(*(record(n) for n in range(records)))
+            return time.perf_counter() - started
+
+    return asyncio.run(go())
+
+
 def served(base_url: str) -> int:
     with urllib.request.urlopen(base_url.removesuffix("/v1") + "/admin/stats", timeout=5) as response:
         return json.loads(response.read())["requests"]
@@ -181,6 +208,7 @@ def main() -> int:
             ]["content"]
             asyncio.run(memo.warm(generated["safety_domain"], generated["safety_problem"]))
             trip = round_trip_s(url)
+            bare = bare_client_s(url, len(records), args.concurrency)
             summary = run(folder / "llm-path", records, url, args.concurrency, settings, memo)
             waves = math.ceil(len(records) / args.concurrency) * CALLS_PER_RECORD
             bound, measured_bound = waves * latency, waves * trip
@@ -198,6 +226,10 @@ def main() -> int:
                 f"   one request alone takes {trip * 1000:.0f} ms against this server (baseline measured now); "
                 f"bound at that latency {measured_bound:.2f}s, ratio {measured_bound / summary.seconds:.2f}"
             )
+            print(
+                f"   the bare openai client, same calls and concurrency (baseline measured now): {bare:.2f}s, "
+                f"ratio to the bound {bound / bare:.2f}; the pipeline takes {summary.seconds / bare:.2f}x the bare client"
+            )
             tokens = summary.tokens
             print(
                 f"   per accepted task: {summary.calls / passed:.2f} LLM calls, tokens in "
@@ -212,6 +244,8 @@ def main() -> int:
                 f"{again.seconds:.2f}s, states {again.states}"
             )
             subset = records[: args.real_check_records]
+            if not subset:
+                return 0
             timed: list[float] = []
 
             def timed_check(task_dir: Path):
