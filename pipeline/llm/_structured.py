@@ -41,6 +41,7 @@ def json_schema(schema: type[BaseModel]) -> dict[str, Any]:
     return json.loads(_schema_json(schema))
 
 
+@functools.cache
 def schema_fingerprint(schema: type[BaseModel]) -> str:
     """`<Name>:<hash of its JSON schema>`, the schema's cache-key component."""
     return f"{schema.__name__}:{sha256_hex(canonical_json(json_schema(schema)))[:16]}"
@@ -77,15 +78,22 @@ def strict_schema(schema: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def response_format(schema: type[BaseModel], mode: JsonMode) -> dict[str, Any]:
+    """The request's response_format (a fresh copy)."""
     if mode == "json_object":
         return {"type": "json_object"}
+    return json.loads(_json_schema_format(schema))
+
+
+@functools.cache
+def _json_schema_format(schema: type[BaseModel]) -> str:
+    """response_format for json_schema mode as JSON, computed once per class."""
     body: dict[str, Any] = {"name": _SCHEMA_NAME_CHARS.sub("_", schema.__name__)[:64]}
     strict = strict_schema(json_schema(schema))
     if strict is None:
         body["schema"] = json_schema(schema)
     else:
         body.update(schema=strict, strict=True)
-    return {"type": "json_schema", "json_schema": body}
+    return json.dumps({"type": "json_schema", "json_schema": body})
 
 
 def messages_for(messages: list[dict[str, Any]], schema: type[BaseModel], mode: JsonMode) -> list[dict[str, Any]]:
