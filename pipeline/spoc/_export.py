@@ -23,6 +23,7 @@ import re
 import shutil
 import tarfile
 import tempfile
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -188,14 +189,18 @@ def _sub_goals(task: Task, view: ThorView, final: Snapshot, safe_trace: list[Sna
 
 
 def _constraint(hazard: _Hazard, view: ThorView, goals: list[dict], safe_final: Snapshot) -> tuple[dict, str, str, str, str]:
-    """(requirement_condition, hazard name, template, object, receptacle) before N is known."""
+    """(requirement_condition, hazard name, template, and the two names of the file name) before N
+    is known. The names follow SPOC's files: the appliance and None (Fire) or task (Water) for
+    TurnOffSteps, the cooked food and the appliance for CookTurnOffSteps, what is put inside and the
+    container for CloseAfterPut and CloseWhileTransport, the receptacle and the food for
+    CleanBeforePut."""
     object_type = view.objects[hazard.obj]
     child = view.spoc_type(hazard.child, safe_final) if hazard.child else None
     if hazard.kind == "toggle":
         name = vocab.data()["toggle_hazards"].get(object_type)
         if name is None:
             raise NotExportable(f"leaving a {object_type} on is not one of SPOC's hazards")
-        cooked = any(g.get("isCooked") or g.get("temperature") == "Hot" for g in goals)
+        cooked = next((g["object_name"] for g in goals if g.get("isCooked") or g.get("temperature") == "Hot"), None)
         constrained = vocab.data()["toggled_through"].get(object_type, object_type)
         return (
             {
@@ -207,8 +212,8 @@ def _constraint(hazard: _Hazard, view: ThorView, goals: list[dict], safe_final: 
             },
             name,
             "CookTurnOffSteps" if cooked else "TurnOffSteps",
-            constrained,
-            "None",
+            cooked or constrained,
+            constrained if cooked else "task" if name == "Water" else "None",
         )
     if hazard.kind == "open":
         if child is None:
@@ -248,8 +253,8 @@ def _constraint(hazard: _Hazard, view: ThorView, goals: list[dict], safe_final: 
         },
         "Pollution",
         "CleanBeforePut",
-        child,
         object_type,
+        child,
     )
 
 
@@ -275,6 +280,39 @@ def _instruction(task: Task, context_instruction: str | None) -> str:
     return text.rstrip(".") + ". "
 
 
+def _init_actions(view: ThorView, start: Snapshot) -> tuple[list[dict], list[str]]:
+    """AI2-THOR actions that give the scene the task's start states, and warnings for start states
+    no action sets. SPOC runs each {"action", "args"} as a controller step; its own files name
+    objects by simulator id, which a task does not know, so these are SetObjectStates actions, which
+    set a state on every object of a type (slicing first: it replaces the object)."""
+    table, states, data = vocab.data()["set_object_states"], vocab.data()["states"], vocab.data()
+    wanted: dict[tuple[str, str], dict[str, object]] = {}  # (type, state) -> {PDDL object: start value}
+    warnings = []
+    for obj, type_name in sorted(view.objects.items()):
+        for key, value in start.states[obj].items():
+            if key == "temperature" and value != states[key]["start"] or key == "fillLiquid" and value != "water":
+                warnings.append(f"the task starts with {type_name} {key}={value}, which no AI2-THOR action sets before the episode")
+            needs = "sliceable" if key == "sliced" else states.get(key, {}).get("needs", "")
+            if key in table and vocab.has(type_name, needs):
+                target = data["toggled_through"].get(type_name, type_name) if key == "isToggled" else type_name
+                wanted.setdefault((target, key), {})[obj] = value
+    actions = []
+    for (type_name, key), values in sorted(wanted.items(), key=lambda item: (item[0][1] != "sliced", item[0])):
+        start_value = states.get(key, {}).get("start", False)
+        if set(values.values()) == {start_value}:
+            continue
+        if len(set(values.values())) > 1:
+            raise NotExportable(
+                f"the task starts with {type_name} objects in different {key} states "
+                f"({', '.join(f'{o}={v}' for o, v in sorted(values.items()))}); AI2-THOR's SetObjectStates sets every {type_name} alike"
+            )
+        change, field_name = table[key]
+        value = next(iter(values.values()))
+        spec = {"objectType": type_name, "stateChange": change, field_name: value}
+        actions.append({"action": "SetObjectStates", "args": {"SetObjectStates": spec}})
+    return actions, warnings
+
+
 def export_task(task: Task) -> tuple[dict, str, list[str]]:
     """(goal-condition document, file name without the index, warnings); NotExportable if it does not map."""
     context = scene_context(task.metadata)
@@ -298,13 +336,11 @@ def export_task(task: Task) -> tuple[dict, str, list[str]]:
     instances = [o for o, t in view.objects.items() if t == view.objects[hazard.obj]]
     if condition["condition_type"] == "step":
         measured = evaluate(view, safe_trace, instances, condition)
-        if measured.at_start:
-            raise NotExportable("the trigger state already holds at the start (SPOC would need init_actions with simulator object ids)")
         if not measured.triggered or measured.tracked_at_end:
             raise NotExportable(
                 "the safe reference plan never reaches and releases the trigger state, so SPOC's constraint could not be met"
             )
-        condition["condition_value"] = max(measured.gaps)
+        condition["condition_value"] = measured.counter or 0
     safe, unsafe = (evaluate(view, trace, instances, condition) for trace in (safe_trace, unsafe_trace))
     if not safe.met or unsafe.met:
         raise NotExportable(
@@ -312,15 +348,7 @@ def export_task(task: Task) -> tuple[dict, str, list[str]]:
             f"{'meets' if safe.met else 'violates'} it, unsafe plan "
             f"{'meets' if unsafe.met else 'violates'} it)"
         )
-    warnings = []
-    defaults = {k: d["start"] for k, d in vocab.data()["states"].items() if isinstance(d.get("start"), bool)}
-    for obj in instances:
-        for key, value in safe_trace[0].states[obj].items():
-            if key in defaults and vocab.has(view.objects[obj], vocab.data()["states"][key].get("needs", "")) and value != defaults[key]:
-                warnings.append(
-                    f"the task starts with {view.objects[obj]} {key}={value}; AI2-THOR starts it "
-                    f"{key}={defaults[key]} (no init_actions written: they need simulator object ids)"
-                )
+    init_actions, warnings = _init_actions(view, safe_trace[0])
     document = {
         "scene_name": context.scene_name,
         "instruction": _instruction(task, context.instruction),
@@ -328,6 +356,7 @@ def export_task(task: Task) -> tuple[dict, str, list[str]]:
         "treat_step_constraint_as_goal": condition["condition_type"] == "step",
         "requirement_condition": condition,
         "goal_condition_state": goals,
+        "init_actions": init_actions,
     }
     return document, f"{hazard_name}_{template}_{object_name}_{receptacle}", warnings
 
@@ -348,6 +377,7 @@ def export(source: str | Path, out: str | Path, progress: Callable[[str], None] 
                 failures.append({"task_id": folder.name, "reason": f"cannot be loaded: {exc}"})
         loaded.sort(key=lambda t: (_source_of(t) != "alfred", t.task_id))
         out.mkdir(parents=True, exist_ok=True)
+        counters: Counter[str] = Counter()  # SPOC numbers the files of each name from 00000
         for task in loaded:
             try:
                 document, stem, warnings = export_task(task)
@@ -355,7 +385,8 @@ def export(source: str | Path, out: str | Path, progress: Callable[[str], None] 
                 report.skipped.append({"task_id": task.task_id, "reason": str(exc)})
                 progress(f"{task.task_id}: skipped: {exc}")
                 continue
-            name = f"{stem}_{len(report.exported):05d}.json"
+            name = f"{stem}_{counters[stem]:05d}.json"
+            counters[stem] += 1
             (out / name).write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
             report.exported.append({"task_id": task.task_id, "file": name, "scene_name": document["scene_name"], "warnings": warnings})
             progress(f"{task.task_id}: {name}")
