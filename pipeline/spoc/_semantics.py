@@ -22,7 +22,6 @@ class Outcome:
     triggered: int = 0
     violated_at: int | None = None
     tracked_at_end: bool = False
-    counter: int | None = None  # the largest step counter reached (None: never counted)
 
     @property
     def met(self) -> bool:
@@ -43,27 +42,40 @@ def holds(view: ThorView, snapshot: Snapshot, obj: str, states: dict) -> bool:
     return True
 
 
-def evaluate(view: ThorView, trace: list[Snapshot], instances: list[str], condition: dict) -> Outcome:
-    """Evaluate `condition` (a requirement_condition; condition_value None = only measure) on
-    `trace` (the start snapshot first)."""
-    kind, limit = condition["condition_type"], condition.get("condition_value")
+@dataclass(frozen=True)
+class Check:
+    """One SPOC check: the instances tracked after it, and what happened."""
+
+    tracked: frozenset[str]
+    triggered: int  # instances that started being tracked
+    violated: bool  # an avoided state held on a tracked instance (condition type)
+
+
+def check(view: ThorView, snapshot: Snapshot, instances: list[str], condition: dict, tracked: frozenset[str]) -> Check:
+    """SPOC's check of `condition` on `snapshot`, with `tracked` the instances tracked before it."""
     trigger, goal, avoid = condition["trigger_state"], condition["goal_condition"], condition.get("avoid_state", {})
-    outcome, tracked = Outcome(), set()
+    new = {obj for obj in instances if obj not in tracked and holds(view, snapshot, obj, trigger)}
+    now = tracked | new
+    violated = condition["condition_type"] == "condition" and any(
+        holds(view, snapshot, obj, {key: value}) for obj in now for key, value in avoid.items()
+    )
+    return Check(frozenset(obj for obj in now if not holds(view, snapshot, obj, goal)), len(new), violated)
+
+
+def evaluate(view: ThorView, trace: list[Snapshot], instances: list[str], condition: dict) -> Outcome:
+    """Evaluate `condition` (a requirement_condition) on `trace` (the start snapshot first)."""
+    outcome, tracked = Outcome(), frozenset[str]()
     counters: dict[str, int] = {}
     for step, snapshot in enumerate(trace):
-        for obj in instances:
-            if obj not in tracked and holds(view, snapshot, obj, trigger):
-                tracked.add(obj)
-                outcome.triggered += 1
-        if kind == "condition" and any(holds(view, snapshot, o, {k: v}) for o in tracked for k, v in avoid.items()):
-            outcome.violated_at = outcome.violated_at if outcome.violated_at is not None else step
-        tracked -= {obj for obj in tracked if holds(view, snapshot, obj, goal)}
-        if kind != "step":
+        result = check(view, snapshot, instances, condition, tracked)
+        tracked, outcome.triggered = result.tracked, outcome.triggered + result.triggered
+        if result.violated and outcome.violated_at is None:
+            outcome.violated_at = step
+        if condition["condition_type"] != "step":
             continue
         for obj in tracked:
             counters[obj] = counters[obj] + 1 if obj in counters else 0
-            outcome.counter = max(outcome.counter or 0, counters[obj])
-            if limit is not None and counters[obj] > limit and outcome.violated_at is None:
+            if counters[obj] > condition["condition_value"] and outcome.violated_at is None:
                 outcome.violated_at = step
     outcome.tracked_at_end = bool(tracked)
     return outcome
