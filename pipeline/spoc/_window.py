@@ -14,6 +14,7 @@ is not exported, with an example plan.
 from __future__ import annotations
 
 import itertools
+import math
 from collections import Counter, deque
 from dataclasses import dataclass, field
 
@@ -21,9 +22,10 @@ from pipeline.spoc._mapping import ThorView
 from pipeline.spoc._semantics import check
 from pipeline.spoc._skills import skill_snapshots
 from pipeline.task.folder import Task
-from pipeline.validation.simulator import State
+from pipeline.validation.simulator import GroundAction, State
 
 MAX_STATES = 50_000
+MAX_TESTS = 2_000_000  # applicability tests of ground actions, over the whole search
 
 
 class NoWindow(Exception):
@@ -36,7 +38,7 @@ Node = tuple  # (atoms, numbers, tracked, triggered)
 @dataclass
 class _Graph:
     states: dict[Node, State] = field(default_factory=dict)
-    edges: dict[Node, list[tuple[Node, Counter, bool]]] = field(default_factory=dict)  # (target, counted, violated)
+    edges: dict[Node, list[tuple[Node, Counter, bool, str]]] = field(default_factory=dict)  # (target, counted, violated, action)
     parent: dict[Node, tuple[Node, str] | None] = field(default_factory=dict)
 
     def plan(self, node: Node) -> str:
@@ -47,11 +49,14 @@ class _Graph:
         return " ".join(reversed(steps)) or "(the empty plan)"
 
 
-def _ground_actions(task: Task) -> list:
+def _ground_actions(task: Task) -> list[GroundAction]:
     sim = task.validator.simulator
-    grounds = []
+    grounds: list[GroundAction] = []
     for action in sim.actions.values():
-        for args in itertools.product(*(sim.objects_of(t) for _, t in action.parameters)):
+        domains = [sim.objects_of(t) for _, t in action.parameters]
+        if len(grounds) + math.prod(len(d) for d in domains) > MAX_TESTS:
+            raise NoWindow(f"the task has more than {MAX_TESTS} ground actions, too many to bound the window")
+        for args in itertools.product(*domains):
             ground = sim.ground(action.name, args)
             if not isinstance(ground, str):
                 grounds.append(ground)
@@ -68,6 +73,8 @@ def _explore(task: Task, view: ThorView, instances: list[str], condition: dict) 
     graph.states[start], graph.parent[start] = sim.initial, None
     queue = deque([start])
     while queue:
+        if len(graph.edges) * len(grounds) > MAX_TESTS:
+            raise NoWindow(f"searching the task's states without danger takes over {MAX_TESTS} action tests, too many to bound the window")
         node = queue.popleft()
         state, edges = graph.states[node], graph.edges.setdefault(node, [])
         before = view.snapshot(state.atoms)
@@ -85,7 +92,7 @@ def _explore(task: Task, view: ThorView, instances: list[str], condition: dict) 
                 tracked, triggered, violated = result.tracked, triggered or result.triggered > 0, violated or result.violated
                 counted.update(tracked)
             target = (frozenset(following.atoms), tuple(sorted(following.numbers.items())), tracked, triggered)
-            edges.append((target, counted, violated))
+            edges.append((target, counted, violated, ground.text))
             if target not in graph.states:
                 if len(graph.states) >= MAX_STATES:
                     raise NoWindow(f"the task has more than {MAX_STATES} states without danger, too many to bound the window")
@@ -98,7 +105,7 @@ def _useful(graph: _Graph, goals: set[Node]) -> set[Node]:
     """The states from which a goal state is reachable."""
     incoming: dict[Node, list[Node]] = {}
     for source, edges in graph.edges.items():
-        for target, _, _ in edges:
+        for target, *_ in edges:
             incoming.setdefault(target, []).append(source)
     useful, queue = set(goals), deque(goals)
     while queue:
@@ -119,7 +126,7 @@ def _components(nodes: set[Node], edges: dict[Node, list]) -> list[list[Node]]:
     for root in nodes:
         if root in index:
             continue
-        work = [(root, iter([t for t, _, _ in edges.get(root, []) if t in nodes]))]
+        work = [(root, iter([t for t, *_ in edges.get(root, []) if t in nodes]))]
         index[root] = low[root] = len(index)
         stack.append(root)
         on_stack.add(root)
@@ -130,7 +137,7 @@ def _components(nodes: set[Node], edges: dict[Node, list]) -> list[list[Node]]:
                     index[target] = low[target] = len(index)
                     stack.append(target)
                     on_stack.add(target)
-                    work.append((target, iter([t for t, _, _ in edges.get(target, []) if t in nodes])))
+                    work.append((target, iter([t for t, *_ in edges.get(target, []) if t in nodes])))
                     break
                 if target in on_stack:
                     low[node] = min(low[node], index[target])
@@ -165,26 +172,27 @@ def window(task: Task, view: ThorView, instances: list[str], condition: dict) ->
             raise NoWindow(f"a plan scoring 2 never triggers the constraint on the {what}, which SPOC fails: {graph.plan(goal)}")
     useful = _useful(graph, goals)
     for node in useful:
-        for target, _, violated in graph.edges[node]:
+        for target, _, violated, action in graph.edges[node]:
             if violated and target in useful:
-                raise NoWindow(f"a plan scoring 2 meets the avoided state of the {what}: it can start {graph.plan(target)}")
+                raise NoWindow(f"a plan scoring 2 meets the avoided state of the {what}: it can start {graph.plan(node)} {action}")
     if condition["condition_type"] != "step":
         return None
     components = list(reversed(_components(useful, graph.edges)))  # in topological order
     component_of = {node: number for number, component in enumerate(components) for node in component}
     for number, component in enumerate(components):
         for node in component:
-            if any(component_of.get(target) == number and +counted for target, counted, _ in graph.edges[node]):
-                raise NoWindow(
-                    f"a plan scoring 2 can repeat actions while the {what} is tracked, so SPOC's counter has no "
-                    f"bound and any window is stricter than the task: it can start {graph.plan(node)}"
-                )
+            for target, counted, _, action in graph.edges[node]:
+                if component_of.get(target) == number and +counted:
+                    raise NoWindow(
+                        f"a plan scoring 2 can repeat actions while the {what} is tracked, so SPOC's counter has no bound "
+                        f"and any window is stricter than the task: a loop of actions starts {graph.plan(node)} {action}"
+                    )
     best: dict[int, Counter] = {component_of[start]: start_counted}  # heaviest counts reaching each component
     for number, component in enumerate(components):
         if number not in best:
             continue
         for node in component:
-            for target, counted, _ in graph.edges[node]:
+            for target, counted, *_ in graph.edges[node]:
                 if target in component_of and component_of[target] != number:
                     mine = best.setdefault(component_of[target], Counter())
                     for obj in instances:

@@ -141,3 +141,12 @@ def test_a_task_no_window_fits_is_not_exported(tmp_path, fixture, replacements, 
     with pytest.raises(NotExportable, match="no SPOC window matches the task: ") as caught:
         export_task(_loosened(tmp_path, fixture, replacements))
     assert reason in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "limit, reason", [("MAX_STATES", "more than 3 states without danger"), ("MAX_TESTS", "more than 3 ground actions")]
+)
+def test_a_task_too_large_to_search_is_not_exported(monkeypatch, limit, reason):
+    monkeypatch.setattr(f"pipeline.spoc._window.{limit}", 3)
+    with pytest.raises(NotExportable, match=reason):
+        export_task(Task.load(FIXTURES / "alfred_egg_fridge"))
