@@ -185,8 +185,11 @@ class _FileCheck:
             self.add(f"{key}.stateChange", f"{change!r} is not one of {', '.join(fields)}")
             return
         field = fields[change]
+        prop = "fillable" if change == "canFillWithLiquid" else change  # the property in the type table
         if not isinstance(spec.get(field), bool):
             self.add(f"{key}.{field}", f"stateChange {change} needs {field}: a boolean")
+        elif object_type and not vocab.has(object_type, prop):
+            self.add(f"{key}.stateChange", f"{object_type} is not {prop}, so AI2-THOR changes nothing")
         elif object_type:
             states.setdefault(object_type, {})[field] = spec[field]
 

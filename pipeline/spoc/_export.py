@@ -298,7 +298,7 @@ def _instruction(task: Task, context_instruction: str | None) -> str:
 # Scenes do not all start as AI2-THOR usually does (SPOC's own files close a Box that starts open),
 # so a start state the task states is set even when it is the usual one; slicing, breaking and
 # cooking cannot be undone, so they are set only when true.
-UNDOABLE = ("isOpen", "isToggled", "isDirty", "isFilledWithLiquid")
+REVERSIBLE = ("isOpen", "isToggled", "isDirty", "isFilledWithLiquid")
 
 
 def _init_actions(view: ThorView, start: Snapshot) -> tuple[list[dict], list[str]]:
@@ -319,7 +319,7 @@ def _init_actions(view: ThorView, start: Snapshot) -> tuple[list[dict], list[str
                 wanted.setdefault((target, key), {})[obj] = value
     actions = []
     for (type_name, key), values in sorted(wanted.items(), key=lambda item: (item[0][1] != "sliced", item[0])):
-        if set(values.values()) == {False} and key not in UNDOABLE:
+        if set(values.values()) == {False} and key not in REVERSIBLE:
             continue
         if len(set(values.values())) > 1:
             raise NotExportable(

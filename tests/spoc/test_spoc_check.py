@@ -190,6 +190,7 @@ def test_set_object_states_is_checked(tmp_path):
         _set_states("Box", "meltable", isMelted=True),
         _set_states("Box", "dirtyable", isOpen=True),
         {"action": "SetObjectStates", "args": {"SetObjectStates": "Box"}},
+        _set_states("Box", "dirtyable", isDirty=True),
     ]
     problems = [(p.key, p.message) for p in check_file(_write(tmp_path, document))]
     assert problems == [
@@ -200,6 +201,7 @@ def test_set_object_states_is_checked(tmp_path):
         ),
         ("init_actions[2].args.SetObjectStates.isDirty", "stateChange dirtyable needs isDirty: a boolean"),
         ("init_actions[3].args.SetObjectStates", 'must be {"objectType": <type>, "stateChange": <change>, <field>: <boolean>}'),
+        ("init_actions[4].args.SetObjectStates.stateChange", "Box is not dirtyable, so AI2-THOR changes nothing"),
     ]
 
 
