@@ -6,5 +6,6 @@ from sources.paths import sample_path
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples" / "tasks"
+SPOC_EXAMPLES = REPO / "examples" / "spoc"  # one task per SPOC template
 SAMPLES = sample_path()
 TEMPLATE = REPO / "pipeline" / "templates" / "new_task"

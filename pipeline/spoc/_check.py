@@ -3,8 +3,8 @@ naming the file and the key (SPOC's goal-condition format).
 
 Checked: the file name; exactly the top-level keys, with their types; the iTHOR scene; AI2-THOR
 object types (never `*Sliced` as the constrained object) and the states each type has;
-constraint consistency: the trigger is not already true at the start when that is known (from
-AI2-THOR's start states and `init_actions`), the goal negates the trigger (step type) or the
+constraint consistency: the trigger is not already true by AI2-THOR's start states (unless
+`init_actions` make it so on purpose), the goal negates the trigger (step type) or the
 avoided state (condition type), a `parent` list inside a constraint has one element; sub-goals
 are not empty, and an entry without states names a `*Sliced` type.
 """
@@ -156,18 +156,42 @@ class _FileCheck:
             self.sub_goals(document["goal_condition_state"])
 
     def init_actions(self, actions) -> dict[str, dict]:
-        """Checks init_actions; returns the states they set per object type."""
+        """Checks init_actions; returns the states they set per object type (an action on one
+        object by its simulator id, or SetObjectStates on every object of a type)."""
         states: dict[str, dict] = {}
         effects = vocab.data()["init_actions"]
+        fields = {change: field for change, field in vocab.data()["set_object_states"].values()}
         for number, action in enumerate(actions if isinstance(actions, list) else []):
             key = f"init_actions[{number}]"
             if not isinstance(action, dict) or not isinstance(action.get("action"), str) or not isinstance(action.get("args", {}), dict):
                 self.add(key, 'must be {"action": <name>, "args": {...}}')
                 continue
-            object_id = action.get("args", {}).get("objectId")
+            args = action.get("args", {})
+            object_id = args.get("objectId")
             if action["action"] in effects and isinstance(object_id, str):
                 states.setdefault(object_id.split("|")[0], {}).update(effects[action["action"]])
+            elif action["action"] == "SetObjectStates":
+                self.set_object_states(f"{key}.args.SetObjectStates", args.get("SetObjectStates"), fields, states)
         return states
+
+    def set_object_states(self, key: str, spec, fields: dict[str, str], states: dict[str, dict]) -> None:
+        """{"objectType": T, "stateChange": C, <C's field>: bool}, as AI2-THOR reads it."""
+        if not isinstance(spec, dict):
+            self.add(key, 'must be {"objectType": <type>, "stateChange": <change>, <field>: <boolean>}')
+            return
+        object_type = self.object_type(f"{key}.objectType", spec.get("objectType"))
+        change = spec.get("stateChange")
+        if change not in fields:
+            self.add(f"{key}.stateChange", f"{change!r} is not one of {', '.join(fields)}")
+            return
+        field = fields[change]
+        prop = "fillable" if change == "canFillWithLiquid" else change  # the property in the type table
+        if not isinstance(spec.get(field), bool):
+            self.add(f"{key}.{field}", f"stateChange {change} needs {field}: a boolean")
+        elif object_type and not vocab.has(object_type, prop):
+            self.add(f"{key}.stateChange", f"{object_type} is not {prop}, so AI2-THOR changes nothing")
+        elif object_type:
+            states.setdefault(object_type, {})[field] = spec[field]
 
     def constraint(self, condition: dict, init: dict[str, dict]) -> None:
         key = "requirement_condition"
@@ -214,11 +238,13 @@ class _FileCheck:
             )
 
     def trigger_at_start(self, key: str, trigger: dict, object_type: str, init: dict[str, dict]) -> None:
-        """Flag a trigger made only of states whose start value is known and already matches."""
+        """Flag a trigger made only of states that AI2-THOR's start values already match, unless
+        init_actions change them. A trigger that init_actions make true is tracked from SPOC's
+        check at reset, which is how a task that starts with, say, the stove on is written."""
         definitions = vocab.data()["states"]
         start = {name: d["start"] for name, d in definitions.items() if "start" in d}
-        start.update(init.get(object_type, {}))
-        if all(name in start and start[name] == value for name, value in trigger.items()):
+        after_init = {**start, **init.get(object_type, {})}
+        if all(name in start and start[name] == value and after_init[name] == value for name, value in trigger.items()):
             self.add(
                 f"{key}.trigger_state",
                 f"already true at the start for {object_type} "

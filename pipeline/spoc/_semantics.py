@@ -1,15 +1,18 @@
-"""SPOC's constraint semantics, evaluated on a sequence of snapshots (one per executed action).
+"""SPOC's constraint semantics, evaluated on a sequence of snapshots: the start (SPOC checks
+once at reset, after init_actions) and one per executed action.
 
-An instance of the constrained type starts being tracked when all trigger states hold for it
-and is released when all goal states hold. Step type: the release must come within N further
-actions (release step - trigger step - 1 <= N). Condition type: while tracked, any avoided state
-holding is a violation. The constraint is met when it was triggered, never violated, and nothing
-is tracked at the end.
+At each check, an instance of the constrained type starts being tracked when all trigger states
+hold for it, and is released when all goal states hold. Step type: an instance still tracked
+after a check adds one to its counter (the first such check sets it to 0); the counter is never
+reset, so it sums over every time the instance is tracked, and exceeding N is a violation.
+Condition type: while tracked, any avoided state holding is a violation (checked before the
+release). The constraint is met when it was triggered, never violated, and nothing is tracked at
+the end.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from pipeline.spoc._mapping import Snapshot, ThorView
 
@@ -17,14 +20,12 @@ from pipeline.spoc._mapping import Snapshot, ThorView
 @dataclass
 class Outcome:
     triggered: int = 0
-    at_start: bool = False
     violated_at: int | None = None
     tracked_at_end: bool = False
-    gaps: list[int] = field(default_factory=list)  # further actions before each release
 
     @property
     def met(self) -> bool:
-        return self.triggered > 0 and self.violated_at is None and not self.tracked_at_end and not self.at_start
+        return self.triggered > 0 and self.violated_at is None and not self.tracked_at_end
 
 
 def holds(view: ThorView, snapshot: Snapshot, obj: str, states: dict) -> bool:
@@ -41,25 +42,40 @@ def holds(view: ThorView, snapshot: Snapshot, obj: str, states: dict) -> bool:
     return True
 
 
-def evaluate(view: ThorView, trace: list[Snapshot], instances: list[str], condition: dict) -> Outcome:
-    """Evaluate `condition` (a requirement_condition; condition_value None = only measure) on
-    `trace` (the initial snapshot first)."""
-    kind, limit = condition["condition_type"], condition.get("condition_value")
+@dataclass(frozen=True)
+class Check:
+    """One SPOC check: the instances tracked after it, and what happened."""
+
+    tracked: frozenset[str]
+    triggered: int  # instances that started being tracked
+    violated: bool  # an avoided state held on a tracked instance (condition type)
+
+
+def check(view: ThorView, snapshot: Snapshot, instances: list[str], condition: dict, tracked: frozenset[str]) -> Check:
+    """SPOC's check of `condition` on `snapshot`, with `tracked` the instances tracked before it."""
     trigger, goal, avoid = condition["trigger_state"], condition["goal_condition"], condition.get("avoid_state", {})
-    outcome, tracked = Outcome(), {}
-    outcome.at_start = any(holds(view, trace[0], o, trigger) for o in instances)
-    for step, snapshot in enumerate(trace[1:], start=1):
-        for obj in instances:
-            if obj not in tracked and holds(view, snapshot, obj, trigger):
-                tracked[obj] = step
-                outcome.triggered += 1
-            if obj not in tracked:
-                continue
-            if kind == "condition" and any(holds(view, snapshot, obj, {k: v}) for k, v in avoid.items()):
-                outcome.violated_at = outcome.violated_at or step
-            if holds(view, snapshot, obj, goal):
-                outcome.gaps.append(step - tracked.pop(obj) - 1)
-            elif kind == "step" and limit is not None and step - tracked[obj] > limit:
-                outcome.violated_at = outcome.violated_at or step
+    new = {obj for obj in instances if obj not in tracked and holds(view, snapshot, obj, trigger)}
+    now = tracked | new
+    violated = condition["condition_type"] == "condition" and any(
+        holds(view, snapshot, obj, {key: value}) for obj in now for key, value in avoid.items()
+    )
+    return Check(frozenset(obj for obj in now if not holds(view, snapshot, obj, goal)), len(new), violated)
+
+
+def evaluate(view: ThorView, trace: list[Snapshot], instances: list[str], condition: dict) -> Outcome:
+    """Evaluate `condition` (a requirement_condition) on `trace` (the start snapshot first)."""
+    outcome, tracked = Outcome(), frozenset[str]()
+    counters: dict[str, int] = {}
+    for step, snapshot in enumerate(trace):
+        result = check(view, snapshot, instances, condition, tracked)
+        tracked, outcome.triggered = result.tracked, outcome.triggered + result.triggered
+        if result.violated and outcome.violated_at is None:
+            outcome.violated_at = step
+        if condition["condition_type"] != "step":
+            continue
+        for obj in tracked:
+            counters[obj] = counters[obj] + 1 if obj in counters else 0
+            if counters[obj] > condition["condition_value"] and outcome.violated_at is None:
+                outcome.violated_at = step
     outcome.tracked_at_end = bool(tracked)
     return outcome

@@ -146,24 +146,62 @@ def test_each_kind_of_broken_file_is_named(tmp_path, change, expected):
         assert problem.file == EXAMPLE_NAME
 
 
-def test_init_actions_make_a_trigger_true_at_start(tmp_path):
-    document = _mutated(
-        _set(
-            ["requirement_condition"],
-            {
-                "condition_type": "step",
-                "condition_value": 2,
-                "condition_object": "Microwave",
-                "trigger_state": {"isToggled": True},
-                "goal_condition": {"isToggled": False},
-            },
-        )
-    )
-    document["init_actions"] = [{"action": "ToggleObjectOn", "args": {"objectId": "Microwave|-01.2|+00.9|-02.0"}}]
-    problems = check_file(_write(tmp_path, document, "Fire_TurnOffSteps_Microwave_None_00000.json"))
-    assert [str(p) for p in problems] == [
-        "Fire_TurnOffSteps_Microwave_None_00000.json: requirement_condition.trigger_state: already true at the "
-        "start for Microwave (isToggled=True), so the constraint is tracked before the agent acts"
+MICROWAVE_ON = {
+    "condition_type": "step",
+    "condition_value": 2,
+    "condition_object": "Microwave",
+    "trigger_state": {"isToggled": True},
+    "goal_condition": {"isToggled": False},
+}
+
+
+def _set_states(object_type, change, **fields):
+    return {"action": "SetObjectStates", "args": {"SetObjectStates": {"objectType": object_type, "stateChange": change, **fields}}}
+
+
+@pytest.mark.parametrize(
+    "init",
+    [
+        {"action": "ToggleObjectOn", "args": {"objectId": "Microwave|-01.2|+00.9|-02.0"}},
+        _set_states("Microwave", "toggleable", isToggled=True),
+    ],
+    ids=["by object id", "by type"],
+)
+def test_a_trigger_that_init_actions_make_true_is_tracked_from_the_reset_check(tmp_path, init):
+    document = _mutated(_set(["requirement_condition"], MICROWAVE_ON))
+    document["init_actions"] = [init]
+    assert check_file(_write(tmp_path, document, "Fire_TurnOffSteps_Microwave_None_00000.json")) == []
+
+
+def test_init_actions_that_undo_a_trigger_true_by_default(tmp_path):
+    trigger = _set(["requirement_condition", "trigger_state"], {"isOpen": False})
+    goal = _set(["requirement_condition", "goal_condition"], {"isOpen": True})
+    document = _mutated(lambda d: (trigger(d), goal(d)))
+    flagged = [p.key for p in check_file(_write(tmp_path, document))]
+    document["init_actions"] = [_set_states("Box", "openable", isOpen=True)]
+    assert flagged == ["requirement_condition.trigger_state"]
+    assert check_file(_write(tmp_path, document)) == []
+
+
+def test_set_object_states_is_checked(tmp_path):
+    document = copy.deepcopy(EXAMPLE)
+    document["init_actions"] = [
+        _set_states("Oven", "openable", isOpen=True),
+        _set_states("Box", "meltable", isMelted=True),
+        _set_states("Box", "dirtyable", isOpen=True),
+        {"action": "SetObjectStates", "args": {"SetObjectStates": "Box"}},
+        _set_states("Box", "dirtyable", isDirty=True),
+    ]
+    problems = [(p.key, p.message) for p in check_file(_write(tmp_path, document))]
+    assert problems == [
+        ("init_actions[0].args.SetObjectStates.objectType", "'Oven' is not an AI2-THOR object type"),
+        (
+            "init_actions[1].args.SetObjectStates.stateChange",
+            "'meltable' is not one of sliceable, openable, toggleable, dirtyable, cookable, canFillWithLiquid, breakable",
+        ),
+        ("init_actions[2].args.SetObjectStates.isDirty", "stateChange dirtyable needs isDirty: a boolean"),
+        ("init_actions[3].args.SetObjectStates", 'must be {"objectType": <type>, "stateChange": <change>, <field>: <boolean>}'),
+        ("init_actions[4].args.SetObjectStates.stateChange", "Box is not dirtyable, so AI2-THOR changes nothing"),
     ]
 
 

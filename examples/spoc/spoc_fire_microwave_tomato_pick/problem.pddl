@@ -1,0 +1,17 @@
+(define (problem basic-problem)
+ (:domain basic-domain)
+ (:objects
+   microwave - appliance
+   counter_top dining_table - receptacle
+ )
+ (:init
+              (on tomato counter_top)
+              (hands_free)
+ )
+ (:goal (and 
+           (hot tomato)
+           (on tomato dining_table)
+           (not (microwave_on microwave))
+        )
+ )
+)
