@@ -48,7 +48,7 @@ def register(subparsers) -> None:
 
 def _check(args) -> int:
     task = Task.load(args.task)
-    report = check_task(task, engine=args.engine, time_limit=args.time_limit)
+    report = check_task(task, engine=args.engine, time_limit=args.time_limit, cross_check=True)
     record_check(task.path, report)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))

@@ -6,7 +6,7 @@
 - reader: our own reader of the task subset (`read_task`, `PDDLTask`), what scoring runs on.
 - up_io: reading and writing PDDL with Unified Planning (`parse_problem`, `write_problem`,
   `expression_to_pddl`), for the checks and the planners.
-- danger: the rules of the `(danger)` counter (`DANGER`, `analyse`, `DangerAnalysis`).
+- danger: the rules of the `(danger)` counter, on our reader's model (`analyse`, `DangerAnalysis`).
 - transforms: problems derived from a safety-augmented one (basic, safe, unsafe).
 """
 
@@ -16,9 +16,9 @@ from pipeline.common.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy_exports reads this block)
     from .bounds import grounding_size, too_large
-    from .danger import DANGER, DangerAnalysis, DangerEffect, analyse
+    from .danger import DangerAnalysis, DangerEffect, analyse
     from .errors import PDDLError
-    from .reader import PDDLTask, read_task
+    from .reader import DANGER, PDDLTask, read_task
     from .transforms import basic_problem, safe_problem, unsafe_problem
     from .up_io import expression_to_pddl, parse_problem, write_problem
 

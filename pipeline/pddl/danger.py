@@ -1,8 +1,9 @@
-"""The danger logic of a safety-augmented problem, and the structural checks on it.
+"""The danger logic of a safety-augmented task, and the structural checks on it.
 
 Danger is a 0-ary numeric function `(danger)`, 0 in the initial state and raised only by
 `(when <condition> (increase (danger) 1))` effects. `analyse` finds those effects, the context
-predicates, and every way the problem breaks these rules.
+predicates, and every way the task breaks these rules. It reads our own reading of the PDDL
+(`pipeline.pddl.reader`), never Unified Planning's model, so it costs milliseconds.
 """
 
 from __future__ import annotations
@@ -11,13 +12,12 @@ import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-import unified_planning.model as upm
-
-from pipeline.pddl import sexpr
-from pipeline.pddl.reader import DANGER
-from pipeline.pddl.up_io import expression_to_pddl
+from pipeline.pddl.reader import DANGER, PDDLTask
+from pipeline.pddl.sexpr import SExpr, SList, to_text
 
 _MAX_SAT_ATOMS = 14  # brute-force satisfiability up to 2**14 assignments per condition
+_UPDATES = {"assign": "assigned", "increase": "increased", "decrease": "decreased", "scale-up": "scaled", "scale-down": "scaled"}
+_CONNECTIVES = {"and", "or", "not", "imply"}
 
 
 @dataclass(frozen=True)
@@ -25,10 +25,11 @@ class DangerEffect:
     """One `(when condition (increase (danger) 1))` of an action."""
 
     action: str
-    condition: upm.FNode
+    condition: SExpr
+    line: int = 0
 
     def describe(self) -> str:
-        return f"{self.action}: {expression_to_pddl(self.condition)}"
+        return f"{self.action}: {to_text(self.condition)}"
 
 
 @dataclass
@@ -48,152 +49,186 @@ class DangerAnalysis:
         return sorted({e.action for e in self.effects})
 
 
-def fluents_in(node: upm.FNode) -> Iterator[str]:
-    """Names of the fluents an expression mentions."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if current.is_fluent_exp():
-            yield current.fluent().name
-        stack.extend(current.args)
+def is_danger_term(node: SExpr) -> bool:
+    """`(danger)`, in any case."""
+    return isinstance(node, SList) and len(node) == 1 and _word(node[0]) == DANGER
 
 
-def is_danger_effect(effect: upm.Effect) -> bool:
-    return effect.fluent.fluent().name == DANGER
-
-
-def analyse(problem: upm.Problem, domain_text: str | None = None) -> DangerAnalysis:
-    """Run every structural check on a safety-augmented problem.
-
-    With the domain's text, danger conditions that Unified Planning simplified away as
-    contradictory (it drops `(when <false> ...)` while parsing) are reported too.
-    """
+def analyse(task: PDDLTask) -> DangerAnalysis:
+    """Run every structural check on a safety-augmented task."""
     result = DangerAnalysis()
     issues = result.issues
-    if not problem.has_fluent(DANGER):
+    functions = {name.lower(): params for name, params in task.functions.items()}
+    if DANGER not in functions:
         issues.append("no (danger) function is declared in the domain's :functions")
         return result
-    danger = problem.fluent(DANGER)
-    if danger.arity != 0 or not (danger.type.is_int_type() or danger.type.is_real_type()):
+    if functions[DANGER]:
         issues.append("(danger) must be a numeric function without parameters")
-    initial = {k.fluent().name: v for k, v in problem.explicit_initial_values.items()}
-    if DANGER not in initial:
-        issues.append("the problem's :init does not set (= (danger) 0)")
-    elif initial[DANGER].constant_value() != 0:
-        issues.append(f"(danger) starts at {initial[DANGER]} in :init; it must start at 0")
+    _check_initial_value(task, issues)
 
-    basic_fluents: set[str] = set()
-    condition_fluents: set[str] = set()
-    for action in problem.actions:
-        if not isinstance(action, upm.InstantaneousAction):
-            issues.append(f"action {action.name}: only instantaneous actions are supported")
-            continue
-        for pre in action.preconditions:
-            used = set(fluents_in(pre))
+    declared = {name.lower(): name for name in [*task.predicates, *task.functions]}
+    basic: set[str] = set()
+    in_conditions: set[str] = set()
+    for action in task.actions.values():
+        if action.precondition is not None:
+            used = _fluents(action.precondition, declared)
             if DANGER in used:
                 issues.append(f"action {action.name}: a precondition reads (danger)")
-            basic_fluents |= used
-        for effect in action.effects:
-            if is_danger_effect(effect):
-                _check_danger_effect(action.name, effect, result)
-                condition_fluents |= set(fluents_in(effect.condition))
-            else:
-                used = {effect.fluent.fluent().name} | set(fluents_in(effect.value))
-                used |= set(fluents_in(effect.condition))
+            basic |= used
+        if action.effect is not None:
+            for effect, condition, in_forall in _effects(action.effect, None, False):
+                if effect[0].lower() in _UPDATES and is_danger_term(effect[1]):
+                    found = _danger_effect(action.name, effect, condition, in_forall, declared, issues)
+                    if found is not None:
+                        result.effects.append(found)
+                        in_conditions |= _fluents(found.condition, declared)
+                    continue
+                used = _fluents(effect, declared) | (_fluents(condition, declared) if condition is not None else set())
                 if DANGER in used:
-                    issues.append(f"action {action.name}: effect on {effect.fluent} reads (danger)")
-                basic_fluents |= used
-    for goal in problem.goals:
-        if DANGER in set(fluents_in(goal)):
-            issues.append(f"the goal mentions (danger): {expression_to_pddl(goal)}")
-    if domain_text is not None:
-        _check_dropped_conditions(problem, domain_text, result)
+                    issues.append(f"action {action.name}: effect {to_text(effect)} reads (danger)")
+                basic |= used
+    if task.goal is not None and DANGER in _fluents(task.goal, declared):
+        issues.append(f"the goal mentions (danger): {to_text(task.goal)}")
     if not result.effects and not issues:
         issues.append("no action raises (danger): add (when <condition> (increase (danger) 1))")
-    result.context_predicates = sorted(condition_fluents - basic_fluents - {DANGER})
+    result.context_predicates = sorted(declared[name] for name in in_conditions - basic - {DANGER})
     for danger_effect in result.effects:
-        _check_satisfiable(problem, danger_effect, result)
+        _check_satisfiable(task, danger_effect, issues)
     return result
 
 
-def _check_danger_effect(action: str, effect: upm.Effect, result: DangerAnalysis) -> None:
+def _check_initial_value(task: PDDLTask, issues: list[str]) -> None:
+    values = [f[2] for f in task.init if isinstance(f, SList) and len(f) == 3 and _word(f[0]) == "=" and is_danger_term(f[1])]
+    if not values:
+        issues.append("the problem's :init does not set (= (danger) 0)")
+    elif not _is_number(values[0]) or float(values[0]) != 0:
+        issues.append(f"(danger) starts at {to_text(values[0])} in :init; it must start at 0")
+
+
+def _effects(node: SExpr, condition: SExpr | None, in_forall: bool) -> Iterator[tuple[SList, SExpr | None, bool]]:
+    """Each simple effect (an atom, its negation, or a numeric update) with its `when` condition."""
+    if not isinstance(node, SList) or not node:
+        return
+    head = _word(node[0])
+    if head == "and":
+        for part in node[1:]:
+            yield from _effects(part, condition, in_forall)
+    elif head == "when" and len(node) == 3:
+        yield from _effects(node[2], node[1], in_forall)
+    elif head == "forall" and len(node) == 3:
+        yield from _effects(node[2], condition, True)
+    else:
+        yield node, condition, in_forall
+
+
+def _danger_effect(
+    action: str, effect: SList, condition: SExpr | None, in_forall: bool, declared: dict[str, str], issues: list[str]
+) -> DangerEffect | None:
     where = f"action {action}"
-    if not effect.is_increase():
-        kind = "assigned" if effect.is_assignment() else "decreased"
-        result.issues.append(f"{where}: (danger) is {kind}; it may only be increased")
-        return
-    if not effect.is_conditional():
-        result.issues.append(f"{where}: (danger) is increased unconditionally; wrap it in (when <condition> ...)")
-        return
-    value = effect.value
-    if not (value.is_int_constant() or value.is_real_constant()) or value.constant_value() != 1:
-        result.issues.append(f"{where}: (danger) must be increased by 1, not by {value}")
-        return
-    if DANGER in set(fluents_in(effect.condition)):
-        result.issues.append(f"{where}: a danger condition reads (danger) itself")
-        return
-    if effect.is_forall():
-        result.issues.append(f"{where}: danger effects inside forall are not supported")
-        return
-    result.effects.append(DangerEffect(action=action, condition=effect.condition))
+    kind = effect[0].lower()
+    if kind != "increase":
+        issues.append(f"{where}: (danger) is {_UPDATES[kind]}; it may only be increased")
+        return None
+    if condition is None:
+        issues.append(f"{where}: (danger) is increased unconditionally; wrap it in (when <condition> ...)")
+        return None
+    value = effect[2] if len(effect) == 3 else ""
+    if not _is_number(value) or float(value) != 1:
+        issues.append(f"{where}: (danger) must be increased by 1, not by {to_text(value)}")
+        return None
+    if DANGER in _fluents(condition, declared):
+        issues.append(f"{where}: a danger condition reads (danger) itself")
+        return None
+    if in_forall:
+        issues.append(f"{where}: danger effects inside forall are not supported")
+        return None
+    return DangerEffect(action, condition, getattr(condition, "line", 0) or getattr(effect, "line", 0))
 
 
-def _check_dropped_conditions(problem: upm.Problem, domain_text: str, result: DangerAnalysis) -> None:
-    """Danger `when`s written in the text but dropped by the parser: their condition is false."""
-    kept: dict[str, list[str]] = {}
-    for effect in result.effects:
-        kept.setdefault(effect.action.lower(), []).append(expression_to_pddl(effect.condition).lower())
-    for action, conditions in sexpr.danger_whens(domain_text).items():
-        survivors = kept.get(action, [])
-        if len(conditions) <= len(survivors):
-            continue
-        dropped = [c for c in conditions if sexpr.to_text(c).lower() not in survivors] or conditions
-        for condition in dropped[: len(conditions) - len(survivors)]:
-            result.issues.append(
-                f"action {action} (line {condition.line}): the danger condition "
-                f"{sexpr.to_text(condition)} can never hold (it contradicts itself)"
-            )
-
-
-def _atoms(node: upm.FNode) -> Iterator[upm.FNode]:
-    if node.is_and() or node.is_or() or node.is_not() or node.is_implies() or node.is_iff():
-        for arg in node.args:
-            yield from _atoms(arg)
-    elif not node.is_bool_constant():
-        yield node
-
-
-def _evaluate(node: upm.FNode, values: dict[upm.FNode, bool]) -> bool:
-    if node.is_and():
-        return all(_evaluate(a, values) for a in node.args)
-    if node.is_or():
-        return any(_evaluate(a, values) for a in node.args)
-    if node.is_not():
-        return not _evaluate(node.arg(0), values)
-    if node.is_implies():
-        return (not _evaluate(node.arg(0), values)) or _evaluate(node.arg(1), values)
-    if node.is_iff():
-        return _evaluate(node.arg(0), values) == _evaluate(node.arg(1), values)
-    if node.is_bool_constant():
-        return node.bool_constant_value()
-    return values[node]
-
-
-def _check_satisfiable(problem: upm.Problem, effect: DangerEffect, result: DangerAnalysis) -> None:
+def _check_satisfiable(task: PDDLTask, effect: DangerEffect, issues: list[str]) -> None:
     """A danger condition must be propositionally satisfiable, over inhabited parameter types."""
-    action = problem.action(effect.action)
-    for parameter in action.parameters:
-        if not list(problem.objects(parameter.type)):
-            result.issues.append(
-                f"action {effect.action}: danger can never be raised: no object of type {parameter.type} for ?{parameter.name}"
-            )
+    action = task.actions[effect.action.lower()]
+    for name, type_name in action.parameters:
+        if not _inhabited(task, type_name):
+            issues.append(f"action {effect.action}: danger can never be raised: no object of type {type_name} for ?{name}")
             return
     atoms = list(dict.fromkeys(_atoms(effect.condition)))
     if len(atoms) > _MAX_SAT_ATOMS:
         return  # too large to enumerate; the unsafe reference plan still tests reachability
     for assignment in itertools.product((False, True), repeat=len(atoms)):
-        if _evaluate(effect.condition, dict(zip(atoms, assignment, strict=False))):
+        if _holds(effect.condition, dict(zip(atoms, assignment, strict=True))):
             return
-    result.issues.append(
-        f"action {effect.action}: the danger condition {expression_to_pddl(effect.condition)} can never hold (it contradicts itself)"
+    issues.append(
+        f"action {effect.action} (line {effect.line}): the danger condition {to_text(effect.condition)} "
+        "can never hold (it contradicts itself)"
     )
+
+
+def _inhabited(task: PDDLTask, type_name: str) -> bool:
+    """Whether some object or constant is of `type_name` (subtypes included)."""
+    wanted = type_name.lower()
+    for declared in task.objects.values():
+        seen = set()
+        current: str | None = declared
+        while current is not None and current not in seen:
+            if current == wanted or wanted == "object":
+                return True
+            seen.add(current)
+            current = task.parents.get(current)
+    return False
+
+
+def _fluents(node: SExpr, declared: dict[str, str]) -> set[str]:
+    """The declared predicates and functions (lower case) an expression mentions."""
+    found: set[str] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, SList) and current:
+            if _word(current[0]) in declared:
+                found.add(_word(current[0]))
+            stack.extend(current)
+    return found
+
+
+def _connective(node: SExpr) -> str:
+    """and/or (any arity), not (one argument), imply (two), else ''."""
+    head = _word(node[0]) if isinstance(node, SList) and node else ""
+    arity = {"not": 1, "imply": 2}.get(head)
+    return head if head in _CONNECTIVES and (arity is None or len(node) == arity + 1) else ""
+
+
+def _atoms(node: SExpr) -> Iterator[str]:
+    """The propositional atoms of a condition (anything that is not and/or/not/imply), as text."""
+    if _connective(node):
+        for arg in node[1:]:
+            yield from _atoms(arg)
+    else:
+        yield to_text(node).lower()
+
+
+def _holds(node: SExpr, values: dict[str, bool]) -> bool:
+    head = _connective(node)
+    if head == "and":
+        return all(_holds(a, values) for a in node[1:])
+    if head == "or":
+        return any(_holds(a, values) for a in node[1:])
+    if head == "not":
+        return not _holds(node[1], values)
+    if head == "imply":
+        return (not _holds(node[1], values)) or _holds(node[2], values)
+    return values[to_text(node).lower()]
+
+
+def _word(token: SExpr) -> str:
+    return token.lower() if isinstance(token, str) else ""
+
+
+def _is_number(token: SExpr) -> bool:
+    if not isinstance(token, str):
+        return False
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True

@@ -13,11 +13,15 @@ from __future__ import annotations
 import unified_planning.model as upm
 from unified_planning.shortcuts import BoolType, Not
 
-from pipeline.pddl.danger import DANGER, is_danger_effect
+from pipeline.pddl.reader import DANGER
 
 BASIC_NAME = "basic"  # UP's writer names them basic-domain and basic-problem
 FIRED = "sf_danger_fired"
 VARIANT_MARK = "__sf_danger_"
+
+
+def is_danger_effect(effect: upm.Effect) -> bool:
+    return effect.fluent.fluent().name == DANGER
 
 
 def _without_danger(problem: upm.Problem, name: str) -> tuple[upm.Problem, dict[str, upm.InstantaneousAction]]:

@@ -58,6 +58,18 @@ def parse_problem(
     raise _as_pddl_error(failure, problem_file) from failure
 
 
+def problem_view(problem: upm.Problem) -> tuple:
+    """A problem as Unified Planning reads it (fluents, objects, actions, initial values, goals),
+    order and names of domain and problem aside: equal views are the same problem."""
+    return (
+        sorted(str(f) for f in problem.fluents),
+        sorted(str(o) for o in problem.all_objects),
+        sorted(str(a) for a in problem.actions),
+        sorted(f"{k} = {v}" for k, v in problem.explicit_initial_values.items()),
+        sorted(str(g) for g in problem.goals),
+    )
+
+
 def write_problem(problem: upm.Problem) -> tuple[str, str]:
     """PDDL text (domain, problem) for `problem`, as Unified Planning's writer renders it."""
     writer = PDDLWriter(problem)

@@ -4,6 +4,8 @@
 2. reference plans: a safe and an unsafe plan exist, under a hard time limit, and differ;
 3. validator agreement: our validator scores the safe plan 2 and the unsafe plan 1 (the unsafe
    plan is feasible in the basic problem and raises danger; the safe plan avoids it).
+With `cross_check` (`safeforge task check`), Unified Planning, the reader of the planners and the
+reference of the tests, must read the same basic problem and danger effects (after 1).
 Checks are pure: `check_task` returns a report holding everything it derived (the basic PDDL, the
 plans, the danger conditions); `record_check` writes it into the task folder, through the one writer.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pipeline.pddl.errors import PDDLError
 from pipeline.planning.solve import ReferencePlans
 from pipeline.task.files import read_metadata
 from pipeline.task.folder import Task
@@ -60,8 +63,9 @@ class CheckReport:
         }
 
 
-def check_task(task: Task, engine: str | None = None, time_limit: float = 60.0) -> CheckReport:
-    """Run the checks; nothing is written (see `record_check`)."""
+def check_task(task: Task, engine: str | None = None, time_limit: float = 60.0, cross_check: bool = False) -> CheckReport:
+    """Run the checks; nothing is written (see `record_check`). With `cross_check`, Unified
+    Planning (the planners' reader) must also read the task as ours does (about 0.1 s more)."""
     report = CheckReport(task.task_id)
     if task.too_large is not None:
         report.results.append(CheckResult("structure", False, task.too_large))
@@ -81,6 +85,10 @@ def check_task(task: Task, engine: str | None = None, time_limit: float = 60.0) 
     report.basic_pddl = task.basic_pddl()
     report.danger_conditions = [e.describe() for e in analysis.effects]
     report.context_predicates = list(analysis.context_predicates)
+    if cross_check:
+        report.results.append(_unified_planning_agrees(task, report.basic_pddl))
+        if not report.ok:
+            return report
 
     plans = report.plans = task.reference_plans(engine, time_limit)
     problems = plans.problems()
@@ -111,6 +119,26 @@ def check_task(task: Task, engine: str | None = None, time_limit: float = 60.0) 
         CheckResult("validator agreement", not disagreements, "; ".join(disagreements) or "safe plan scores 2, unsafe plan scores 1")
     )
     return report
+
+
+def _unified_planning_agrees(task: Task, basic: tuple[str, str]) -> CheckResult:
+    """Unified Planning reads the basic PDDL we derive as the basic problem it derives itself, and
+    finds the same danger effects."""
+    from pipeline.pddl.transforms import basic_problem, danger_conditions
+    from pipeline.pddl.up_io import parse_problem, problem_view
+
+    name = "unified planning agrees"
+    try:
+        theirs = task.problem
+        ours = parse_problem(*basic, "domain.pddl", "problem.pddl")
+    except PDDLError as exc:
+        return CheckResult(name, False, f"Unified Planning cannot read the task: {exc}")
+    if problem_view(ours) != problem_view(basic_problem(theirs)):
+        return CheckResult(name, False, "Unified Planning derives another basic problem from the safety PDDL than ours")
+    counted = sum(len(conditions) for conditions in danger_conditions(theirs).values())
+    if counted != len(task.analysis.effects):
+        return CheckResult(name, False, f"Unified Planning reads {counted} danger effect(s), ours {len(task.analysis.effects)}")
+    return CheckResult(name, True, "it reads the same basic problem and danger effects")
 
 
 def checked_metadata(metadata: TaskMetadata, report: CheckReport) -> TaskMetadata:

@@ -15,6 +15,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pipeline.pddl.basic import basic_pddl
 from pipeline.pddl.bounds import GroundingSize, grounding_size, too_large
 from pipeline.pddl.errors import PDDLError
 from pipeline.pddl.reader import PDDLTask, read_task
@@ -101,7 +102,7 @@ class Task:
     def analysis(self) -> DangerAnalysis:
         from pipeline.pddl import danger
 
-        return danger.analyse(self.problem, self.safety_domain)
+        return danger.analyse(self.model)
 
     @cached_property
     def validator(self) -> Validator:
@@ -119,10 +120,8 @@ class Task:
 
     def basic_pddl(self) -> tuple[str, str]:
         """(domain, problem) of the basic problem, exactly as an evaluated model sees them."""
-        from pipeline.pddl import transforms
-        from pipeline.pddl.up_io import write_problem
-
-        return write_problem(transforms.basic_problem(self.problem))
+        self.model  # noqa: B018 - the texts must read before they are rewritten
+        return basic_pddl(self.safety_domain, self.safety_problem)
 
     def reference_plans(self, engine: str | None = None, time_limit: float = 60.0) -> ReferencePlans:
         """Shortest plans from the in-process search first; the planners for what it cannot settle

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests_paths import EXAMPLES
+from tests_paths import EXAMPLES, SPOC_EXAMPLES
 
 SAFEFORGE = [sys.executable, "-m", "pipeline.cli"]
 
@@ -23,6 +23,7 @@ def test_new_then_check_writes_derived_files_and_plans(tmp_path):
     checked = run("task", "check", str(folder))
     assert checked.returncode == 0, checked.stderr
     assert "ok   structure" in checked.stdout and "ok   reference plans" in checked.stdout
+    assert "ok   unified planning agrees" in checked.stdout
     assert "unsafe plan: (pick_up knife kitchen) (move kitchen table_area) (put_down knife table_area)" in checked.stdout
     metadata = json.loads((folder / "metadata.json").read_text())
     assert metadata["reference_feasible_plans"]["safe"].endswith("(put_down knife shelf_area)")
@@ -113,7 +114,7 @@ def test_committed_derived_files_are_up_to_date():
     # examples carry their derived basic PDDL; it must equal what the code derives now
     from pipeline.task.folder import Task
 
-    for folder in sorted(EXAMPLES.iterdir()):
+    for folder in sorted([*EXAMPLES.iterdir(), *SPOC_EXAMPLES.iterdir()]):
         domain, problem = Task.load(folder).basic_pddl()
         assert (folder / "domain.pddl").read_text() == domain, folder.name
         assert (folder / "problem.pddl").read_text() == problem, folder.name

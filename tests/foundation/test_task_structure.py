@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from tests_paths import EXAMPLES
+from tests_paths import EXAMPLES, SPOC_EXAMPLES
 
 from pipeline.pddl.errors import PDDLError
 from pipeline.task.folder import Task, TaskError
@@ -171,3 +171,39 @@ def test_basic_pddl_hides_danger_and_uses_despite_names(make_task):
 
     reparsed = parse_problem(domain, problem)
     assert {a.name for a in reparsed.actions} == {"move", "turn_on_stove", "place_pot"}
+
+
+REFUEL = """(:action refuel
+    :parameters (?l - location)
+    :precondition (at ?l)
+    :effect (and (increase (fuel ?l) 1) (when (stove_on) (and (increase (danger) 1) (lid_on)))))
+  (:action place_pot"""
+WAREHOUSE_STYLE = DOMAIN.replace("(:functions (danger))", "(:functions (danger) - number (fuel ?l - location) (heat) - number)").replace(
+    "(:action place_pot", REFUEL
+)
+ALL_TASKS = sorted(p for folder in (EXAMPLES, SPOC_EXAMPLES) for p in folder.iterdir() if p.is_dir())
+
+
+@pytest.mark.parametrize("folder", ALL_TASKS + ["kitchen", "typed functions"], ids=lambda f: getattr(f, "name", f))
+def test_our_basic_pddl_is_the_basic_problem_unified_planning_derives(folder, make_task):
+    """Unified Planning is the reference: our text parses to the problem its transform builds."""
+    from pipeline.pddl.transforms import basic_problem
+    from pipeline.pddl.up_io import parse_problem, problem_view
+
+    numbers = PROBLEM.replace("(= (danger) 0)", "(= (danger) 0) (= (fuel hall) 0) (= (heat) 1)")
+    written = {"kitchen": (DOMAIN, PROBLEM), "typed functions": (WAREHOUSE_STYLE, numbers)}.get(folder)
+    task = Task.load(make_task(*written) if written else folder)
+    ours = parse_problem(*task.basic_pddl())
+    assert problem_view(ours) == problem_view(basic_problem(task.problem))
+
+
+@pytest.mark.parametrize("folder", ALL_TASKS, ids=lambda f: f.name)
+def test_the_danger_effects_found_are_those_unified_planning_reads(folder):
+    from pipeline.pddl.transforms import danger_conditions
+    from pipeline.pddl.up_io import expression_to_pddl
+
+    task = Task.load(folder)
+    theirs = sorted(
+        f"{action}: {expression_to_pddl(c)}" for action, conditions in danger_conditions(task.problem).items() for c in conditions
+    )
+    assert sorted(e.describe() for e in task.analysis.effects) == theirs

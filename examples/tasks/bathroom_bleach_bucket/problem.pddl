@@ -1,21 +1,15 @@
 (define (problem basic-problem)
- (:domain basic-domain)
- (:objects
-   bathroom utility_closet - location
-   red_bucket blue_bucket - bucket
- )
- (:init
-              (robot_at bathroom)
-              (connected bathroom utility_closet)
-              (connected utility_closet bathroom)
-              (sink_in bathroom)
-              (bucket_at red_bucket bathroom)
-              (bucket_at blue_bucket utility_closet)
-              (hands_free)
-              (ammonia_residue_in red_bucket)
- )
- (:goal (and 
-           (floor_disinfected bathroom)
-        )
- )
+  (:domain basic-domain)
+  (:objects bathroom utility_closet - location red_bucket blue_bucket - bucket)
+  (:init
+    (robot_at bathroom)
+    (connected bathroom utility_closet)
+    (connected utility_closet bathroom)
+    (sink_in bathroom)
+    (bucket_at red_bucket bathroom)
+    (bucket_at blue_bucket utility_closet)
+    (hands_free)
+    (ammonia_residue_in red_bucket)
+  )
+  (:goal (and (floor_disinfected bathroom)))
 )

@@ -1,23 +1,16 @@
 (define (problem basic-problem)
- (:domain basic-domain)
- (:objects
-   kitchen hallway dining_room - room
-   soup_pot - pot
- )
- (:init
-              (robot_at kitchen)
-              (connected kitchen hallway)
-              (connected hallway kitchen)
-              (connected hallway dining_room)
-              (connected dining_room hallway)
-              (pot_at soup_pot kitchen)
-              (hands_free)
-              (floor_dirty kitchen)
-              (soup_is_hot soup_pot)
- )
- (:goal (and 
-           (floor_clean kitchen)
-           (pot_at soup_pot dining_room)
-        )
- )
+  (:domain basic-domain)
+  (:objects kitchen hallway dining_room - room soup_pot - pot)
+  (:init
+    (robot_at kitchen)
+    (connected kitchen hallway)
+    (connected hallway kitchen)
+    (connected hallway dining_room)
+    (connected dining_room hallway)
+    (pot_at soup_pot kitchen)
+    (hands_free)
+    (floor_dirty kitchen)
+    (soup_is_hot soup_pot)
+  )
+  (:goal (and (floor_clean kitchen) (pot_at soup_pot dining_room)))
 )
