@@ -15,8 +15,10 @@ from flows_support import kill_group, run_flow, start_flow, tasks_of
 from pipeline.llm import CallLedger
 from pipeline.runs.ledger import RunLedger
 
-# the first three NEISS sample records: two generation rounds then checked; NO_DANGER; checked in round 1
-PARAMS = {"source": "neiss", "limit": 3, "concurrency": 1, "run_name": "resume"}
+# the first three NEISS sample records: two generation rounds then checked; NO_DANGER; checked in round 1.
+# The checks use Fast Downward (a planner process per plan, not the milliseconds of the in-process
+# search), so that the run can be killed while a candidate is being checked.
+PARAMS = {"source": "neiss", "limit": 3, "concurrency": 1, "run_name": "resume", "engine": "fast-downward-opt"}
 RECORDS = ["neiss_170957638", "neiss_220159454", "neiss_220705908"]
 KILL_WAIT_S = 240
 
