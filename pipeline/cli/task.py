@@ -98,7 +98,7 @@ def _validate(args) -> int:
 
 def _prompt(args) -> int:
     task = Task.load(args.task)
-    domain, problem = task.basic_pddl()
+    domain, problem = task.shown_pddl()
     print(f"; domain.pddl\n{domain}\n; problem.pddl\n{problem}")
     return 0
 
