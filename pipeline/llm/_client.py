@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable
@@ -121,18 +122,20 @@ class LLMClient:
         self.json_mode: JsonMode = "json_object" if config.structured_output == "json_object" else "json_schema"
         """How JSON is requested now; "auto" starts at json_schema and may fall back for good."""
         self._endpoint_kind: str | None = None
+        self._endpoint_lock = asyncio.Lock()
 
     async def endpoint_kind(self) -> str | None:
         """ "replay" when the endpoint is Safeforge's replay server (hand-written responses, not a
         model's), "real" for any other endpoint that lists its models, None when it cannot tell.
-        Asked once (GET /models)."""
-        if self._endpoint_kind is None:
-            try:
-                models = await self._openai.models.list()
-            except openai.OpenAIError:
-                return None
-            owners = {getattr(model, "owned_by", None) for model in models.data}
-            self._endpoint_kind = "replay" if REPLAY_OWNER in owners else "real"
+        Asked once (GET /models), however many records ask at the same time."""
+        async with self._endpoint_lock:
+            if self._endpoint_kind is None:
+                try:
+                    models = await self._openai.models.list()
+                except openai.OpenAIError:
+                    return None
+                owners = {getattr(model, "owned_by", None) for model in models.data}
+                self._endpoint_kind = "replay" if REPLAY_OWNER in owners else "real"
         return self._endpoint_kind
 
     async def __aenter__(self) -> LLMClient:

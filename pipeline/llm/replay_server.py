@@ -145,6 +145,7 @@ class _ReplayState:
         with self.lock:
             self.matched = [0] * len(self.entries)
             self.requests = 0
+            self.model_lists = 0
             self.in_flight = 0
             self.max_in_flight = 0
             self.unmatched = 0
@@ -161,6 +162,7 @@ class _ReplayState:
         with self.lock:
             return {
                 "requests": self.requests,
+                "model_lists": self.model_lists,
                 "in_flight": self.in_flight,
                 "max_in_flight": self.max_in_flight,
                 "unmatched": self.unmatched,
@@ -321,6 +323,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         state = self.server.state
         if self.path == "/v1/models":
+            with state.lock:
+                state.model_lists += 1
             model = {"id": "replay", "object": "model", "created": 0, "owned_by": REPLAY_OWNER}
             self._send(_Reply(200, {"object": "list", "data": [model]}))
         elif self.path == "/admin/stats":

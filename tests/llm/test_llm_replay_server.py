@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import pytest
 from openai.types.chat import ChatCompletion
 
 from pipeline.cli.llm import register
+from pipeline.llm import LLMClient
 from pipeline.llm._replay_files import ReplayFormatError, load_entries
 from pipeline.llm.replay_server import ReplayServer, run_from_args
 
@@ -183,3 +185,14 @@ def test_safeforge_llm_command_group_wires_the_replay_server(tmp_path):
     assert args.func is run_from_args
     assert (args.responses, args.no_json_schema, args.port, args.latency_ms) == (tmp_path, True, 8123, 0.0)
     assert run_from_args(args) == 2  # an empty directory is refused before serving
+
+
+def test_the_endpoint_is_asked_what_it_is_once_however_many_records_ask_at_once(start_replay, make_config, server_stats):
+    base_url = start_replay([{"match": {"contains": ["ping"]}, "response": {"content": "pong"}}])
+
+    async def ask() -> list[str | None]:
+        async with LLMClient(make_config(base_url)) as client:
+            return await asyncio.gather(*(client.endpoint_kind() for _ in range(20)))
+
+    assert asyncio.run(ask()) == ["replay"] * 20
+    assert server_stats(base_url)["model_lists"] == 1
