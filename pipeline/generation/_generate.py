@@ -3,7 +3,6 @@ send any failure back into the generator's conversation, up to `max_rounds` time
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -141,7 +140,7 @@ async def generate_task(
             return outcome
         pddl = result.parsed
         candidate = work_dir / f"round-{round_no}"
-        await asyncio.to_thread(write_candidate, candidate, record.record_id, formalization, pddl)
+        write_candidate(candidate, record.record_id, formalization, pddl)
         report = await run_checker(checker, candidate)
         current = Round(round_no, StageCall.from_result(STAGE, prompt_hash, result), result.raw_text, [asdict(r) for r in report.results])
         outcome.rounds.append(current)

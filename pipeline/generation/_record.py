@@ -75,7 +75,9 @@ async def process_record(
         if extraction.result.status == "NO_DANGER":
             ledger.transition(rid, "no_danger", extraction.result.reason, detail=extraction.to_dict())
             return "no_danger"
-        await asyncio.to_thread(_save_extraction, store, rid, extraction)
+        work.mkdir(parents=True, exist_ok=True)
+        write_atomically(work / EXTRACTION_FILE, json.dumps(extraction.to_dict(), indent=2, ensure_ascii=False))
+        ledger.transition(rid, "extracted", "danger extracted", detail=extraction.to_dict())
     else:
         try:
             extraction = load_extraction(store, rid)
@@ -92,14 +94,6 @@ async def process_record(
     for candidate in work.glob("round-*"):
         shutil.rmtree(candidate, ignore_errors=True)
     return state
-
-
-def _save_extraction(store: RunStore, rid: str, extraction: Extraction) -> None:
-    """Persist the extraction and move the record to extracted (in a worker thread)."""
-    work = store.root / WORK_DIR / rid
-    work.mkdir(parents=True, exist_ok=True)
-    write_atomically(work / EXTRACTION_FILE, json.dumps(extraction.to_dict(), indent=2, ensure_ascii=False))
-    store.ledger.transition(rid, "extracted", "danger extracted", detail=extraction.to_dict())
 
 
 def _finish(
