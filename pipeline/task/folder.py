@@ -110,7 +110,9 @@ class Task:
 
     def shown_pddl(self) -> tuple[str, str]:
         """(domain, problem) a model is shown: the folder's derived domain.pddl and problem.pddl (as
-        DESPITE reads them; the check writes them), derived now only when they are missing."""
+        DESPITE reads them; the check writes them), derived now only when they are missing. A task
+        whose safety PDDL cannot be read (or is too large) has nothing to show: PDDLError."""
+        self.model  # noqa: B018
         try:
             return read_task_file(self.path / BASIC_DOMAIN), read_task_file(self.path / BASIC_PROBLEM)
         except TaskError:
