@@ -14,6 +14,7 @@ its whole process tree, and checks that no process of theirs is left.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import sys
 import time
@@ -199,6 +200,31 @@ def start_services(
     if label_studio:
         _start_label_studio(env_in, progress)
     return service_status(environ)
+
+
+def where(run: str, environ: Mapping[str, str] | None = None) -> str:
+    """Where a run's results are: its tasks, the Prefect UI, its review project (the link the
+    review-push flow left as an artifact), and how to stop the services."""
+    from flows.generate import artifact_key  # flows imports prefect: only when needed
+
+    settings = Settings.load(environ)
+    key = f"review-{artifact_key(run)}"
+    try:
+        response = httpx.post(f"{settings.prefect_api}/artifacts/filter", json={"artifacts": {"key": {"any_": [key]}}}, timeout=10)
+        found = response.json() if response.status_code == 200 else []
+    except httpx.HTTPError:
+        found = []
+    link = re.search(r"\((http[^)]+)\)", found[0].get("data") or "") if found else None
+    review = link.group(1) if link else f"(none yet: prefect deployment run review-push/checked --param run_name={run})"
+    return "\n".join(
+        [
+            f"tasks:          {(settings.outputs / run / 'tasks').absolute()}",
+            f"run summary:    safeforge runs show {run}",
+            f"Prefect UI:     {settings.prefect_ui_url}  (flow runs, per-record task runs, the run's artifact)",
+            f"review project: {review}  (log in as {_review_config(environ).username}; README, review section)",
+            "stop:           safeforge services stop",
+        ]
+    )
 
 
 # -- Label Studio (through review/, which runs it from .venv-labelstudio) ---------------------

@@ -1,4 +1,4 @@
-"""`safeforge services start|stop|status|env`: the local Prefect server, the LLM replay server,
+"""`safeforge services start|stop|status|env|where`: the local Prefect server, the LLM replay server,
 the process serving the deployments, and Label Studio."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pipeline import services
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     group = subparsers.add_parser("services", help="start, stop or show the local services of the Prefect application")
-    commands = group.add_subparsers(dest="services_command", metavar="{start,stop,status,env}", required=True)
+    commands = group.add_subparsers(dest="services_command", metavar="{start,stop,status,env,where}", required=True)
 
     start = commands.add_parser(
         "start",
@@ -35,6 +35,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     env = commands.add_parser("env", help='export lines for a shell: eval "$(safeforge services env)"')
     env.set_defaults(func=run_env)
+
+    where = commands.add_parser("where", help="where a run's tasks, the Prefect UI and its review project are")
+    where.add_argument("run", help="the run's name")
+    where.set_defaults(func=run_where)
 
 
 def run_start(args: argparse.Namespace) -> int:
@@ -61,6 +65,11 @@ def run_status(args: argparse.Namespace) -> int:
 
 def run_env(args: argparse.Namespace) -> int:
     print(services.shell_exports())
+    return 0
+
+
+def run_where(args: argparse.Namespace) -> int:
+    print(services.where(args.run))
     return 0
 
 
