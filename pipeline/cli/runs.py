@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from pipeline.runs.overview import RunOverview, format_rate, format_usd, list_runs, run_overview
+from pipeline.runs.overview import REPLAY_NOTE, RunOverview, format_rate, format_usd, list_runs, run_overview
 from pipeline.settings import Settings
 
 
@@ -74,6 +74,7 @@ def format_overview(o: RunOverview) -> str:
     c = o.cost
     lines += [
         "",
+        *([f"{REPLAY_NOTE}:"] if o.replayed else []),
         f"LLM: {c.calls} calls, {c.cache_hits} cache hits, {c.tokens_in} tokens in, "
         f"{c.tokens_out} out ({c.tokens_cached} cached), ${c.cost_usd:.6f}"
         + (f" (+{c.unpriced_calls} unpriced calls)" if c.unpriced_calls else ""),

@@ -18,6 +18,7 @@ from pathlib import Path
 from pipeline.common.errors import SafeforgeError
 from pipeline.llm import CallLedger
 from pipeline.runs.ledger import LEDGER_FILE, LLM_DB_FILE, STATES, RunLedger
+from pipeline.task.files import TaskError, read_metadata
 
 _PAST_EXTRACT = ("extracted", "checked", "in_review", "accepted", "rejected_by_review", "rejected_by_checks")
 _PAST_CHECKS = ("checked", "in_review", "accepted", "rejected_by_review")
@@ -73,6 +74,13 @@ class RunOverview:
     stages_by_source: dict[str, list[StageFunnel]]
     cost: LLMCost
     reasons: dict[str, list[tuple[str, int]]]
+    llm_endpoints: list[str] = field(default_factory=list)
+    """What the run's task folders say made their LLM responses: "real", "replay" (hand-written)."""
+
+    @property
+    def replayed(self) -> bool:
+        return "replay" in self.llm_endpoints
+
     """For each terminal failure state: its reasons, most frequent first."""
 
     @property
@@ -114,6 +122,7 @@ class RunOverview:
             "cost_per_accepted_usd": self.cost_per_accepted_usd,
             "cost_per_checked_usd": self.cost_per_checked_usd,
             "reasons": {state: [list(r) for r in rs] for state, rs in self.reasons.items()},
+            "llm_endpoints": self.llm_endpoints,
         }
 
     def to_markdown(self) -> str:
@@ -144,7 +153,10 @@ class RunOverview:
             for s in self.stages
         ]
         c = self.cost
-        lines += ["", "## LLM cost", "", "| stage | calls | cache hits | tokens in | tokens out | USD |", "|---|---|---|---|---|---|"]
+        lines += ["", "## LLM cost", ""]
+        if self.replayed:
+            lines += [f"**{REPLAY_NOTE}**", ""]
+        lines += ["| stage | calls | cache hits | tokens in | tokens out | USD |", "|---|---|---|---|---|---|"]
         lines += [
             f"| {stage} | {v['calls']} | {v['cache_hits']} | {v['tokens_in']} | {v['tokens_out']} | {v['cost_usd']:.6f} |"
             for stage, v in c.by_stage.items()
@@ -157,6 +169,25 @@ class RunOverview:
         if c.unpriced_calls:
             lines.append(f"{c.unpriced_calls} call(s) used a model without a price; not included.")
         return "\n".join(lines) + "\n"
+
+
+REPLAY_NOTE = (
+    "Replayed: these responses are hand-written and served by the replay server, not a model's; "
+    "the cost is what the calls would cost at the model's prices"
+)
+
+
+def llm_endpoints(root: Path) -> list[str]:
+    """What the run's task folders (accepted or kept rejected) say made their LLM responses."""
+    found: set[str] = set()
+    for folder in [*root.joinpath("tasks").glob("*"), *root.joinpath("rejected").glob("*")]:
+        try:
+            endpoint = read_metadata(folder).provenance.llm_endpoint
+        except (TaskError, OSError):
+            continue
+        if endpoint:
+            found.add(endpoint)
+    return sorted(found)
 
 
 def format_rate(rate: float | None) -> str:
@@ -258,4 +289,5 @@ def run_overview(folder: str | Path) -> RunOverview:
         stages_by_source={src: funnels(counts, origins.get(src, {})) for src, counts in sorted(by_source.items())},
         cost=llm_cost(root / LLM_DB_FILE),
         reasons={s: r for s, r in reasons.items() if r},
+        llm_endpoints=llm_endpoints(root),
     )

@@ -198,3 +198,14 @@ def test_later_rounds_send_the_latest_candidate_and_the_feedback_so_far_not_the_
     feedback = [r["feedback"] for r in json.loads((tmp_path / "run" / "work" / REJECTED / "rounds.json").read_text())[:3]]
     assert [text.count("\n- round ") for text in feedback] == [0, 1, 2]  # the failures so far, one line each
     assert "Earlier rounds failed too" in feedback[2] and "round: 4" in feedback[2]
+
+
+def test_the_run_summary_says_its_responses_were_replayed_not_a_models(demo, capsys):
+    from pipeline.cli.main import main
+    from pipeline.runs.overview import REPLAY_NOTE, run_overview
+
+    overview = run_overview(demo["root"])
+    assert overview.llm_endpoints == ["replay"]
+    assert REPLAY_NOTE in overview.to_markdown()
+    assert main(["runs", "show", str(demo["root"])]) == 0
+    assert f"{REPLAY_NOTE}:\nLLM: " in capsys.readouterr().out
