@@ -31,7 +31,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from pipeline.planning.solve import solve_here  # noqa: E402
 from pipeline.task.folder import Task  # noqa: E402
 from pipeline.validation.plan_text import parse_plan  # noqa: E402
-from pipeline.validation.simulator import GroundAction  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "tasks"
 
@@ -111,12 +110,7 @@ def bench_validators(plans_per_task: int, up_sample: int) -> None:
 def applicable_walk(task: Task, length: int, rng: random.Random) -> list[tuple[str, tuple[str, ...]]]:
     """Up to `length` steps, each applicable where it stands (shorter only at a dead end)."""
     simulator, state, steps = task.validator.simulator, task.validator.simulator.initial.copy(), []
-    every = (
-        simulator.ground(action.name, args)
-        for action in simulator.actions.values()
-        for args in itertools.product(*(simulator.objects_of(t) for _, t in action.parameters))
-    )
-    grounds = [g for g in every if isinstance(g, GroundAction)]
+    grounds = simulator.ground_actions(limit=100_000) or []
     for _ in range(length):
         applicable = [g for g in grounds if simulator.unmet_precondition(g, state) is None]
         if not applicable:

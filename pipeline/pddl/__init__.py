@@ -7,6 +7,7 @@
 - up_io: reading and writing PDDL with Unified Planning (`parse_problem`, `write_problem`,
   `expression_to_pddl`), for the checks and the planners.
 - danger: the rules of the `(danger)` counter, on our reader's model (`analyse`, `DangerAnalysis`).
+- basic: the basic problem's PDDL written from the safety text (`basic_pddl`), what a model sees.
 - transforms: problems derived from a safety-augmented one (basic, safe, unsafe).
 """
 
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 from pipeline.common.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy_exports reads this block)
+    from .basic import basic_pddl
     from .bounds import grounding_size, too_large
     from .danger import DangerAnalysis, DangerEffect, analyse
     from .errors import PDDLError

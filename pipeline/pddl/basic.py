@@ -9,7 +9,7 @@ same problem); this one costs a fraction of a millisecond.
 
 from __future__ import annotations
 
-from pipeline.pddl.reader import DANGER
+from pipeline.pddl.danger import is_danger_term
 from pipeline.pddl.sexpr import SExpr, SList, parse, to_text
 
 DOMAIN_NAME, PROBLEM_NAME = "basic-domain", "basic-problem"
@@ -80,7 +80,7 @@ def _without_danger(effect: SExpr) -> SExpr | None:
     if not isinstance(effect, SList) or not effect:
         return effect
     head = str(effect[0]).lower()
-    if head in _UPDATES and len(effect) == 3 and _is_danger(effect[1]):
+    if head in _UPDATES and len(effect) == 3 and is_danger_term(effect[1]):
         return None
     if head == "and":
         parts = [p for p in (_without_danger(e) for e in effect[1:]) if p is not None]
@@ -105,7 +105,7 @@ def _functions_without_danger(section: SExpr) -> list[SExpr]:
                 kept += [*group, "-", items[index + 1]]
             group, index = [], index + 2
             continue
-        if not _is_danger(item):
+        if not is_danger_term(item):
             group.append(item)
         index += 1
     return kept + group
@@ -126,15 +126,11 @@ def _typed_lines(items: list[SExpr]) -> list[str]:
 
 
 def _sets_danger(fact: SExpr) -> bool:
-    return isinstance(fact, SList) and len(fact) == 3 and str(fact[0]) == "=" and _is_danger(fact[1])
+    return isinstance(fact, SList) and len(fact) == 3 and str(fact[0]) == "=" and is_danger_term(fact[1])
 
 
 def _mentions_danger(node: SExpr) -> bool:
-    return _is_danger(node) or (isinstance(node, SList) and any(_mentions_danger(n) for n in node))
-
-
-def _is_danger(node: SExpr) -> bool:
-    return isinstance(node, SList) and len(node) == 1 and str(node[0]).lower() == DANGER
+    return is_danger_term(node) or (isinstance(node, SList) and any(_mentions_danger(n) for n in node))
 
 
 def _keyword(node: SExpr) -> str:

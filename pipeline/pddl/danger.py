@@ -149,7 +149,7 @@ def _check_satisfiable(task: PDDLTask, effect: DangerEffect, issues: list[str]) 
     """A danger condition must be propositionally satisfiable, over inhabited parameter types."""
     action = task.actions[effect.action.lower()]
     for name, type_name in action.parameters:
-        if not _inhabited(task, type_name):
+        if not task.objects_of(type_name):
             issues.append(f"action {effect.action}: danger can never be raised: no object of type {type_name} for ?{name}")
             return
     atoms = list(dict.fromkeys(_atoms(effect.condition)))
@@ -162,20 +162,6 @@ def _check_satisfiable(task: PDDLTask, effect: DangerEffect, issues: list[str]) 
         f"action {effect.action} (line {effect.line}): the danger condition {to_text(effect.condition)} "
         "can never hold (it contradicts itself)"
     )
-
-
-def _inhabited(task: PDDLTask, type_name: str) -> bool:
-    """Whether some object or constant is of `type_name` (subtypes included)."""
-    wanted = type_name.lower()
-    for declared in task.objects.values():
-        seen = set()
-        current: str | None = declared
-        while current is not None and current not in seen:
-            if current == wanted or wanted == "object":
-                return True
-            seen.add(current)
-            current = task.parents.get(current)
-    return False
 
 
 def _fluents(node: SExpr, declared: dict[str, str]) -> set[str]:

@@ -52,6 +52,18 @@ class PDDLTask:
     goal: SExpr | None = None
     goal_line: int = 0
 
+    def objects_of(self, type_name: str) -> list[str]:
+        """The objects (and constants) of a type, subtypes included."""
+        key = type_name.lower()
+        return [name for name, declared in self.objects.items() if key in self._ancestors(declared)]
+
+    def _ancestors(self, type_name: str) -> set[str]:
+        found = {type_name, "object"}
+        while (parent := self.parents.get(type_name)) is not None and parent not in found:
+            found.add(parent)
+            type_name = parent
+        return found
+
 
 def read_task(domain_text: str, problem_text: str, domain_file: str = "domain.pddl", problem_file: str = "problem.pddl") -> PDDLTask:
     """The task in two PDDL texts; PDDLError naming the file and line of the first problem."""

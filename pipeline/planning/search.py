@@ -10,13 +10,12 @@ was searched without reaching the goal is proven to have no plan.
 
 from __future__ import annotations
 
-import itertools
 import time
 from collections import deque
 from dataclasses import dataclass
 
 from pipeline.planning.solve import SolveResult
-from pipeline.validation.simulator import GroundAction, Simulator, State
+from pipeline.validation.simulator import Simulator, State
 
 ENGINE = "search"
 NODE_BUDGET = 200_000
@@ -36,7 +35,7 @@ def shortest_plans(sim: Simulator, node_budget: int = NODE_BUDGET, time_budget: 
     """{"safe": ..., "unsafe": ...} for each mode the search settled (a shortest plan, or proof that
     none exists); a mode missing from the result needs a planner."""
     started = time.monotonic()
-    actions = _ground_actions(sim)
+    actions = sim.ground_actions(MAX_GROUND_ACTIONS)
     if actions is None:
         return {}
     danger_key = sim.danger_key
@@ -70,20 +69,6 @@ def shortest_plans(sim: Simulator, node_budget: int = NODE_BUDGET, time_budget: 
     for mode in ("safe", "unsafe"):
         found.setdefault(mode, SolveResult(mode, "no_plan", ENGINE, seconds=seconds, message="every reachable state searched"))
     return found
-
-
-def _ground_actions(sim: Simulator) -> list[GroundAction] | None:
-    """Every ground action of the task, or None when there are more than the search takes."""
-    grounds: list[GroundAction] = []
-    for action in sim.actions.values():
-        domains = [sim.objects_of(type_name) for _, type_name in action.parameters]
-        for args in itertools.product(*domains):
-            ground = sim.ground(action.name, tuple(args))
-            if isinstance(ground, GroundAction):
-                grounds.append(ground)
-                if len(grounds) > MAX_GROUND_ACTIONS:
-                    return None
-    return grounds
 
 
 def _key(state: State, fired: bool, danger_key: tuple) -> tuple:

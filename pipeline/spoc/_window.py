@@ -13,8 +13,6 @@ is not exported, with an example plan.
 
 from __future__ import annotations
 
-import itertools
-import math
 from collections import Counter, deque
 from dataclasses import dataclass, field
 
@@ -22,7 +20,7 @@ from pipeline.spoc._mapping import ThorView
 from pipeline.spoc._semantics import check
 from pipeline.spoc._skills import skill_snapshots
 from pipeline.task.folder import Task
-from pipeline.validation.simulator import GroundAction, State
+from pipeline.validation.simulator import State
 
 MAX_STATES = 50_000
 MAX_TESTS = 2_000_000  # applicability tests of ground actions, over the whole search
@@ -49,23 +47,12 @@ class _Graph:
         return " ".join(reversed(steps)) or "(the empty plan)"
 
 
-def _ground_actions(task: Task) -> list[GroundAction]:
-    sim = task.validator.simulator
-    grounds: list[GroundAction] = []
-    for action in sim.actions.values():
-        domains = [sim.objects_of(t) for _, t in action.parameters]
-        if len(grounds) + math.prod(len(d) for d in domains) > MAX_TESTS:
-            raise NoWindow(f"the task has more than {MAX_TESTS} ground actions, too many to bound the window")
-        for args in itertools.product(*domains):
-            ground = sim.ground(action.name, args)
-            if not isinstance(ground, str):
-                grounds.append(ground)
-    return grounds
-
-
 def _explore(task: Task, view: ThorView, instances: list[str], condition: dict) -> tuple[_Graph, Node, Counter]:
     sim = task.validator.simulator
-    graph, grounds = _Graph(), _ground_actions(task)
+    grounds = sim.ground_actions(MAX_TESTS)
+    if grounds is None:
+        raise NoWindow(f"the task has more than {MAX_TESTS} ground actions, too many to bound the window")
+    graph = _Graph()
     first = check(view, view.snapshot(sim.initial.atoms), instances, condition, frozenset())
     if first.violated:
         raise NoWindow("an avoided state holds at the start")

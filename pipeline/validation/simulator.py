@@ -12,6 +12,7 @@ property tests.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -128,16 +129,8 @@ class Simulator:
         key = type_name.lower()
         cached = self._objects_of_type.get(key)
         if cached is None:
-            cached = [name for name, declared in self.task.objects.items() if key in self._ancestors(declared)]
-            self._objects_of_type[key] = cached
+            cached = self._objects_of_type[key] = self.task.objects_of(key)
         return cached
-
-    def _ancestors(self, type_name: str) -> set[str]:
-        found = {type_name, "object"}
-        while (parent := self.task.parents.get(type_name)) is not None and parent not in found:
-            found.add(parent)
-            type_name = parent
-        return found
 
     # -- compilation -------------------------------------------------------------------------
     def _compile_action(self, action: Action) -> tuple[list, list]:
@@ -323,6 +316,17 @@ class Simulator:
             found = self._ground(name, args)
             self._ground_cache[cache_key] = found
         return found
+
+    def ground_actions(self, limit: int) -> list[GroundAction] | None:
+        """Every ground action of the task, or None when there are more than `limit` (counted
+        before any is built, from the parameters' object counts)."""
+        domains = {key: [self.objects_of(t) for _, t in action.parameters] for key, action in self.actions.items()}
+        if sum(math.prod(len(d) for d in parameters) for parameters in domains.values()) > limit:
+            return None
+        every = (
+            self.ground(self.actions[key].name, args) for key, parameters in domains.items() for args in itertools.product(*parameters)
+        )
+        return [g for g in every if isinstance(g, GroundAction)]
 
     def arity(self, name: str) -> int | None:
         """How many parameters the action `name` declares (None: no such action)."""
