@@ -85,7 +85,8 @@ def push_run(
     with RunLock(store.root, "review push"), LabelStudioClient(client_config) as client:
         mapping = ReviewMapping.load(store)
         client.whoami()
-        project, created = _project(client, store, mapping, annotators_per_task, reimport_missing)
+        label_config = LABELING_CONFIG.read_text(encoding="utf-8")
+        project, created = _project(client, store, mapping, label_config, annotators_per_task, reimport_missing)
         remote = _remote_index(client, project.id)
         in_review = store.ledger.records(state="in_review")
         missing = [row for row in in_review if _task_id(row) not in remote]
@@ -100,7 +101,6 @@ def push_run(
         result = PushResult(client_config.url, project.id, project.title, created_project=created)
         if remove_duplicates:
             _remove_duplicates(client, project.id, result)
-        label_config = LABELING_CONFIG.read_text(encoding="utf-8")
         if not created and project.label_config.strip() != label_config.strip():
             client.set_label_config(project.id, label_config)
             result.warnings.append(f"project {project.id} now shows this version's review interface")
@@ -142,7 +142,12 @@ def _task_id(row: RecordRow) -> str:
 
 
 def _project(
-    client: LabelStudioClient, store: RunStore, mapping: ReviewMapping, annotators_per_task: int | None, reimport_missing: bool
+    client: LabelStudioClient,
+    store: RunStore,
+    mapping: ReviewMapping,
+    label_config: str,
+    annotators_per_task: int | None,
+    reimport_missing: bool,
 ) -> tuple[RemoteProject, bool]:
     title = project_title(store)
     if mapping.project_id is not None:
@@ -176,7 +181,6 @@ def _project(
         f"Human review of Safeforge run {store.name} ({store.root.resolve()}). Tasks arrive with "
         f"`safeforge review push`; decisions are read back with `safeforge review pull`."
     )
-    label_config = LABELING_CONFIG.read_text(encoding="utf-8")
     return client.create_project(title, description, label_config, annotators_per_task or 1), True
 
 
