@@ -5,18 +5,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+apt_install() {  # apt_install PACKAGE: with sudo when not root
+  local sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$1"
+}
 if ! command -v java >/dev/null 2>&1; then
   echo "setup: java not found; installing OpenJDK 17 (ENHSP needs it)"
-  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq openjdk-17-jre-headless
+  apt_install openjdk-17-jre-headless
 fi
 if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
   if command -v apt-get >/dev/null 2>&1; then
     echo "setup: chromium not found; installing it (tests/review/test_review_layout.py and scripts/screenshot_review.py drive it headless)"
-    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium
+    apt_install chromium
   else
     echo "setup: chromium not found and no apt-get to install it with; the review layout test will be skipped"
   fi
