@@ -32,6 +32,15 @@ def write_atomically(path: Path, text: str) -> None:
             raise
 
 
+def write_new(path: Path, text: str) -> None:
+    """Create `path` (it must not exist) holding `text`, mode 0644 less the umask: for files of a
+    staging folder that no reader sees before it is renamed into place."""
+    with storage_errors(path):
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, DEFAULT_MODE)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+
+
 def umask() -> int:
     """The process's umask (read without changing it for longer than a moment)."""
     current = os.umask(0)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import astuple, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from pipeline.llm import _db
@@ -59,7 +59,14 @@ class LedgerRow:
     created_at: float = field(default_factory=time.time)
 
 
-_COLUMNS = ", ".join(f.name for f in fields(LedgerRow))
+_NAMES = tuple(f.name for f in fields(LedgerRow))
+_COLUMNS = ", ".join(_NAMES)
+_UPDATE_ROW = f"UPDATE calls SET {', '.join(f'{name} = ?' for name in _NAMES)} WHERE id = ?"
+_INSERT_ROW = f"INSERT INTO calls ({_COLUMNS}) VALUES ({', '.join('?' * len(_NAMES))})"
+
+
+def _values(row: LedgerRow) -> tuple[object, ...]:
+    return tuple(getattr(row, name) for name in _NAMES)  # flat values: no deep copy as astuple makes
 
 
 @dataclass(frozen=True)
@@ -115,19 +122,15 @@ class CallLedger:
 
     def finish(self, row_id: int, row: LedgerRow) -> None:
         """Complete the attempt `begin` wrote."""
-        names = [f.name for f in fields(LedgerRow)]
         with self._db.transaction() as conn:
-            conn.execute(f"UPDATE calls SET {', '.join(f'{n} = ?' for n in names)} WHERE id = ?", (*astuple(row), row_id))
+            conn.execute(_UPDATE_ROW, (*_values(row), row_id))
 
     def close(self) -> None:
         self._db.close()
 
     def record(self, row: LedgerRow) -> None:
         with self._db.transaction() as conn:
-            conn.execute(
-                f"INSERT INTO calls ({_COLUMNS}) VALUES ({', '.join('?' * len(fields(LedgerRow)))})",
-                astuple(row),
-            )
+            conn.execute(_INSERT_ROW, _values(row))
 
     def rows(self, stage: str | None = None, record_id: str | None = None) -> list[LedgerRow]:
         """Rows in insertion order, optionally for one stage and/or record."""

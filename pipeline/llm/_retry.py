@@ -72,7 +72,7 @@ def classify(exc: openai.APIError, redact: Callable[[str], str]) -> Failure:
     """Map an openai exception to a Failure (reason, redacted message, Retry-After)."""
     text = str(exc) if exc.__cause__ is None else f"{exc} ({exc.__cause__})"
     message = redact(text)
-    if isinstance(exc, openai.APITimeoutError):
+    if isinstance(exc, openai.APITimeoutError) and not _refused(exc):
         return Failure("timeout", message)
     if isinstance(exc, openai.APIConnectionError):
         return Failure("connection", message)
@@ -80,6 +80,19 @@ def classify(exc: openai.APIError, redact: Callable[[str], str]) -> Failure:
         status = exc.status_code
         return Failure(_status_reason(status), message, status, retry_after_seconds(exc.response.headers))
     return Failure("bad_request", message)
+
+
+def _refused(exc: BaseException) -> bool:
+    """True when a "timeout" is really a refused or failed connection: the aiohttp transport reports
+    every connection error as a connect timeout; the OS error underneath tells them apart."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, OSError) and not isinstance(cause, TimeoutError):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from pipeline.common.files import umask, write_atomically
+from pipeline.common.files import umask, write_atomically, write_new
 from pipeline.task.files import BASIC_DOMAIN, BASIC_PROBLEM, METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM
 from pipeline.task.metadata import TaskMetadata
 
@@ -47,16 +47,21 @@ def write_task(
     staging = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}.staging-"))
     try:
         os.chmod(staging, 0o755 & ~umask())
-        for name, text in ((SAFETY_DOMAIN, safety_domain), (SAFETY_PROBLEM, safety_problem)):
-            write_atomically(staging / name, text if text.endswith("\n") else text + "\n")
+        files = {SAFETY_DOMAIN: _with_final_newline(safety_domain), SAFETY_PROBLEM: _with_final_newline(safety_problem)}
         if basic is not None:
-            write_basic_pddl(staging, basic)
-        write_metadata(staging, metadata)
+            files |= {BASIC_DOMAIN: basic[0], BASIC_PROBLEM: basic[1]}
+        files[METADATA] = metadata.to_json()
+        for name, text in files.items():
+            write_new(staging / name, text)
         install(staging, folder)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return folder
+
+
+def _with_final_newline(text: str) -> str:
+    return text if text.endswith("\n") else text + "\n"
 
 
 def install(staged: Path, target: Path) -> None:
