@@ -28,9 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import copy
 import csv
-import hashlib
 import json
 import math
 import os
@@ -46,10 +44,11 @@ import httpx
 import openai
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from memo_checker import MemoChecker  # noqa: E402
+
 from pipeline.generation import GenerationSettings, check_candidate, generate_run  # noqa: E402
 from pipeline.llm import LLMClient, LLMConfig  # noqa: E402
 from pipeline.runs.ledger import RunStore  # noqa: E402
-from pipeline.task.files import METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM  # noqa: E402
 from sources import default_path, iter_records  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -81,35 +80,6 @@ def write_inputs(folder: Path, count: int) -> tuple[Path, Path]:
     replay.mkdir()
     (replay / "copies.json").write_text(json.dumps(template), encoding="utf-8")
     return data, replay
-
-
-class MemoChecker:
-    """The real execution check, computed once per distinct (domain, problem) text and reused for
-    identical PDDL: the derived files and check metadata are copied from the first folder."""
-
-    def __init__(self, settings: GenerationSettings):
-        self.settings = settings
-        self.done: dict[str, object] = {}
-        self._locks: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}
-
-    async def __call__(self, task_dir: Path):
-        texts = b"".join((task_dir / name).read_bytes() for name in (SAFETY_DOMAIN, SAFETY_PROBLEM))
-        key = hashlib.sha256(texts).hexdigest()
-        async with self._locks.setdefault(asyncio.get_running_loop(), asyncio.Lock()):
-            if key not in self.done:
-                self.done[key] = await asyncio.to_thread(check_candidate, task_dir, self.settings.engine, self.settings.planner_time_limit)
-        return copy.deepcopy(self.done[key])
-
-    async def warm(self, domain: str, problem: str) -> None:
-        """Compute the check of this PDDL now, before anything is timed."""
-        folder = Path(tempfile.mkdtemp(prefix="bench-warm-")) / "task"
-        folder.mkdir()
-        (folder / SAFETY_DOMAIN).write_text(domain.strip() + "\n", encoding="utf-8")
-        (folder / SAFETY_PROBLEM).write_text(problem.strip() + "\n", encoding="utf-8")
-        (folder / METADATA).write_text("{}\n", encoding="utf-8")
-        report = await self(folder)
-        if not report.ok:
-            raise SystemExit(f"the template task fails its check: {report.to_dict()}")
 
 
 def start_server(replay: Path, latency_ms: float) -> tuple[subprocess.Popen, str]:
@@ -168,7 +138,7 @@ def served(base_url: str) -> int:
         return json.loads(response.read())["requests"]
 
 
-def run(root: Path, records, base_url: str, concurrency: int, settings: GenerationSettings, checker):
+def run(root: Path, records, base_url: str, concurrency: int, settings: GenerationSettings, checker, workers: int = 1):
     store = RunStore(root)
     config = LLMConfig(
         base_url=base_url, model="deepseek-chat", db_path=root / "llm.sqlite", max_concurrency=concurrency, backoff_base_s=0.05
@@ -176,7 +146,7 @@ def run(root: Path, records, base_url: str, concurrency: int, settings: Generati
 
     async def go():
         async with LLMClient(config) as client:
-            return await generate_run(store, records, client, settings, concurrency, checker=checker)
+            return await generate_run(store, records, client, settings, concurrency, checker=checker, workers=workers)
 
     try:
         return asyncio.run(go())
@@ -190,6 +160,7 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--latency-ms", type=float, default=200.0)
     parser.add_argument("--real-check-records", type=int, default=16)
+    parser.add_argument("--workers", type=int, default=1, help="worker processes of the generation runs (safeforge generate --workers)")
     parser.add_argument(
         "--scratch",
         type=Path,
@@ -218,7 +189,7 @@ def main() -> int:
             asyncio.run(memo.warm(generated["safety_domain"], generated["safety_problem"]))
             trip = round_trip_s(url)
             bare = bare_client_s(url, len(records), args.concurrency)
-            summary = run(folder / "llm-path", records, url, args.concurrency, settings, memo)
+            summary = run(folder / "llm-path", records, url, args.concurrency, settings, memo, args.workers)
             waves = math.ceil(len(records) / args.concurrency) * CALLS_PER_RECORD
             bound, measured_bound = waves * latency, waves * trip
             passed = summary.tasks_passed
@@ -247,7 +218,7 @@ def main() -> int:
                 "(replay usage: characters / 4)"
             )
             before = served(url)
-            again = run(folder / "llm-path", records, url, args.concurrency, settings, memo)
+            again = run(folder / "llm-path", records, url, args.concurrency, settings, memo, args.workers)
             print(
                 f"2. re-run of the same command: {served(url) - before} HTTP requests, {again.calls} calls, "
                 f"{again.seconds:.2f}s, states {again.states}"

@@ -39,6 +39,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--concurrency", type=count(1), default=defaults.concurrency, help=f"records in progress at once (default {defaults.concurrency})"
     )
+    run.add_argument(
+        "--workers",
+        type=count(1),
+        default=defaults.workers,
+        help=f"processes sharing the records and the concurrency (default {defaults.workers}; 2 or more for concurrency above ~32)",
+    )
     run.add_argument("--model", help="model of every stage (default: SAFEFORGE_MODEL, or gpt-4o-mini)")
     run.add_argument(
         "--max-rounds", type=count(1), default=defaults.max_rounds, help=f"generation rounds per record (default {defaults.max_rounds})"

@@ -43,6 +43,9 @@ class GenerateOptions(BaseModel):
     """The model of every stage (default: SAFEFORGE_MODEL)."""
     concurrency: int = Field(8, ge=1)
     """Records in progress at once (and LLM requests in flight, unless SAFEFORGE_LLM_MAX_CONCURRENCY)."""
+    workers: int = Field(1, ge=1)
+    """Processes that share the records (each with its share of the concurrency and LLM rate limits):
+    above about 32 records at once one process is CPU-bound; 2 or more use more CPUs."""
     max_rounds: int = Field(5, ge=1)
     """Generation rounds per record, the first included."""
     judge: bool = True

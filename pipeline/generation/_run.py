@@ -20,6 +20,7 @@ from pipeline.generation._options import GenerateOptions
 from pipeline.generation._prompts import load_prompts
 from pipeline.generation._record import process_record
 from pipeline.generation._settings import GenerationSettings
+from pipeline.generation._workers import run_in_workers
 from pipeline.llm import CallLedger, LLMClient, LLMConfig
 from pipeline.llm.prompts import prompts_dir
 from pipeline.runs.ledger import TERMINAL, RunStore, TransitionError
@@ -144,12 +145,18 @@ async def generate_run(
     checker: Checker | None = None,
     retry_errors: bool = False,
     process: ProcessRecord = process_record,
+    workers: int = 1,
 ) -> RunSummary:
     """Register every record in the ledger, then process the unfinished ones, `concurrency` at a
     time, each through `process`. A record whose processing raises ends in state "error" with the
-    reason; the run goes on. With `retry_errors`, records in state "error" start again."""
-    if concurrency < 1:
-        raise ValueError(f"concurrency must be at least 1, not {concurrency}")
+    reason; the run goes on. With `retry_errors`, records in state "error" start again. With
+    `workers` > 1 the records are processed by that many worker processes (`_workers`), each with
+    its own client made from `client.config`; `process` must then be `process_record` and `checker`
+    picklable."""
+    if concurrency < 1 or workers < 1:
+        raise ValueError(f"concurrency and workers must be at least 1, not {concurrency} and {workers}")
+    if workers > 1 and process is not process_record:
+        raise ValueError("records processed by worker processes go through process_record; a custom `process` needs workers=1")
     # one folder for the whole run (not the settings re-read per record); a missing or broken
     # template stops the run before any record
     settings = settings.model_copy(update={"prompts_dir": prompts_dir(settings.prompts_dir)})
@@ -168,24 +175,21 @@ async def generate_run(
     todo = [record for rid, record in unique.items() if rid not in states]
     logger.info("run %s at %s: %d record(s), %d to process", store.name, store.root, len(unique), len(todo))
 
-    async def work(record: Record) -> None:
-        states[record.record_id] = await _process_safely(process, record, store, client, settings, checker)
+    def finished(record_id: str, state: str) -> None:
+        states[record_id] = state
         if progress is not None:
             passed = sum(1 for s in states.values() if s == "checked")
             done = len(states)
-            progress(
-                RunProgress(
-                    record.record_id,
-                    states[record.record_id],
-                    done,
-                    len(unique),
-                    passed,
-                    spend.cost(fresh=done == len(unique)),
-                    time.monotonic() - started,
-                )
-            )
+            cost = spend.cost(fresh=done == len(unique))
+            progress(RunProgress(record_id, state, done, len(unique), passed, cost, time.monotonic() - started))
 
-    await for_each(todo, work, concurrency)
+    async def work(record: Record) -> None:
+        finished(record.record_id, await process_safely(process, record, store, client, settings, checker))
+
+    if workers > 1:
+        await run_in_workers(store, todo, client.config, settings, concurrency, workers, finished, checker)
+    else:
+        await for_each(todo, work, concurrency)
     delta = spend.delta()
 
     def spent(key: str) -> int:
@@ -208,7 +212,7 @@ async def generate_run(
     )
 
 
-async def _process_safely(
+async def process_safely(
     process: ProcessRecord, record: Record, store: RunStore, client: LLMClient, settings: GenerationSettings, checker: Checker | None
 ) -> str:
     try:
@@ -288,6 +292,7 @@ async def generate(
                     checker,
                     options.retry_errors,
                     process,
+                    options.workers,
                 )
     finally:
         store.ledger.close()

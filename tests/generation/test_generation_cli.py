@@ -43,6 +43,16 @@ def test_generate_runs_offline_against_the_replay_server(tmp_path, replay_server
     assert again.returncode == 0 and summary["calls"] == 0 and summary["states"] == {"checked": 2}
 
 
+def test_generate_shares_the_records_between_worker_processes(tmp_path, replay_server):
+    env = clean_env(OPENAI_BASE_URL=replay_server(), SAFEFORGE_MODEL="deepseek-chat")
+    args = ("generate", "neiss", "--limit", "5", "--out", str(tmp_path), "--run", "w", "--concurrency", "4", "--workers", "2", "--json")
+    done = safeforge(*args, env=env)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["states"] == {"checked": 3, "no_danger": 1, "rejected_by_checks": 1} and summary["calls"] > 0
+    assert [line.split(" records")[0] for line in done.stderr.splitlines() if "records |" in line][-1] == "5/5"
+
+
 def test_generate_without_an_endpoint_says_how_to_configure_one(tmp_path):
     done = safeforge("generate", "neiss", "--limit", "1", "--out", str(tmp_path), env=clean_env())
     assert done.returncode == 2

@@ -1,0 +1,52 @@
+"""The benchmarks' execution check memo, in a module of its own so that worker processes can
+unpickle it (`generate_run(..., workers=N)` sends the checker to them)."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import hashlib
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from pipeline.generation import GenerationSettings, check_candidate
+from pipeline.task.checks import CheckReport
+from pipeline.task.files import METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM
+
+
+class MemoChecker:
+    """The real execution check, computed once per distinct (domain, problem) text and its report
+    reused for identical PDDL. A pickled copy (a worker process's) keeps the checks computed so far."""
+
+    def __init__(self, settings: GenerationSettings):
+        self.settings = settings
+        self.done: dict[str, CheckReport] = {}
+        self._locks: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"settings": self.settings, "done": self.done}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["settings"])  # type: ignore[misc]
+        self.done = state["done"]
+
+    async def __call__(self, task_dir: Path) -> CheckReport:
+        texts = b"".join((task_dir / name).read_bytes() for name in (SAFETY_DOMAIN, SAFETY_PROBLEM))
+        key = hashlib.sha256(texts).hexdigest()
+        async with self._locks.setdefault(asyncio.get_running_loop(), asyncio.Lock()):
+            if key not in self.done:
+                self.done[key] = await asyncio.to_thread(check_candidate, task_dir, self.settings.engine, self.settings.planner_time_limit)
+        return copy.deepcopy(self.done[key])
+
+    async def warm(self, domain: str, problem: str) -> None:
+        """Compute the check of this PDDL now, before anything is timed."""
+        with tempfile.TemporaryDirectory(prefix="bench-warm-") as scratch:
+            folder = Path(scratch) / "task"
+            folder.mkdir()
+            (folder / SAFETY_DOMAIN).write_text(domain.strip() + "\n", encoding="utf-8")
+            (folder / SAFETY_PROBLEM).write_text(problem.strip() + "\n", encoding="utf-8")
+            (folder / METADATA).write_text("{}\n", encoding="utf-8")
+            report = await self(folder)
+        if not report.ok:
+            raise SystemExit(f"the template task fails its check: {report.to_dict()}")

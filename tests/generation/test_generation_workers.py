@@ -1,0 +1,107 @@
+"""Generation on several worker processes (`generate_run(..., workers=N)`, `--workers N`): the same
+run as one process, a dead worker's record ends in error while the others finish, and a worker
+stops when the run's process is gone."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+
+import pytest
+from dying_checker import DOOMED_RECORD, EXIT_CODE, check_or_die
+from generation_helpers import FAST_SETTINGS, fast_config, ledger_states, requests_served, run_records
+from tests_paths import REPO
+
+from pipeline.generation import generate_run
+from pipeline.llm import LLMClient
+from pipeline.runs.ledger import RunStore
+from sources import iter_records
+
+
+@pytest.fixture
+def records():
+    return list(iter_records("neiss", limit=5))
+
+
+def test_two_workers_make_the_run_one_process_makes(tmp_path, records, replay_server):
+    one, two = replay_server(), replay_server()
+    alone = run_records(tmp_path / "one" / "run", records, fast_config(one, tmp_path / "one" / "llm.sqlite"), concurrency=4)
+    shared = run_records(tmp_path / "two" / "run", records, fast_config(two, tmp_path / "two" / "llm.sqlite"), concurrency=4, workers=2)
+    assert shared.states == alone.states and shared.states["checked"] >= 2
+    assert ledger_states(tmp_path / "two" / "run") == ledger_states(tmp_path / "one" / "run")
+    assert (shared.calls, shared.tasks_passed) == (alone.calls, alone.tasks_passed)
+    # tokens the server reports as cached depend on the order of the requests, the others do not
+    assert (shared.tokens["in"], shared.tokens["out"]) == (alone.tokens["in"], alone.tokens["out"])
+    assert requests_served(two) == requests_served(one)
+    tasks = sorted(p.name for p in (tmp_path / "two" / "run" / "tasks").iterdir())
+    assert tasks == sorted(p.name for p in (tmp_path / "one" / "run" / "tasks").iterdir())
+    for name in tasks:
+        metadata = json.loads((tmp_path / "two" / "run" / "tasks" / name / "metadata.json").read_text())
+        assert metadata["checks"] and all(check["ok"] for check in metadata["checks"])
+
+    served = requests_served(two)
+    again = run_records(tmp_path / "two" / "run", records, fast_config(two, tmp_path / "two" / "llm.sqlite"), concurrency=4, workers=2)
+    assert requests_served(two) == served and again.states == alone.states  # resumed: nothing asked again
+
+
+def test_a_dead_worker_leaves_its_record_in_error_and_the_others_finish(tmp_path, records, replay_server):
+    url = replay_server()
+    config = fast_config(url, tmp_path / "llm.sqlite")
+    summary = run_records(tmp_path / "run", records, config, concurrency=2, workers=2, checker=check_or_die)
+    states = ledger_states(tmp_path / "run")
+    state, reason = states.pop(DOOMED_RECORD)
+    assert state == "error" and f"exited with code {EXIT_CODE} while processing this record" in reason
+    assert summary.errors == {DOOMED_RECORD: reason}
+    assert all(state in {"checked", "no_danger", "rejected_by_checks"} for state, _ in states.values()), states
+    assert len(states) == len(records) - 1
+
+
+def test_workers_refuse_what_cannot_cross_a_process(tmp_path, records, replay_server):
+    config = fast_config(replay_server(), tmp_path / "llm.sqlite")
+    with pytest.raises(ValueError, match="picklable"):
+        run_records(tmp_path / "run", records, config, workers=2, checker=lambda task_dir: None)
+
+    async def custom(*args):
+        return "error"
+
+    with pytest.raises(ValueError, match="process_record"):
+        run_records(tmp_path / "run", records, config, workers=2, process=custom)
+
+
+def test_a_worker_stops_when_the_run_process_is_gone(tmp_path, replay_server):
+    config = fast_config(replay_server(), tmp_path / "llm.sqlite")
+    job = {
+        "run": str(tmp_path / "run"),
+        "config": json.loads(config.model_dump_json()),
+        "settings": json.loads(FAST_SETTINGS.model_dump_json()),
+        "lanes": 2,
+        "checker": None,
+    }
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "pipeline.generation.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=REPO, text=True
+    )
+    worker.stdin.write(json.dumps(job) + "\n")
+    worker.stdin.flush()
+    assert json.loads(worker.stdout.readline()) == {"want": 1}  # a lane asks for a record
+    worker.stdin.close()  # the run's process is gone
+    assert worker.wait(timeout=30) == 3
+
+
+def test_generate_run_with_workers_reports_progress_per_record(tmp_path, records, replay_server):
+    url = replay_server()
+    store = RunStore(tmp_path / "run")
+    seen = []
+
+    async def go():
+        async with LLMClient(fast_config(url, tmp_path / "llm.sqlite")) as client:
+            return await generate_run(store, records, client, FAST_SETTINGS, concurrency=3, progress=seen.append, workers=2)
+
+    try:
+        summary = asyncio.run(go())
+    finally:
+        store.ledger.close()
+    assert [update.done for update in seen] == list(range(1, len(records) + 1))
+    assert sorted(update.record_id for update in seen) == sorted(r.record_id for r in records)
+    assert seen[-1].tasks_passed == summary.tasks_passed
