@@ -15,13 +15,17 @@ record's hand-written responses; the replay server runs in its own process with 
    alone to the same server (a baseline measured in the same run: the server's fixed delay plus
    its HTTP/TCP overhead), the same 3 calls per record made by the bare `openai` client at the same
    concurrency (a baseline measured in the same run: what the HTTP client alone reaches on this
-   machine), and LLM calls and tokens per accepted task.
+   machine), the CPU each record costs the pipeline and the replay server, the time this machine
+   takes to create a file in the scratch folder (a baseline measured in the same run: a record's
+   files cost CPU in the kernel, and disks differ by 20x in this), and LLM calls and tokens per
+   accepted task.
 2. The same command again on the same run: the number of HTTP requests the server saw (target 0).
 3. End to end with the real checker on every record (M records, same concurrency): tasks/min and
-   the mean check time. On a 2-core machine the planners, not the LLM, bound this figure.
+   the mean check time (the in-process search first, planner processes only when its budget runs
+   out), and the ratio to the latency bound (a run of one or two waves pays the check's time on top).
 
 Usage: .venv/bin/python benchmarks/bench_generation.py [--records 320] [--concurrency 16]
-       [--latency-ms 200] [--real-check-records 16] [--scratch outputs]
+       [--latency-ms 200] [--real-check-records 16] [--workers 1] [--scratch outputs]
 """
 
 from __future__ import annotations
@@ -133,6 +137,31 @@ def bare_client_s(base_url: str, records: int, concurrency: int) -> float:
     return asyncio.run(go())
 
 
+def file_create_ms(folder: Path, count: int = 200) -> float:
+    """Mean milliseconds to create and write one small file in a new subfolder of `folder`, as a
+    record's files are (a baseline measured in the same run: disks differ by 20x in this)."""
+    probe = folder / "file-probe"
+    probe.mkdir()
+    started = time.perf_counter()
+    for number in range(count):
+        sub = probe / str(number)
+        sub.mkdir()
+        (sub / "file.json").write_text("{}\n" * 500, encoding="utf-8")
+    elapsed = time.perf_counter() - started
+    shutil.rmtree(probe)
+    return elapsed / count * 1000
+
+
+def cpu_seconds(*pids: int) -> list[float]:
+    """CPU seconds (user + system) each process and its waited-for children have used so far."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    totals = []
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        totals.append(sum(int(value) for value in fields[11:15]) / ticks)  # utime, stime, cutime, cstime
+    return totals
+
+
 def served(base_url: str) -> int:
     with urllib.request.urlopen(base_url.removesuffix("/v1") + "/admin/stats", timeout=5) as response:
         return json.loads(response.read())["requests"]
@@ -189,7 +218,10 @@ def main() -> int:
             asyncio.run(memo.warm(generated["safety_domain"], generated["safety_problem"]))
             trip = round_trip_s(url)
             bare = bare_client_s(url, len(records), args.concurrency)
+            create_ms = file_create_ms(folder)
+            cpu_before = cpu_seconds(os.getpid(), server.pid)
             summary = run(folder / "llm-path", records, url, args.concurrency, settings, memo, args.workers)
+            cpu = [after - before for after, before in zip(cpu_seconds(os.getpid(), server.pid), cpu_before, strict=True)]
             waves = math.ceil(len(records) / args.concurrency) * CALLS_PER_RECORD
             bound, measured_bound = waves * latency, waves * trip
             passed = summary.tasks_passed
@@ -209,6 +241,12 @@ def main() -> int:
             print(
                 f"   the bare openai client, same calls and concurrency (baseline measured now): {bare:.2f}s, "
                 f"ratio to the bound {bound / bare:.2f}; the pipeline takes {summary.seconds / bare:.2f}x the bare client"
+            )
+            print(
+                f"   CPU per record: pipeline {cpu[0] / len(records) * 1000:.1f} ms (worker processes included), replay "
+                f"server {cpu[1] / len(records) * 1000:.1f} ms; {(cpu[0] + cpu[1]) / summary.seconds:.2f} of "
+                f"{os.cpu_count()} CPUs busy on average; creating a file in {args.scratch} takes "
+                f"{create_ms:.2f} ms (measured now; a record creates about 10)"
             )
             tokens = summary.tokens
             print(
@@ -238,10 +276,9 @@ def main() -> int:
             real_bound = math.ceil(len(subset) / args.concurrency) * CALLS_PER_RECORD * latency
             print(
                 f"3. with the real checker on every record: {real.states} in {real.seconds:.2f}s = "
-                f"{real.tasks_passed / real.seconds * 60:,.0f} tasks/min; {len(timed)} checks (2 planner "
-                f"processes each, at most {os.cpu_count()} at a time), {sum(timed) / len(timed):.2f}s per check "
-                f"call including the wait for a slot; latency bound {real_bound:.2f}s, ratio "
-                f"{real_bound / real.seconds:.2f}: the planners, not the LLM, bound this on this machine"
+                f"{real.tasks_passed / real.seconds * 60:,.0f} tasks/min; {len(timed)} checks, "
+                f"{sum(timed) / len(timed):.2f}s per check call; latency bound {real_bound:.2f}s, ratio "
+                f"{real_bound / real.seconds:.2f}"
             )
         finally:
             server.terminate()

@@ -6,6 +6,9 @@ import os
 import stat
 import tempfile
 from pathlib import Path
+from typing import Any
+
+import pydantic_core
 
 from pipeline.common.errors import storage_errors
 
@@ -32,13 +35,20 @@ def write_atomically(path: Path, text: str) -> None:
             raise
 
 
-def write_new(path: Path, text: str) -> None:
-    """Create `path` (it must not exist) holding `text`, mode 0644 less the umask: for files of a
-    staging folder that no reader sees before it is renamed into place."""
+def write_staged(path: Path, text: str) -> None:
+    """Write `text` to `path` in place (created with mode 0644 less the umask, or truncated): for
+    files of a staging folder that no reader sees before it is renamed into place."""
     with storage_errors(path):
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, DEFAULT_MODE)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, DEFAULT_MODE)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
+
+
+def json_text(value: Any) -> str:
+    """`value` as JSON indented by 2, UTF-8 not ASCII-escaped, written by pydantic-core several
+    times faster than json.dumps(value, indent=2, ensure_ascii=False) and the same text, except
+    that floats below 1e-4 are spelled out (0.00001, not 1e-05)."""
+    return pydantic_core.to_json(value, indent=2).decode("utf-8")
 
 
 def umask() -> int:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
+from pipeline.common.files import json_text
 from pipeline.generation._calls import StageCall
 from pipeline.generation._schemas import DangerFormalization, ExtractionResult
 from pipeline.generation._settings import GenerationSettings
@@ -36,7 +36,7 @@ def record_block(record: Record) -> str:
 
 
 def formalization_block(formalization: DangerFormalization) -> str:
-    return data_block("FORMALIZATION", json.dumps(formalization.model_dump(mode="json"), indent=2, ensure_ascii=False))
+    return data_block("FORMALIZATION", json_text(formalization.model_dump(mode="json")))
 
 
 def extraction_messages(record: Record, template: PromptTemplate) -> list[dict[str, str]]:

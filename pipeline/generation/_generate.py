@@ -3,6 +3,7 @@ send any failure back into the generator's conversation, up to `max_rounds` time
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -140,7 +141,8 @@ async def generate_task(
             return outcome
         pddl = result.parsed
         candidate = work_dir / f"round-{round_no}"
-        write_candidate(candidate, record.record_id, formalization, pddl)
+        # files in a worker thread, as every file write of a record: the event loop keeps other records' calls going
+        await asyncio.to_thread(write_candidate, candidate, record.record_id, formalization, pddl)
         report = await run_checker(checker, candidate)
         current = Round(round_no, StageCall.from_result(STAGE, prompt_hash, result), result.raw_text, [asdict(r) for r in report.results])
         outcome.rounds.append(current)

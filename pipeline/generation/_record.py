@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from pipeline.common.files import write_atomically
+from pipeline.common.files import json_text, write_atomically
 from pipeline.generation._calls import add_costs, add_tokens
 from pipeline.generation._check import Checker, check_candidate
 from pipeline.generation._extract import STAGE as EXTRACT_STAGE
@@ -38,7 +38,7 @@ from pipeline.runs.ledger import RunLedger, RunStore
 from pipeline.task.checks import checked_metadata
 from pipeline.task.files import read_metadata
 from pipeline.task.metadata import CheckOutcome, Provenance, QualityJudge
-from pipeline.task.writer import install, write_basic_pddl, write_metadata
+from pipeline.task.writer import complete_staged, install
 from sources import Record
 
 WORK_DIR = "work"
@@ -75,8 +75,7 @@ async def process_record(
         if extraction.result.status == "NO_DANGER":
             ledger.transition(rid, "no_danger", extraction.result.reason, detail=extraction.to_dict())
             return "no_danger"
-        work.mkdir(parents=True, exist_ok=True)
-        write_atomically(work / EXTRACTION_FILE, json.dumps(extraction.to_dict(), indent=2, ensure_ascii=False))
+        await asyncio.to_thread(_save_extraction, work, extraction)
         ledger.transition(rid, "extracted", "danger extracted", detail=extraction.to_dict())
     else:
         try:
@@ -86,14 +85,15 @@ async def process_record(
     formalization = extraction.result.danger_formalization
     assert formalization is not None  # DANGER_EXTRACTED always has one (schema rule)
     checker = checker or partial(check_candidate, engine=settings.engine, time_limit=settings.planner_time_limit)
-    work.mkdir(parents=True, exist_ok=True)
     outcome = await generate_task(record, formalization, client, settings, prompts, work, checker)
     endpoint = await client.endpoint_kind()
     # files and ledger writes in a worker thread: the event loop keeps other records' calls going
-    state = await asyncio.to_thread(_finish, record, store, settings, prompts, extraction, outcome, endpoint)
-    for candidate in work.glob("round-*"):
-        shutil.rmtree(candidate, ignore_errors=True)
-    return state
+    return await asyncio.to_thread(_finish, record, store, settings, prompts, extraction, outcome, endpoint)
+
+
+def _save_extraction(work: Path, extraction: Extraction) -> None:
+    work.mkdir(parents=True, exist_ok=True)
+    write_atomically(work / EXTRACTION_FILE, json_text(extraction.to_dict()) + "\n")
 
 
 def _finish(
@@ -105,10 +105,29 @@ def _finish(
     outcome: GenerationOutcome,
     endpoint: str | None,
 ) -> str:
-    """Record the rounds, put the task (or the rejected attempt) in place, and move the ledger."""
+    """Record the rounds, put the task (or the rejected attempt) in place, move the ledger, and
+    remove the candidates left in the work folder."""
+    work = store.root / WORK_DIR / record.record_id
+    try:
+        return _settle(record, store, settings, prompts, extraction, outcome, endpoint)
+    finally:
+        for candidate in work.glob("round-*"):
+            shutil.rmtree(candidate, ignore_errors=True)
+
+
+def _settle(
+    record: Record,
+    store: RunStore,
+    settings: GenerationSettings,
+    prompts: PromptSet,
+    extraction: Extraction,
+    outcome: GenerationOutcome,
+    endpoint: str | None,
+) -> str:
     rid, ledger = record.record_id, store.ledger
     work = store.root / WORK_DIR / rid
-    write_atomically(work / ROUNDS_FILE, json.dumps([r.full() for r in outcome.rounds], indent=2, ensure_ascii=False))
+    work.mkdir(parents=True, exist_ok=True)  # a resumed record whose first call failed has no folder yet
+    write_atomically(work / ROUNDS_FILE, json_text([r.full() for r in outcome.rounds]) + "\n")
     summary = _summary(extraction, outcome)
     if outcome.error is not None:
         return _fail(ledger, rid, outcome.error, detail=summary)
@@ -193,5 +212,4 @@ def _write_task_metadata(
             ),
         }
     )
-    write_basic_pddl(folder, report.basic_pddl)
-    write_metadata(folder, metadata)
+    complete_staged(folder, metadata, report.basic_pddl)

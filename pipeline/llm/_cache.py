@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +57,8 @@ class CacheRequest:
     """Either "text" or "<SchemaName>:<hash of its JSON schema>"."""
     template_hash: str
     components: dict[str, Any] = field(init=False, repr=False, compare=False)
+    key: str = field(init=False, repr=False, compare=False)
+    """The hash of the components: the cache key."""
 
     def __post_init__(self) -> None:
         components = {
@@ -66,11 +69,9 @@ class CacheRequest:
             "decoding": self.decoding,
             "messages": [sha256_hex(canonical_json(m))[:16] for m in self.messages],
         }
-        object.__setattr__(self, "components", json.loads(canonical_json(components)))
-
-    @property
-    def key(self) -> str:
-        return sha256_hex(canonical_json(self.components))
+        text = canonical_json(components)
+        object.__setattr__(self, "components", json.loads(text))
+        object.__setattr__(self, "key", sha256_hex(text))
 
 
 @dataclass(frozen=True)
@@ -118,9 +119,17 @@ class ResponseCache:
         self._db.close()
 
     def get(self, request: CacheRequest) -> CachedResponse | None:
+        return self.lookup(request)[0]
+
+    def lookup(self, request: CacheRequest) -> tuple[CachedResponse | None, str | None]:
+        """The cached response, or None and why `request` misses (see `explain_miss`), in one
+        transaction."""
         with self._db.transaction() as conn:
             row = conn.execute("SELECT response_text, finish_reason FROM responses WHERE key = ?", (request.key,)).fetchone()
-        return None if row is None else CachedResponse(row["response_text"], row["finish_reason"])
+            if row is not None:
+                return CachedResponse(row["response_text"], row["finish_reason"]), None
+            neighbours = self._neighbours(conn, request)
+        return None, self._nearest(request, neighbours)
 
     def put(self, request: CacheRequest, response: CachedResponse) -> None:
         with self._db.transaction() as conn:
@@ -140,15 +149,20 @@ class ResponseCache:
     def explain_miss(self, request: CacheRequest) -> str | None:
         """Why `request` misses: how it differs from the nearest entry of the same
         (stage, record_id). None when it would hit."""
-        with self._db.transaction() as conn:
-            if conn.execute("SELECT 1 FROM responses WHERE key = ?", (request.key,)).fetchone():
-                return None
-            rows = conn.execute(
-                "SELECT components FROM responses WHERE stage = ? AND record_id = ? ORDER BY created_at DESC",
-                (request.stage, request.record_id),
-            ).fetchall()
-        if not rows:
+        return self.lookup(request)[1]
+
+    @staticmethod
+    def _neighbours(conn: sqlite3.Connection, request: CacheRequest) -> list[str]:
+        rows = conn.execute(
+            "SELECT components FROM responses WHERE stage = ? AND record_id = ? ORDER BY created_at DESC",
+            (request.stage, request.record_id),
+        ).fetchall()
+        return [row["components"] for row in rows]
+
+    @staticmethod
+    def _nearest(request: CacheRequest, neighbours: list[str]) -> str:
+        if not neighbours:
             return f"no cached response for stage {request.stage!r}, record {request.record_id!r}"
-        candidates = [describe_differences(json.loads(row["components"]), request.components) for row in rows]
+        candidates = [describe_differences(json.loads(components), request.components) for components in neighbours]
         nearest: list[str] = min(candidates, key=len)  # min keeps the newest of equally near entries
         return "; ".join(nearest)

@@ -230,10 +230,8 @@ class LLMClient:
     async def _run(self, request: CacheRequest, schema: type[BaseModel] | None, parse: Parse[T], no_cache: bool) -> LLMResult[T]:
         note: str | None = "no_cache requested"
         if not (no_cache or self.config.no_cache):
-            hit = self.cache.get(request)
-            if hit is None:
-                note = self.cache.explain_miss(request)
-            else:
+            hit, note = self.cache.lookup(request)
+            if hit is not None:
                 try:
                     return self._cache_hit(request, hit, parse(hit.text, hit.finish_reason))
                 except InvalidResponse as problem:

@@ -18,6 +18,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from pipeline.common.files import json_text
+
 SCHEMA_VERSION = 1
 
 
@@ -215,7 +217,7 @@ class TaskMetadata(_Open):
         """The file's text: the current schema version, keys in the model's order, nothing unset."""
         data = self.model_dump(mode="json", exclude_none=True)
         data["schema_version"] = SCHEMA_VERSION
-        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        return json_text(data) + "\n"
 
 
 def json_schema() -> dict[str, Any]:

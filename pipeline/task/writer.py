@@ -13,7 +13,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from pipeline.common.files import umask, write_atomically, write_new
+from pipeline.common.files import umask, write_atomically, write_staged
 from pipeline.task.files import BASIC_DOMAIN, BASIC_PROBLEM, METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM
 from pipeline.task.metadata import TaskMetadata
 
@@ -27,6 +27,14 @@ def write_basic_pddl(folder: Path, basic: tuple[str, str]) -> None:
     """(Re)write the derived domain.pddl and problem.pddl."""
     write_atomically(Path(folder) / BASIC_DOMAIN, basic[0])
     write_atomically(Path(folder) / BASIC_PROBLEM, basic[1])
+
+
+def complete_staged(folder: Path, metadata: TaskMetadata, basic: tuple[str, str]) -> None:
+    """Add the derived basic PDDL and the final metadata.json to a folder that no reader sees yet
+    (a generation candidate before `install`), in place: no temporary files."""
+    write_staged(Path(folder) / BASIC_DOMAIN, basic[0])
+    write_staged(Path(folder) / BASIC_PROBLEM, basic[1])
+    write_staged(Path(folder) / METADATA, metadata.to_json())
 
 
 def write_task(
@@ -52,7 +60,7 @@ def write_task(
             files |= {BASIC_DOMAIN: basic[0], BASIC_PROBLEM: basic[1]}
         files[METADATA] = metadata.to_json()
         for name, text in files.items():
-            write_new(staging / name, text)
+            write_staged(staging / name, text)
         install(staging, folder)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)

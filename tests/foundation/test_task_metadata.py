@@ -12,6 +12,7 @@ import sys
 import pytest
 from tests_paths import REPO
 
+from pipeline.common.files import json_text
 from pipeline.task.checks import check_task, record_check
 from pipeline.task.files import TaskError, read_metadata
 from pipeline.task.folder import Task
@@ -130,3 +131,15 @@ def test_the_published_json_schema_is_the_models():
     if not published.exists():
         pytest.fail("docs/metadata.schema.json is missing: python -m pipeline.task.metadata --schema > docs/metadata.schema.json")
     assert json.loads(published.read_text()) == json_schema()
+
+
+def test_metadata_text_is_what_the_json_module_writes():
+    """json_text (pydantic-core) writes the text json.dumps(indent=2, ensure_ascii=False) writes: the
+    same bytes for strings, nesting, empty containers and non-ASCII text; floats parse back equal."""
+    value = {"a": [], "b": {}, "c": [1, {"d": None, "e": True}], "text": 'é \u2028 \x01 "quoted" \\ 🤖', "n": 12345678901234567890}
+    assert json_text(value) == json.dumps(value, indent=2, ensure_ascii=False)
+    floats = [0.1, 1e-05, 4.2e-06, 1.5e300, 3.0, -0.0, 0.00143]
+    assert json.loads(json_text(floats)) == floats
+    for path in (REPO / "examples").rglob("metadata.json"):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        assert json_text(data) == json.dumps(data, indent=2, ensure_ascii=False), path
