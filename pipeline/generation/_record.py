@@ -107,42 +107,29 @@ def _finish(
 ) -> str:
     """Record the rounds, put the task (or the rejected attempt) in place, move the ledger, and
     remove the candidates left in the work folder."""
-    work = store.root / WORK_DIR / record.record_id
+    rid, ledger = record.record_id, store.ledger
+    work = store.root / WORK_DIR / rid
     try:
-        return _settle(record, store, settings, prompts, extraction, outcome, endpoint)
+        work.mkdir(parents=True, exist_ok=True)  # a resumed record whose first call failed has no folder yet
+        write_atomically(work / ROUNDS_FILE, json_text([r.full() for r in outcome.rounds]) + "\n")
+        summary = _summary(extraction, outcome)
+        if outcome.error is not None:
+            return _fail(ledger, rid, outcome.error, detail=summary)
+        if outcome.passed:
+            assert outcome.candidate is not None
+            _write_task_metadata(outcome.candidate, record, store, extraction, outcome, prompts, endpoint)
+            install(outcome.candidate, store.task_dir(rid))
+            reviewed = " and the quality review" if settings.judge_enabled else ""
+            ledger.transition(rid, "checked", f"passed the checks{reviewed} in round {len(outcome.rounds)}", detail=summary, task_id=rid)
+            return "checked"
+        if settings.keep_rejected and outcome.candidate is not None:
+            shutil.copy2(work / ROUNDS_FILE, outcome.candidate / ROUNDS_FILE)
+            install(outcome.candidate, store.root / REJECTED_DIR / rid)
+        ledger.transition(rid, "rejected_by_checks", outcome.failure, detail=summary)
+        return "rejected_by_checks"
     finally:
         for candidate in work.glob("round-*"):
             shutil.rmtree(candidate, ignore_errors=True)
-
-
-def _settle(
-    record: Record,
-    store: RunStore,
-    settings: GenerationSettings,
-    prompts: PromptSet,
-    extraction: Extraction,
-    outcome: GenerationOutcome,
-    endpoint: str | None,
-) -> str:
-    rid, ledger = record.record_id, store.ledger
-    work = store.root / WORK_DIR / rid
-    work.mkdir(parents=True, exist_ok=True)  # a resumed record whose first call failed has no folder yet
-    write_atomically(work / ROUNDS_FILE, json_text([r.full() for r in outcome.rounds]) + "\n")
-    summary = _summary(extraction, outcome)
-    if outcome.error is not None:
-        return _fail(ledger, rid, outcome.error, detail=summary)
-    if outcome.passed:
-        assert outcome.candidate is not None
-        _write_task_metadata(outcome.candidate, record, store, extraction, outcome, prompts, endpoint)
-        install(outcome.candidate, store.task_dir(rid))
-        reviewed = " and the quality review" if settings.judge_enabled else ""
-        ledger.transition(rid, "checked", f"passed the checks{reviewed} in round {len(outcome.rounds)}", detail=summary, task_id=rid)
-        return "checked"
-    if settings.keep_rejected and outcome.candidate is not None:
-        shutil.copy2(work / ROUNDS_FILE, outcome.candidate / ROUNDS_FILE)
-        install(outcome.candidate, store.root / REJECTED_DIR / rid)
-    ledger.transition(rid, "rejected_by_checks", outcome.failure, detail=summary)
-    return "rejected_by_checks"
 
 
 def load_extraction(store: RunStore, record_id: str) -> Extraction:
