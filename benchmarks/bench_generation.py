@@ -18,14 +18,15 @@ record's hand-written responses; the replay server runs in its own process with 
    machine), the CPU each record costs the pipeline and the replay server, the time this machine
    takes to create a file in the scratch folder (a baseline measured in the same run: a record's
    files cost CPU in the kernel, and disks differ by 20x in this), and LLM calls and tokens per
-   accepted task.
+   accepted task. With --repeat K the run and its bare-client baseline are measured K times, in
+   pairs, and every ratio and the medians are printed (figures here vary from run to run).
 2. The same command again on the same run: the number of HTTP requests the server saw (target 0).
 3. End to end with the real checker on every record (M records, same concurrency): tasks/min and
    the mean check time (the in-process search first, planner processes only when its budget runs
    out), and the ratio to the latency bound (a run of one or two waves pays the check's time on top).
 
 Usage: .venv/bin/python benchmarks/bench_generation.py [--records 320] [--concurrency 16]
-       [--latency-ms 200] [--real-check-records 16] [--workers 1] [--scratch outputs]
+       [--latency-ms 200] [--real-check-records 16] [--repeat 1] [--workers 1] [--scratch outputs]
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ import json
 import math
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -189,6 +191,7 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--latency-ms", type=float, default=200.0)
     parser.add_argument("--real-check-records", type=int, default=16)
+    parser.add_argument("--repeat", type=int, default=1, help="times the LLM path is measured (this machine's figures vary run to run)")
     parser.add_argument("--workers", type=int, default=1, help="worker processes of the generation runs (safeforge generate --workers)")
     parser.add_argument(
         "--scratch",
@@ -198,6 +201,8 @@ def main() -> int:
         "on some machines the system temp folder creates files 20x slower)",
     )
     args = parser.parse_args()
+    if args.repeat < 1 or args.workers < 1:
+        parser.error("--repeat and --workers must be at least 1")
     settings = GenerationSettings(planner_time_limit=60)
     latency = args.latency_ms / 1000
     args.scratch.mkdir(parents=True, exist_ok=True)
@@ -217,13 +222,16 @@ def main() -> int:
             ]["content"]
             asyncio.run(memo.warm(generated["safety_domain"], generated["safety_problem"]))
             trip = round_trip_s(url)
-            bare = bare_client_s(url, len(records), args.concurrency)
             create_ms = file_create_ms(folder)
-            cpu_before = cpu_seconds(os.getpid(), server.pid)
-            summary = run(folder / "llm-path", records, url, args.concurrency, settings, memo, args.workers)
-            cpu = [after - before for after, before in zip(cpu_seconds(os.getpid(), server.pid), cpu_before, strict=True)]
             waves = math.ceil(len(records) / args.concurrency) * CALLS_PER_RECORD
             bound, measured_bound = waves * latency, waves * trip
+            ratios: list[tuple[float, float]] = []  # (pipeline, bare client) per repeat, paired in time
+            for repeat in range(args.repeat):
+                bare = bare_client_s(url, len(records), args.concurrency)
+                cpu_before = cpu_seconds(os.getpid(), server.pid)
+                summary = run(folder / f"llm-path-{repeat}", records, url, args.concurrency, settings, memo, args.workers)
+                cpu = [after - before for after, before in zip(cpu_seconds(os.getpid(), server.pid), cpu_before, strict=True)]
+                ratios.append((bound / summary.seconds, bound / bare))
             passed = summary.tasks_passed
             print(
                 f"1. LLM path: {summary.states} in {summary.seconds:.2f}s = "
@@ -248,6 +256,14 @@ def main() -> int:
                 f"{os.cpu_count()} CPUs busy on average; creating a file in {args.scratch} takes "
                 f"{create_ms:.2f} ms (measured now; a record creates about 10)"
             )
+            if args.repeat > 1:
+                pipeline_ratios, bare_ratios = (sorted(column) for column in zip(*ratios, strict=True))
+                print(
+                    f"   {args.repeat} repeats (each paired with a bare-client run just before it): ratio "
+                    f"{', '.join(f'{a:.2f}' for a, _ in ratios)} (median {statistics.median(pipeline_ratios):.2f}); "
+                    f"bare client {', '.join(f'{b:.2f}' for _, b in ratios)} (median {statistics.median(bare_ratios):.2f}); "
+                    "the lines above are the last repeat's"
+                )
             tokens = summary.tokens
             print(
                 f"   per accepted task: {summary.calls / passed:.2f} LLM calls, tokens in "
@@ -256,7 +272,7 @@ def main() -> int:
                 "(replay usage: characters / 4)"
             )
             before = served(url)
-            again = run(folder / "llm-path", records, url, args.concurrency, settings, memo, args.workers)
+            again = run(folder / f"llm-path-{args.repeat - 1}", records, url, args.concurrency, settings, memo, args.workers)
             print(
                 f"2. re-run of the same command: {served(url) - before} HTTP requests, {again.calls} calls, "
                 f"{again.seconds:.2f}s, states {again.states}"
