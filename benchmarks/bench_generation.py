@@ -257,7 +257,7 @@ def main() -> int:
                 f"{create_ms:.2f} ms (measured now; a record creates about 10)"
             )
             if args.repeat > 1:
-                pipeline_ratios, bare_ratios = (sorted(column) for column in zip(*ratios, strict=True))
+                pipeline_ratios, bare_ratios = zip(*ratios, strict=True)
                 print(
                     f"   {args.repeat} repeats (each paired with a bare-client run just before it): ratio "
                     f"{', '.join(f'{a:.2f}' for a, _ in ratios)} (median {statistics.median(pipeline_ratios):.2f}); "

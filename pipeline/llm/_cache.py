@@ -119,17 +119,22 @@ class ResponseCache:
         self._db.close()
 
     def get(self, request: CacheRequest) -> CachedResponse | None:
-        return self.lookup(request)[0]
+        with self._db.transaction() as conn:
+            return self._response(conn, request)
 
     def lookup(self, request: CacheRequest) -> tuple[CachedResponse | None, str | None]:
         """The cached response, or None and why `request` misses (see `explain_miss`), in one
         transaction."""
         with self._db.transaction() as conn:
-            row = conn.execute("SELECT response_text, finish_reason FROM responses WHERE key = ?", (request.key,)).fetchone()
-            if row is not None:
-                return CachedResponse(row["response_text"], row["finish_reason"]), None
+            if (hit := self._response(conn, request)) is not None:
+                return hit, None
             neighbours = self._neighbours(conn, request)
         return None, self._nearest(request, neighbours)
+
+    @staticmethod
+    def _response(conn: sqlite3.Connection, request: CacheRequest) -> CachedResponse | None:
+        row = conn.execute("SELECT response_text, finish_reason FROM responses WHERE key = ?", (request.key,)).fetchone()
+        return None if row is None else CachedResponse(row["response_text"], row["finish_reason"])
 
     def put(self, request: CacheRequest, response: CachedResponse) -> None:
         with self._db.transaction() as conn:
