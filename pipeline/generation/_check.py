@@ -50,9 +50,16 @@ def _failed(task_dir: Path, name: str, detail: str) -> CheckReport:
     return CheckReport(task_dir.name, [CheckResult(name, False, detail)])
 
 
-async def run_checker(checker: Checker, task_dir: Path) -> CheckReport:
-    """Call a sync checker in a worker thread, or await an async one."""
+async def write_and_check(checker: Checker, task_dir: Path, write: Callable[[], None]) -> CheckReport:
+    """Write the candidate folder (`write`), then check it: a sync checker in the same worker
+    thread as the write (every thread hand-off costs the event loop CPU), an async one awaited."""
     if inspect.iscoroutinefunction(checker) or inspect.iscoroutinefunction(type(checker).__call__):
+        await asyncio.to_thread(write)
         return await checker(task_dir)  # type: ignore[misc]
-    outcome = await asyncio.to_thread(checker, task_dir)
+
+    def write_then_check() -> CheckReport | Awaitable[CheckReport]:
+        write()
+        return checker(task_dir)
+
+    outcome = await asyncio.to_thread(write_then_check)
     return await outcome if inspect.isawaitable(outcome) else outcome

@@ -3,13 +3,13 @@ send any failure back into the generator's conversation, up to `max_rounds` time
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from pipeline.generation._calls import StageCall, add_costs, add_tokens
-from pipeline.generation._check import Checker, run_checker
+from pipeline.generation._check import Checker, write_and_check
 from pipeline.generation._extract import formalization_block, record_block
 from pipeline.generation._feedback import (
     check_problems,
@@ -141,9 +141,8 @@ async def generate_task(
             return outcome
         pddl = result.parsed
         candidate = work_dir / f"round-{round_no}"
-        # files in a worker thread, as every file write of a record: the event loop keeps other records' calls going
-        await asyncio.to_thread(write_candidate, candidate, record.record_id, formalization, pddl)
-        report = await run_checker(checker, candidate)
+        # the files in a worker thread, as every file of a record: the event loop keeps other records' calls going
+        report = await write_and_check(checker, candidate, partial(write_candidate, candidate, record.record_id, formalization, pddl))
         current = Round(round_no, StageCall.from_result(STAGE, prompt_hash, result), result.raw_text, [asdict(r) for r in report.results])
         outcome.rounds.append(current)
         verdict = None

@@ -5,8 +5,9 @@ an "extracted" one continues from its persisted extraction), every LLM call goes
 client's cache, and the task folder appears in one rename, so a re-run after a crash repeats no
 finished call and never sees half a task.
 
-    <run>/work/<record_id>/extraction.json   the extractor's answer (also in the ledger)
+    <run>/work/<record_id>/extraction.json   the extractor's answer (the ledger holds it from the start)
     <run>/work/<record_id>/rounds.json       every round: reply, checks, judge, feedback, tokens
+                                             (both written when the record ends)
     <run>/work/<record_id>/round-<n>/        candidates while the record is being generated
     <run>/tasks/<record_id>/                 the checked task (renamed from its candidate)
     <run>/rejected/<record_id>/              the last attempt of a rejected record
@@ -15,7 +16,6 @@ finished call and never sees half a task.
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import shutil
 from functools import partial
@@ -75,12 +75,11 @@ async def process_record(
         if extraction.result.status == "NO_DANGER":
             ledger.transition(rid, "no_danger", extraction.result.reason, detail=extraction.to_dict())
             return "no_danger"
-        await asyncio.to_thread(_save_extraction, work, extraction)
         ledger.transition(rid, "extracted", "danger extracted", detail=extraction.to_dict())
     else:
         try:
             extraction = load_extraction(store, rid)
-        except (OSError, ValueError, KeyError, TypeError, ValidationError) as exc:
+        except (ValueError, KeyError, TypeError, ValidationError) as exc:
             return _fail(ledger, rid, f"the persisted extraction cannot be read: {exc}")
     formalization = extraction.result.danger_formalization
     assert formalization is not None  # DANGER_EXTRACTED always has one (schema rule)
@@ -89,11 +88,6 @@ async def process_record(
     endpoint = await client.endpoint_kind()
     # files and ledger writes in a worker thread: the event loop keeps other records' calls going
     return await asyncio.to_thread(_finish, record, store, settings, prompts, extraction, outcome, endpoint)
-
-
-def _save_extraction(work: Path, extraction: Extraction) -> None:
-    work.mkdir(parents=True, exist_ok=True)
-    write_atomically(work / EXTRACTION_FILE, json_text(extraction.to_dict()) + "\n")
 
 
 def _finish(
@@ -110,7 +104,8 @@ def _finish(
     rid, ledger = record.record_id, store.ledger
     work = store.root / WORK_DIR / rid
     try:
-        work.mkdir(parents=True, exist_ok=True)  # a resumed record whose first call failed has no folder yet
+        work.mkdir(parents=True, exist_ok=True)  # none yet when the first generate call failed
+        write_atomically(work / EXTRACTION_FILE, json_text(extraction.to_dict()) + "\n")
         write_atomically(work / ROUNDS_FILE, json_text([r.full() for r in outcome.rounds]) + "\n")
         summary = _summary(extraction, outcome)
         if outcome.error is not None:
@@ -133,12 +128,11 @@ def _finish(
 
 
 def load_extraction(store: RunStore, record_id: str) -> Extraction:
-    """The persisted extraction of an "extracted" record: from the ledger, else from the work folder."""
+    """The persisted extraction of an "extracted" record (the ledger's detail of that transition)."""
     for transition in reversed(store.ledger.history(record_id)):
         if transition.to_state == "extracted" and transition.detail:
             return Extraction.from_dict(transition.detail)
-    path = store.root / WORK_DIR / record_id / EXTRACTION_FILE
-    return Extraction.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    raise KeyError(f"the ledger has no extraction for {record_id}")
 
 
 def _fail(ledger: RunLedger, record_id: str, reason: str, detail: dict | None = None) -> str:

@@ -9,7 +9,7 @@ import json
 import pytest
 from generation_helpers import FAST_SETTINGS, fast_config, folder_digest, requests_served
 
-from pipeline.generation import check_candidate, load_extraction, process_record
+from pipeline.generation import Extraction, check_candidate, load_extraction, process_record
 from pipeline.llm import LLMClient
 from pipeline.runs.ledger import RunStore
 from sources import iter_records
@@ -47,14 +47,17 @@ def test_crash_during_the_check_resumes_from_the_persisted_extraction(tmp_path, 
         process(store, record, config, crashing_checker)
     assert store.ledger.get(RECORD_ID).state == "extracted"
     assert requests_served(url) == 2  # extract and the first generate call, both now cached
-    assert load_extraction(store, RECORD_ID).result.status == "DANGER_EXTRACTED"
-    saved = json.loads((store.root / "work" / RECORD_ID / "extraction.json").read_text())
-    assert saved["result"]["danger_formalization"]["robot_role"] == "Personal escort robot for a child"
+    persisted = load_extraction(store, RECORD_ID).result  # from the ledger
+    assert persisted.status == "DANGER_EXTRACTED"
+    assert persisted.danger_formalization.robot_role == "Personal escort robot for a child"
+    assert not (store.root / "work" / RECORD_ID / "extraction.json").exists()  # written when the record ends
     assert not (store.task_dir(RECORD_ID)).exists()  # no half task
 
     assert process(store, record, config) == "checked"
     assert requests_served(url) == 3  # only the judge was new: generate came from the cache
     (only_round,) = json.loads((store.root / "work" / RECORD_ID / "rounds.json").read_text())
+    saved = json.loads((store.root / "work" / RECORD_ID / "extraction.json").read_text())
+    assert Extraction.from_dict(saved).result == persisted
     assert only_round["generate_call"]["cache_hit"] is True and only_round["judge_call"]["cache_hit"] is False
     metadata = json.loads((store.task_dir(RECORD_ID) / "metadata.json").read_text())
     assert metadata["provenance"]["extraction"]["cache_hit"] is False  # reused from the ledger, not re-asked
@@ -74,15 +77,19 @@ def test_finished_record_is_returned_without_any_call_and_untouched(tmp_path, re
     store.ledger.close()
 
 
-def test_extraction_survives_without_the_ledger_detail(tmp_path, record, replay_server):
-    """The work folder's extraction.json is the fallback when the ledger has no detail."""
+def test_an_extracted_record_without_its_extraction_in_the_ledger_ends_in_error(tmp_path, record, replay_server):
+    """The ledger is where an extraction persists: a record whose "extracted" transition lost its
+    detail ends in error with the reason, and makes no call."""
     url = replay_server()
     store = RunStore(tmp_path / "run")
     config = fast_config(url, store.root / "llm.sqlite")
     with pytest.raises(SimulatedCrash):
         process(store, record, config, crashing_checker)
     store.ledger._db.execute("UPDATE transitions SET detail = NULL WHERE to_state = 'extracted'")
-    assert load_extraction(store, RECORD_ID).result.danger_formalization.robot_task.startswith("Walk the child")
+    served = requests_served(url)
+    assert process(store, record, config) == "error"
+    assert "the persisted extraction cannot be read" in store.ledger.get(RECORD_ID).reason
+    assert requests_served(url) == served
     store.ledger.close()
 
 
