@@ -2,7 +2,7 @@
 
 `check_candidate` parses the folder (a parse failure is a failed "parse" check whose detail names
 the file and line) and runs the foundation's `check_task`: structure, reference plans, validator
-agreement. On success the derived basic PDDL and the reference plans are written into the folder.
+agreement. It writes nothing: what the checks derived goes into the folder when the record ends.
 """
 
 from __future__ import annotations

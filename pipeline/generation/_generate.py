@@ -105,9 +105,14 @@ def generation_messages(record: Record, formalization: DangerFormalization, prom
     )
 
 
+def candidate_metadata(task_id: str, formalization: DangerFormalization) -> TaskMetadata:
+    """The metadata a candidate starts with, before the checks add what they found."""
+    return TaskMetadata(task_id=task_id, danger_formalization=TaskFormalization.model_validate(formalization.model_dump(mode="json")))
+
+
 def write_candidate(folder: Path, task_id: str, formalization: DangerFormalization, pddl: GeneratedPDDL) -> None:
     """A fresh task folder holding the generated files and the metadata the checks start from."""
-    metadata = TaskMetadata(task_id=task_id, danger_formalization=TaskFormalization.model_validate(formalization.model_dump(mode="json")))
+    metadata = candidate_metadata(task_id, formalization)
     write_task(folder, pddl.safety_domain.strip(), pddl.safety_problem.strip(), metadata, replace=True)
 
 

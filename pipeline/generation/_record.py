@@ -29,14 +29,13 @@ from pipeline.generation._calls import add_costs, add_tokens
 from pipeline.generation._check import Checker, check_candidate
 from pipeline.generation._extract import STAGE as EXTRACT_STAGE
 from pipeline.generation._extract import Extraction, extract_danger
-from pipeline.generation._generate import GenerationOutcome, generate_task, llm_failure
+from pipeline.generation._generate import GenerationOutcome, candidate_metadata, generate_task, llm_failure
 from pipeline.generation._judge import STAGE as JUDGE_STAGE
 from pipeline.generation._prompts import PromptSet, load_prompts
 from pipeline.generation._settings import GenerationSettings
 from pipeline.llm import LLMClient, LLMError
 from pipeline.runs.ledger import RunLedger, RunStore
 from pipeline.task.checks import checked_metadata
-from pipeline.task.files import read_metadata
 from pipeline.task.metadata import CheckOutcome, Provenance, QualityJudge
 from pipeline.task.writer import complete_staged, install
 from sources import Record
@@ -163,7 +162,9 @@ def _write_task_metadata(
     assert report is not None and report.basic_pddl is not None
     last = outcome.rounds[-1]
     summary = _summary(extraction, outcome)
-    metadata = checked_metadata(read_metadata(folder), report).model_copy(
+    formalization = extraction.result.danger_formalization
+    assert formalization is not None  # a generated record's extraction has one
+    metadata = checked_metadata(candidate_metadata(record.record_id, formalization), report).model_copy(
         update={
             "checks": [CheckOutcome(name=r.name, ok=r.ok, detail=r.detail) for r in report.results],
             "quality_judge": QualityJudge.model_validate(outcome.verdict.model_dump(mode="json")) if outcome.verdict else None,
