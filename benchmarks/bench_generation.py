@@ -220,7 +220,7 @@ def main() -> int:
             generated = next(e for e in json.loads((replay / "copies.json").read_text()) if "stage: generate" in e["match"]["contains"])[
                 "response"
             ]["content"]
-            asyncio.run(memo.warm(generated["safety_domain"], generated["safety_problem"]))
+            memo.warm(generated["safety_domain"], generated["safety_problem"])
             trip = round_trip_s(url)
             create_ms = file_create_ms(folder)
             waves = math.ceil(len(records) / args.concurrency) * CALLS_PER_RECORD

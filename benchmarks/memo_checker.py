@@ -3,10 +3,10 @@ unpickle it (`generate_run(..., workers=N)` sends the checker to them)."""
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import hashlib
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ class MemoChecker:
     def __init__(self, settings: GenerationSettings):
         self.settings = settings
         self.done: dict[str, CheckReport] = {}
-        self._locks: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}
+        self._lock = threading.Lock()
 
     def __getstate__(self) -> dict[str, Any]:
         return {"settings": self.settings, "done": self.done}
@@ -31,15 +31,17 @@ class MemoChecker:
         self.__init__(state["settings"])  # type: ignore[misc]
         self.done = state["done"]
 
-    async def __call__(self, task_dir: Path) -> CheckReport:
+    def __call__(self, task_dir: Path) -> CheckReport:
+        """Synchronous, as the real checker is: the pipeline runs it in the worker thread that wrote
+        the candidate, so the memo adds no work to the event loop."""
         texts = b"".join((task_dir / name).read_bytes() for name in (SAFETY_DOMAIN, SAFETY_PROBLEM))
         key = hashlib.sha256(texts).hexdigest()
-        async with self._locks.setdefault(asyncio.get_running_loop(), asyncio.Lock()):
+        with self._lock:
             if key not in self.done:
-                self.done[key] = await asyncio.to_thread(check_candidate, task_dir, self.settings.engine, self.settings.planner_time_limit)
+                self.done[key] = check_candidate(task_dir, self.settings.engine, self.settings.planner_time_limit)
         return copy.deepcopy(self.done[key])
 
-    async def warm(self, domain: str, problem: str) -> None:
+    def warm(self, domain: str, problem: str) -> None:
         """Compute the check of this PDDL now, before anything is timed."""
         with tempfile.TemporaryDirectory(prefix="bench-warm-") as scratch:
             folder = Path(scratch) / "task"
@@ -47,6 +49,6 @@ class MemoChecker:
             (folder / SAFETY_DOMAIN).write_text(domain.strip() + "\n", encoding="utf-8")
             (folder / SAFETY_PROBLEM).write_text(problem.strip() + "\n", encoding="utf-8")
             (folder / METADATA).write_text("{}\n", encoding="utf-8")
-            report = await self(folder)
+            report = self(folder)
         if not report.ok:
             raise SystemExit(f"the template task fails its check: {report.to_dict()}")

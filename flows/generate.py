@@ -3,8 +3,8 @@
 The flow is the library's run driver (`pipeline.generation.generate`) with a Prefect executor:
 each unfinished record is processed as a task run named after the record id (retried twice on an
 unexpected failure, then recorded as `error`), the check stage runs on Dask when
-SAFEFORGE_CHECK_EXECUTOR=dask (with `workers` > 1 the records and their checks run in worker
-processes instead, without a task run each), progress is a progress artifact, and the run's summary (records per
+SAFEFORGE_CHECK_EXECUTOR=dask (with `workers` > 1 the records and their checks run in the flow's
+process and worker processes instead, without a task run each), progress is a progress artifact, and the run's summary (records per
 state, pass rate per stage, LLM cost) a markdown artifact. Its parameters are exactly
 `GenerateOptions` (same names, same defaults) — the options of `safeforge generate`. Running it
 again with the same run name resumes the run.
@@ -101,7 +101,7 @@ async def generate(
             shown_at = time.monotonic()
             updates.append(asyncio.create_task(aupdate_progress_artifact(progress_id, 100.0 * update.done / max(update.total, 1))))
 
-    if workers > 1:  # records are processed in worker processes: no task run per record, checks there
+    if workers > 1:  # records are processed by several processes: no task run per record, checks there
         summary = await generation.generate(options, progress=progress, report=report)
     else:
         local_check = functools.partial(check_candidate, engine=engine, time_limit=time_limit)

@@ -43,7 +43,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--workers",
         type=count(1),
         default=defaults.workers,
-        help=f"processes sharing the records and the concurrency (default {defaults.workers}; 2 or more for concurrency above ~32)",
+        help=f"processes sharing the records and the concurrency, this one included (default {defaults.workers}; "
+        "up to the number of CPUs for concurrency above ~32)",
     )
     run.add_argument("--model", help="model of every stage (default: SAFEFORGE_MODEL, or gpt-4o-mini)")
     run.add_argument(

@@ -16,8 +16,10 @@ finished call and never sees half a task.
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import shutil
+from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -34,7 +36,7 @@ from pipeline.generation._judge import STAGE as JUDGE_STAGE
 from pipeline.generation._prompts import PromptSet, load_prompts
 from pipeline.generation._settings import GenerationSettings
 from pipeline.llm import LLMClient, LLMError
-from pipeline.runs.ledger import RunLedger, RunStore
+from pipeline.runs.ledger import RunLedger, RunStore, TransitionError
 from pipeline.task.checks import checked_metadata
 from pipeline.task.metadata import CheckOutcome, Provenance, QualityJudge
 from pipeline.task.writer import complete_staged, install
@@ -46,6 +48,11 @@ EXTRACTION_FILE = "extraction.json"
 ROUNDS_FILE = "rounds.json"
 ACTIVE_STATES = ("pending", "extracted")
 _USABLE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
+
+logger = logging.getLogger("pipeline.generation")
+
+ProcessRecord = Callable[[Record, RunStore, LLMClient, GenerationSettings, "Checker | None"], Awaitable[str]]
+"""How one record is processed: `process_record` itself, or a wrapper (a Prefect task) around it."""
 
 
 async def process_record(
@@ -87,6 +94,23 @@ async def process_record(
     endpoint = await client.endpoint_kind()
     # files and ledger writes in a worker thread: the event loop keeps other records' calls going
     return await asyncio.to_thread(_finish, record, store, settings, prompts, extraction, outcome, endpoint)
+
+
+async def process_safely(
+    process: ProcessRecord, record: Record, store: RunStore, client: LLMClient, settings: GenerationSettings, checker: Checker | None
+) -> str:
+    """`process` on one record; if it raises, the record ends in "error" with the reason (the run goes on)."""
+    try:
+        return await process(record, store, client, settings, checker)
+    except Exception as exc:  # one record's failure never stops the run
+        logger.exception("record %s failed", record.record_id)
+        reason = f"unexpected failure: {type(exc).__name__}: {exc}"
+        try:
+            store.ledger.transition(record.record_id, "error", reason)
+        except TransitionError:
+            pass  # already in a state that cannot become error; report that state
+        row = store.ledger.get(record.record_id)
+        return row.state if row else "error"
 
 
 def _finish(

@@ -9,7 +9,7 @@ import asyncio
 import logging
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,12 +18,12 @@ from pipeline.common.concurrency import for_each
 from pipeline.generation._check import Checker
 from pipeline.generation._options import GenerateOptions
 from pipeline.generation._prompts import load_prompts
-from pipeline.generation._record import process_record
+from pipeline.generation._record import ProcessRecord, process_record, process_safely
 from pipeline.generation._settings import GenerationSettings
 from pipeline.generation._workers import run_in_workers
 from pipeline.llm import CallLedger, LLMClient, LLMConfig
 from pipeline.llm.prompts import prompts_dir
-from pipeline.runs.ledger import TERMINAL, RunStore, TransitionError
+from pipeline.runs.ledger import TERMINAL, RunStore
 from pipeline.runs.lock import RunLock
 from pipeline.settings import Settings
 from sources import ReadReport, Record, iter_records
@@ -34,9 +34,6 @@ LLM_DB_NAME = "llm.sqlite"
 SPEND_REFRESH_S = 1.0  # how often the progress callback's dollar figure is re-read from the ledger
 FINISHED = frozenset((*TERMINAL, "checked", "in_review"))
 """States in which generation has nothing left to do for a record."""
-
-ProcessRecord = Callable[[Record, RunStore, LLMClient, GenerationSettings, "Checker | None"], Awaitable[str]]
-"""How one record is processed: `process_record` itself, or a wrapper (a Prefect task) around it."""
 
 
 @dataclass(frozen=True)
@@ -150,9 +147,9 @@ async def generate_run(
     """Register every record in the ledger, then process the unfinished ones, `concurrency` at a
     time, each through `process`. A record whose processing raises ends in state "error" with the
     reason; the run goes on. With `retry_errors`, records in state "error" start again. With
-    `workers` > 1 the records are processed by that many worker processes (`_workers`), each with
-    its own client made from `client.config`; `process` must then be `process_record` and `checker`
-    picklable."""
+    `workers` > 1 the records are processed by that many processes, this one and `workers` - 1
+    worker processes (`_workers`), each with a client made from `client.config`; `process` must then
+    be `process_record` and `checker` picklable."""
     if concurrency < 1 or workers < 1:
         raise ValueError(f"concurrency and workers must be at least 1, not {concurrency} and {workers}")
     if workers > 1 and process is not process_record:
@@ -187,7 +184,7 @@ async def generate_run(
         finished(record.record_id, await process_safely(process, record, store, client, settings, checker))
 
     if workers > 1:
-        await run_in_workers(store, todo, client.config, settings, concurrency, workers, finished, checker)
+        await run_in_workers(store, todo, client, settings, concurrency, workers, finished, checker)
     else:
         await for_each(todo, work, concurrency)
     delta = spend.delta()
@@ -210,22 +207,6 @@ async def generate_run(
         seconds=round(time.monotonic() - started, 3),
         errors=errors,
     )
-
-
-async def process_safely(
-    process: ProcessRecord, record: Record, store: RunStore, client: LLMClient, settings: GenerationSettings, checker: Checker | None
-) -> str:
-    try:
-        return await process(record, store, client, settings, checker)
-    except Exception as exc:  # one record's failure never stops the run
-        logger.exception("record %s failed", record.record_id)
-        reason = f"unexpected failure: {type(exc).__name__}: {exc}"
-        try:
-            store.ledger.transition(record.record_id, "error", reason)
-        except TransitionError:
-            pass  # already in a state that cannot become error; report that state
-        row = store.ledger.get(record.record_id)
-        return row.state if row else "error"
 
 
 def llm_config_for(store: RunStore, model: str | None = None, concurrency: int = 8, no_cache: bool = False) -> LLMConfig:

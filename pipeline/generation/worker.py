@@ -1,5 +1,5 @@
-"""`python -m pipeline.generation.worker`: one worker process of a generation run with several
-workers (`safeforge generate --workers N`); `_workers.run_in_workers` starts and feeds it.
+"""`python -m pipeline.generation.worker`: one of the N - 1 worker processes of a generation run
+with `safeforge generate --workers N`; `_workers.run_in_workers` starts and feeds it.
 
 It reads one job line on stdin (the run folder, the LLM configuration, the stage settings, its
 number of lanes, optionally a pickled checker), then each lane asks for a record (`{"want": 1}` on
@@ -22,8 +22,7 @@ import sys
 from collections import deque
 from typing import Any
 
-from pipeline.generation._record import process_record
-from pipeline.generation._run import process_safely
+from pipeline.generation._record import process_record, process_safely
 from pipeline.generation._settings import GenerationSettings
 from pipeline.llm import LLMClient, LLMConfig
 from pipeline.runs.ledger import RunStore

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from dying_checker import DOOMED_RECORD, EXIT_CODE, check_or_die
+from dying_checker import EXIT_CODE, MARKS, check_or_die, doomed_record
 from generation_helpers import FAST_SETTINGS, fast_config, ledger_states, requests_served, run_records
 from tests_paths import REPO
 
@@ -46,14 +46,16 @@ def test_two_workers_make_the_run_one_process_makes(tmp_path, records, replay_se
     assert requests_served(two) == served and again.states == alone.states  # resumed: nothing asked again
 
 
-def test_a_dead_worker_leaves_its_record_in_error_and_the_others_finish(tmp_path, records, replay_server):
+def test_a_dead_worker_leaves_its_record_in_error_and_the_others_finish(tmp_path, records, replay_server, monkeypatch):
+    monkeypatch.setenv(MARKS, str(tmp_path))
     url = replay_server()
     config = fast_config(url, tmp_path / "llm.sqlite")
     summary = run_records(tmp_path / "run", records, config, concurrency=2, workers=2, checker=check_or_die)
     states = ledger_states(tmp_path / "run")
-    state, reason = states.pop(DOOMED_RECORD)
+    doomed = doomed_record()
+    state, reason = states.pop(doomed)
     assert state == "error" and f"exited with code {EXIT_CODE} while processing this record" in reason
-    assert summary.errors == {DOOMED_RECORD: reason}
+    assert summary.errors == {doomed: reason}
     assert all(state in {"checked", "no_danger", "rejected_by_checks"} for state, _ in states.values()), states
     assert len(states) == len(records) - 1
 
