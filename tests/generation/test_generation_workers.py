@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import sqlite3
 import subprocess
 import sys
 
 import pytest
 from dying_checker import EXIT_CODE, MARKS, check_or_die, doomed_record
-from generation_helpers import FAST_SETTINGS, fast_config, ledger_states, requests_served, run_records
+from generation_helpers import FAST_SETTINGS, admin, fast_config, ledger_states, requests_served, run_records
 from tests_paths import REPO
 
 from pipeline.generation import generate_run
@@ -44,6 +46,17 @@ def test_two_workers_make_the_run_one_process_makes(tmp_path, records, replay_se
     served = requests_served(two)
     again = run_records(tmp_path / "two" / "run", records, fast_config(two, tmp_path / "two" / "llm.sqlite"), concurrency=4, workers=2)
     assert requests_served(two) == served and again.states == alone.states  # resumed: nothing asked again
+
+
+def test_the_run_process_works_beside_its_worker_within_the_concurrency(tmp_path, records, replay_server):
+    # 0.7 s per call: the run's own process takes records at once, its worker a second or two later
+    url = replay_server(latency_ms=700)
+    summary = run_records(tmp_path / "run", records, fast_config(url, tmp_path / "llm.sqlite"), concurrency=2, workers=2)
+    assert sum(summary.states.values()) == len(records) and "error" not in summary.states
+    with sqlite3.connect(tmp_path / "llm.sqlite") as db:
+        pids = {pid for (pid,) in db.execute("SELECT DISTINCT pid FROM calls")}
+    assert os.getpid() in pids and len(pids) == 2  # both processes made calls
+    assert admin(url, "/admin/stats")["max_in_flight"] <= 2  # records in flight counted across the processes
 
 
 def test_a_dead_worker_leaves_its_record_in_error_and_the_others_finish(tmp_path, records, replay_server, monkeypatch):
