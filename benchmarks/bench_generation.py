@@ -254,7 +254,7 @@ def main() -> int:
                 f"   CPU per record: pipeline {cpu[0] / len(records) * 1000:.1f} ms (worker processes included), replay "
                 f"server {cpu[1] / len(records) * 1000:.1f} ms; {(cpu[0] + cpu[1]) / summary.seconds:.2f} of "
                 f"{os.cpu_count()} CPUs busy on average; creating a file in {args.scratch} takes "
-                f"{create_ms:.2f} ms (measured now; a record creates about 10)"
+                f"{create_ms:.2f} ms (measured now; a record creates 9 files and folders)"
             )
             if args.repeat > 1:
                 pipeline_ratios, bare_ratios = zip(*ratios, strict=True)
