@@ -17,6 +17,7 @@ import asyncio
 import base64
 import contextlib
 import json
+import logging
 import os
 import pickle
 import sys
@@ -32,6 +33,8 @@ from pipeline.runs.ledger import RunStore, TransitionError
 from sources import Record
 
 WORKER_MODULE = "pipeline.generation.worker"
+
+logger = logging.getLogger("pipeline.generation")
 
 
 def shares(total: int, parts: int) -> list[int]:
@@ -188,6 +191,14 @@ async def _drive(
     for task in handing:
         task.cancel()
     code = await worker.process.wait()
+    if code != 0:
+        logger.warning(
+            "generation worker %d exited with code %s (its error output is above); %d record(s) in progress end in error, "
+            "this process takes its lanes",
+            worker.index,
+            code,
+            len(worker.given),
+        )
     for record_id in sorted(worker.given):
         slots.release()
         reason = f"generation worker {worker.index} exited with code {code} while processing this record"

@@ -59,7 +59,7 @@ def test_the_run_process_works_beside_its_worker_within_the_concurrency(tmp_path
     assert admin(url, "/admin/stats")["max_in_flight"] <= 2  # records in flight counted across the processes
 
 
-def test_a_dead_worker_leaves_its_record_in_error_and_the_others_finish(tmp_path, records, replay_server, monkeypatch):
+def test_a_dead_worker_leaves_its_record_in_error_and_the_others_finish(tmp_path, records, replay_server, monkeypatch, caplog):
     monkeypatch.setenv(MARKS, str(tmp_path))
     url = replay_server()
     config = fast_config(url, tmp_path / "llm.sqlite")
@@ -69,6 +69,7 @@ def test_a_dead_worker_leaves_its_record_in_error_and_the_others_finish(tmp_path
     state, reason = states.pop(doomed)
     assert state == "error" and f"exited with code {EXIT_CODE} while processing this record" in reason
     assert summary.errors == {doomed: reason}
+    assert f"generation worker 1 exited with code {EXIT_CODE}" in caplog.text and "1 record(s) in progress end in error" in caplog.text
     assert all(state in {"checked", "no_danger", "rejected_by_checks"} for state, _ in states.values()), states
     assert len(states) == len(records) - 1
 
