@@ -20,7 +20,7 @@ from pipeline.generation._options import GenerateOptions
 from pipeline.generation._prompts import load_prompts
 from pipeline.generation._record import ProcessRecord, process_record, process_safely
 from pipeline.generation._settings import GenerationSettings
-from pipeline.generation._workers import run_in_workers
+from pipeline.generation._workers import pack_checker, run_in_workers
 from pipeline.llm import CallLedger, LLMClient, LLMConfig
 from pipeline.llm.prompts import prompts_dir
 from pipeline.runs.ledger import TERMINAL, RunStore
@@ -154,6 +154,8 @@ async def generate_run(
         raise ValueError(f"concurrency and workers must be at least 1, not {concurrency} and {workers}")
     if workers > 1 and process is not process_record:
         raise ValueError("records processed by worker processes go through process_record; a custom `process` needs workers=1")
+    if workers > 1:
+        pack_checker(checker)  # a checker that cannot reach a worker fails the run now, whatever the records
     # one folder for the whole run (not the settings re-read per record); a missing or broken
     # template stops the run before any record
     settings = settings.model_copy(update={"prompts_dir": prompts_dir(settings.prompts_dir)})
@@ -183,7 +185,7 @@ async def generate_run(
     async def work(record: Record) -> None:
         finished(record.record_id, await process_safely(process, record, store, client, settings, checker))
 
-    if workers > 1:
+    if workers > 1 and len(todo) > 1:  # one record or none needs no worker process
         await run_in_workers(store, todo, client, settings, concurrency, workers, finished, checker)
     else:
         await for_each(todo, work, concurrency)

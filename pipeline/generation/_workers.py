@@ -126,7 +126,7 @@ async def run_in_workers(
     """Process `records` in this process and `workers - 1` worker processes, `concurrency` at a
     time in all; `finished(record_id, state)` is called as each record ends. Records processed here
     use a client made from `client.config` with this process's share of the rate limits."""
-    packed_checker = _pack(checker)
+    packed_checker = pack_checker(checker)
     lanes = shares(concurrency, min(workers, concurrency))
     pending: Iterator[Record] = iter(records)
     slots = asyncio.Semaphore(concurrency)
@@ -224,7 +224,8 @@ async def _hand_out(worker: _Worker, pending: Iterator[Record], slots: asyncio.S
         await worker.process.stdin.drain()
 
 
-def _pack(checker: Checker | None) -> str | None:
+def pack_checker(checker: Checker | None) -> str | None:
+    """The checker as text for a worker's job (None: the default check); ValueError if it cannot be pickled."""
     if checker is None:
         return None
     try:
