@@ -1,6 +1,7 @@
-"""Generation on several worker processes (`generate_run(..., workers=N)`, `--workers N`): the same
-run as one process, a dead worker's record ends in error while the others finish, and a worker
-stops when the run's process is gone."""
+"""Generation on several processes (`generate_run(..., workers=N)`, `--workers N`): the same run as
+one process, the run's own process working beside its worker within the concurrency, a dead
+worker's record ends in error while the others finish, and a worker stops when the run's process
+is gone."""
 
 from __future__ import annotations
 
