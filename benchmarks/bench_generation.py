@@ -192,7 +192,9 @@ def main() -> int:
     parser.add_argument("--latency-ms", type=float, default=200.0)
     parser.add_argument("--real-check-records", type=int, default=16)
     parser.add_argument("--repeat", type=int, default=1, help="times the LLM path is measured (this machine's figures vary run to run)")
-    parser.add_argument("--workers", type=int, default=1, help="processes of the generation runs, the run's own included (safeforge generate --workers)")
+    parser.add_argument(
+        "--workers", type=int, default=1, help="processes of the generation runs, the run's own included (safeforge generate --workers)"
+    )
     parser.add_argument(
         "--scratch",
         type=Path,
