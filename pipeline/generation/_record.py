@@ -135,7 +135,7 @@ def _finish(
             return _fail(ledger, rid, outcome.error, detail=summary)
         if outcome.passed:
             assert outcome.candidate is not None
-            _write_task_metadata(outcome.candidate, record, store, extraction, outcome, prompts, endpoint)
+            _write_task_metadata(outcome.candidate, record, store, extraction, outcome, summary, prompts, endpoint)
             install(outcome.candidate, store.task_dir(rid))
             reviewed = " and the quality review" if settings.judge_enabled else ""
             ledger.transition(rid, "checked", f"passed the checks{reviewed} in round {len(outcome.rounds)}", detail=summary, task_id=rid)
@@ -177,6 +177,7 @@ def _write_task_metadata(
     store: RunStore,
     extraction: Extraction,
     outcome: GenerationOutcome,
+    summary: dict[str, Any],
     prompts: PromptSet,
     endpoint: str | None,
 ) -> None:
@@ -185,7 +186,6 @@ def _write_task_metadata(
     report = outcome.report
     assert report is not None and report.basic_pddl is not None
     last = outcome.rounds[-1]
-    summary = _summary(extraction, outcome)
     formalization = extraction.result.danger_formalization
     assert formalization is not None  # a generated record's extraction has one
     metadata = checked_metadata(candidate_metadata(record.record_id, formalization), report).model_copy(
