@@ -11,7 +11,6 @@ task <= 1.0 s. Also prints peak memory (ru_maxrss of the child).
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import statistics
 import subprocess
@@ -27,11 +26,10 @@ TARGETS = {"safeforge --help": 0.5, "safeforge task validate (one plan)": 1.0}
 def timed(command: list[str], runs: int) -> tuple[float, float]:
     """Median wall seconds and the largest peak RSS (MB) of `command` over `runs` runs."""
     seconds, peak = [], 0.0
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
     for _ in range(runs):
         before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         start = time.perf_counter()
-        subprocess.run(command, check=True, capture_output=True, env=env, cwd=REPO)
+        subprocess.run(command, check=True, capture_output=True, cwd=REPO)
         seconds.append(time.perf_counter() - start)
         peak = max(peak, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, before)
     return statistics.median(seconds), peak / 1024
@@ -41,7 +39,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
-    safeforge = [sys.executable, "-m", "pipeline.cli"]
+    safeforge = [sys.executable, "-m", "safeforge.cli"]
     plan = "(pick_up_bucket red_bucket bathroom) (fill_with_water red_bucket bathroom)"
     commands = {
         "python -c pass (baseline)": [sys.executable, "-c", "pass"],

@@ -34,16 +34,16 @@ sys.path.insert(0, str(REPO))
 
 from bench_generation import start_server as start_replay_server  # noqa: E402
 
-from pipeline.evaluation import EvalSettings, run_evaluation  # noqa: E402
-from pipeline.llm import LLMConfig  # noqa: E402
-from pipeline.pddl.reader import read_task  # noqa: E402
-from pipeline.planning.solve import reference_plans  # noqa: E402
-from pipeline.publishing import publish  # noqa: E402
-from pipeline.runs.ledger import RunStore  # noqa: E402
-from pipeline.task.checks import check_task, record_check  # noqa: E402
-from pipeline.task.folder import Task  # noqa: E402
-from pipeline.validation.plan_text import parse_plan  # noqa: E402
-from review import ReviewConfig, check_installation, push_run, start_server, stop_server  # noqa: E402
+from safeforge.evaluation import EvalSettings, run_evaluation  # noqa: E402
+from safeforge.llm import LLMConfig  # noqa: E402
+from safeforge.pddl.reader import read_task  # noqa: E402
+from safeforge.planning.solve import reference_plans  # noqa: E402
+from safeforge.publishing import publish  # noqa: E402
+from safeforge.review import ReviewConfig, check_installation, push_run, start_server, stop_server  # noqa: E402
+from safeforge.runs.ledger import RunStore  # noqa: E402
+from safeforge.task.checks import check_task, record_check  # noqa: E402
+from safeforge.task.folder import Task  # noqa: E402
+from safeforge.validation.plan_text import parse_plan  # noqa: E402
 
 EXAMPLES = sorted(p for p in (REPO / "examples" / "tasks").iterdir() if p.is_dir())
 DESPITE_TASKS = 12_279

@@ -52,10 +52,10 @@ import openai
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from memo_checker import MemoChecker  # noqa: E402
 
-from pipeline.generation import GenerationSettings, check_candidate, generate_run  # noqa: E402
-from pipeline.llm import LLMClient, LLMConfig  # noqa: E402
-from pipeline.runs.ledger import RunStore  # noqa: E402
-from sources import default_path, iter_records  # noqa: E402
+from safeforge.generation import GenerationSettings, check_candidate, generate_run  # noqa: E402
+from safeforge.llm import LLMClient, LLMConfig  # noqa: E402
+from safeforge.runs.ledger import RunStore  # noqa: E402
+from safeforge.sources import default_path, iter_records  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 TEMPLATE_RECORD = "neiss_220705908"
@@ -90,7 +90,7 @@ def write_inputs(folder: Path, count: int) -> tuple[Path, Path]:
 
 def start_server(replay: Path, latency_ms: float) -> tuple[subprocess.Popen, str]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "pipeline.llm.replay_server", "--responses", str(replay), "--latency-ms", str(latency_ms)],
+        [sys.executable, "-m", "safeforge.llm.replay_server", "--responses", str(replay), "--latency-ms", str(latency_ms)],
         stdout=subprocess.PIPE,
         text=True,
         cwd=REPO,

@@ -20,10 +20,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipeline.generation import GenerateOptions, run_generation  # noqa: E402
-from pipeline.llm import CallLedger, LLMConfig  # noqa: E402
-from pipeline.llm.replay_server import running_replay_server  # noqa: E402
-from pipeline.settings import Settings  # noqa: E402
+from safeforge.generation import GenerateOptions, run_generation  # noqa: E402
+from safeforge.llm import CallLedger, LLMConfig  # noqa: E402
+from safeforge.llm.replay_server import running_replay_server  # noqa: E402
+from safeforge.settings import Settings  # noqa: E402
 
 SUITE = {"neiss": 5, "normbank": 2, "bddl": 2, "virtualhome": 2, "alfred": 2}  # scripted records per source
 LONG_RECORD = "neiss_160538697"

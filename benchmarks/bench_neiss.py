@@ -1,7 +1,7 @@
 """NEISS adapter throughput and peak memory on a full-year-sized file (not a test).
 
 Builds CSV files of 30,000 and 300,000 rows by repeating the bundled sample's rows (each with a
-unique CPSC case number), reads each in a fresh process through `sources.iter_records`, and
+unique CPSC case number), reads each in a fresh process through `safeforge.sources.iter_records`, and
 prints records/s and peak resident memory. Targets: >= 20,000 records/s on the large file, and
 peak memory that does not grow with the file (large/small peak ratio <= 1.2).
 
@@ -41,7 +41,7 @@ def build_file(sample: Path, rows: int, out: Path) -> Path:
 
 def measure(path: Path | None) -> dict:
     """Run in the child: read every record of `path` (None: imports only) and report."""
-    from sources import ReadReport, iter_records
+    from safeforge.sources import ReadReport, iter_records
 
     report = ReadReport()
     start = time.perf_counter()
@@ -71,7 +71,7 @@ def main() -> int:
         print(json.dumps(measure(Path(args.measure) if args.measure else None)))
         return 0
 
-    from sources.neiss import default_path
+    from safeforge.sources.neiss import default_path
 
     baseline = run_child(None)
     print(f"baseline (imports only): peak RSS {baseline['peak_rss_mb']:.0f} MB")

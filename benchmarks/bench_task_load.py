@@ -20,9 +20,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from pipeline.pddl.reader import read_task  # noqa: E402
-from pipeline.pddl.up_io import parse_problem  # noqa: E402
-from pipeline.validation.simulator import Simulator  # noqa: E402
+from safeforge.pddl.reader import read_task  # noqa: E402
+from safeforge.pddl.up_io import parse_problem  # noqa: E402
+from safeforge.validation.simulator import Simulator  # noqa: E402
 
 TASK = REPO / "examples" / "tasks" / "bathroom_bleach_bucket"
 TARGETS = {50: 0.020, 200: 0.020}

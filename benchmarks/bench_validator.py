@@ -28,9 +28,9 @@ from unified_planning.plans import ActionInstance, SequentialPlan
 from unified_planning.shortcuts import GE, Equals, OneshotPlanner, PlanValidator
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from pipeline.planning.solve import solve_here  # noqa: E402
-from pipeline.task.folder import Task  # noqa: E402
-from pipeline.validation.plan_text import parse_plan  # noqa: E402
+from safeforge.planning.solve import solve_here  # noqa: E402
+from safeforge.task.folder import Task  # noqa: E402
+from safeforge.validation.plan_text import parse_plan  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "tasks"
 

@@ -10,9 +10,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from pipeline.generation import GenerationSettings, check_candidate
-from pipeline.task.checks import CheckReport
-from pipeline.task.files import METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM
+from safeforge.generation import GenerationSettings, check_candidate
+from safeforge.task.checks import CheckReport
+from safeforge.task.files import METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM
 
 
 class MemoChecker:

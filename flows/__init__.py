@@ -1,12 +1,12 @@
 """Prefect flows and deployments (thin: they call the library).
 
-    generate       flows.generate.generate        one source's records -> checked task folders
-    review-push    flows.review.review_push       a run's checked tasks -> Label Studio
-    review-pull    flows.review.review_pull       review decisions -> the run's ledger
-    publish        flows.publish.publish          accepted tasks -> a release (and the Hub)
+    generate       safeforge.flows.generate.generate        one source's records -> checked task folders
+    review-push    safeforge.flows.review.review_push       a run's checked tasks -> Label Studio
+    review-pull    safeforge.flows.review.review_pull       review decisions -> the run's ledger
+    publish        safeforge.flows.publish.publish          accepted tasks -> a release (and the Hub)
 
-`python -m flows.deployments` serves every deployment (see flows.deployments); the check stage
-can run on Dask (flows.dask_checks). Import the flows from their modules (a flow and its module
+`python -m safeforge.flows.deployments` serves every deployment (see safeforge.flows.deployments); the check stage
+can run on Dask (safeforge.flows.dask_checks). Import the flows from their modules (a flow and its module
 share the name `generate`); this package itself does not import Prefect, so that a caller can set
-the Prefect environment first (pipeline.settings).
+the Prefect environment first (safeforge.settings).
 """

@@ -21,8 +21,8 @@ from pathlib import Path
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from pipeline.settings import Settings
-from pipeline.task.checks import CheckReport
+from safeforge.settings import Settings
+from safeforge.task.checks import CheckReport
 
 Checker = Callable[[Path], CheckReport]
 FolderCheck = Callable[[Path], CheckReport]

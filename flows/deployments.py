@@ -1,6 +1,6 @@
-"""Every deployment of the Prefect application, served by one process: `python -m flows.deployments`.
+"""Every deployment of the Prefect application, served by one process: `python -m safeforge.flows.deployments`.
 
-- `generate/<source>` for every registered source (`sources.SOURCES`): flow `generate` on the
+- `generate/<source>` for every registered source (`safeforge.sources.SOURCES`): flow `generate` on the
   source's default data, limited to the sample records the bundled replay responses script
   (`SourceSpec.demo_limit`; parameters override source, path, selection, model, ...);
 - `review-push/checked`: flow `review-push`, a run's checked tasks to Label Studio;
@@ -11,12 +11,12 @@ With `--work-pool NAME` the same deployments are registered on a process work po
 `prefect worker start --pool NAME` to run.
 
 `safeforge services start` starts this process after the Prefect server; it needs PREFECT_API_URL
-(see `pipeline.settings`).
+(see `safeforge.settings`).
 """
 
 from __future__ import annotations
 
-from sources.registry import SOURCES
+from safeforge.sources.registry import SOURCES
 
 # deployment name -> the parameters it runs with unless `prefect deployment run --param` says otherwise:
 # every registered source, limited to the records of its sample that the replayed responses script
@@ -34,9 +34,9 @@ def build_deployments() -> list:
     from prefect import Flow
     from prefect.deployments.runner import EntrypointType
 
-    from flows.generate import generate
-    from flows.publish import publish
-    from flows.review import review_pull, review_push
+    from safeforge.flows.generate import generate
+    from safeforge.flows.publish import publish
+    from safeforge.flows.review import review_pull, review_push
 
     entrypoint, tags = EntrypointType.MODULE_PATH, ["safeforge"]
     deployments = [
@@ -75,9 +75,9 @@ def main(argv: list[str] | None = None) -> None:
     import argparse
     import os
 
-    from pipeline.settings import Settings
+    from safeforge.settings import Settings
 
-    parser = argparse.ArgumentParser(prog="python -m flows.deployments", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m safeforge.flows.deployments", description=__doc__.splitlines()[0])
     parser.add_argument(
         "--work-pool",
         help="register the deployments on this (process) work pool instead of "

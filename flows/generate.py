@@ -1,6 +1,6 @@
 """Flow `generate`: one source's records -> checked task folders, one Prefect task run per record.
 
-The flow is the library's run driver (`pipeline.generation.generate`) with a Prefect executor:
+The flow is the library's run driver (`safeforge.generation.generate`) with a Prefect executor:
 each unfinished record is processed as a task run named after the record id (retried twice on an
 unexpected failure, then recorded as `error`), the check stage runs on Dask when
 SAFEFORGE_CHECK_EXECUTOR=dask (with `workers` > 1 the records and their checks run in the flow's
@@ -23,11 +23,11 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import acreate_markdown_artifact, acreate_progress_artifact, aupdate_progress_artifact
 from prefect.cache_policies import NO_CACHE
 
-import pipeline.generation as generation
-from flows.dask_checks import check_stage
-from pipeline.generation import GenerateOptions, GenerationSettings, RunProgress, check_candidate
-from pipeline.runs.overview import run_overview
-from sources import ReadReport
+import safeforge.generation as generation
+from safeforge.flows.dask_checks import check_stage
+from safeforge.generation import GenerateOptions, GenerationSettings, RunProgress, check_candidate
+from safeforge.runs.overview import run_overview
+from safeforge.sources import ReadReport
 
 PROGRESS_EVERY_S = 2.0
 _DEFAULTS = GenerateOptions()
@@ -66,7 +66,7 @@ async def generate(
     retry_errors: bool = _DEFAULTS.retry_errors,
 ) -> dict:
     """Generate safety-augmented tasks from `source` (the options of `safeforge generate`, see
-    `pipeline.generation.GenerateOptions`; `filters` are the source's own options, e.g.
+    `safeforge.generation.GenerateOptions`; `filters` are the source's own options, e.g.
     {"products": [1842]} for neiss)."""
     logger = get_run_logger()
     options = GenerateOptions(

@@ -1,5 +1,5 @@
 """Flow `publish`: the accepted tasks of some runs → a release folder (parquet, card, plots,
-task archive) and, with `repo_id`, the Hugging Face Hub (the library's `pipeline.publishing.publish`)."""
+task archive) and, with `repo_id`, the Hugging Face Hub (the library's `safeforge.publishing.publish`)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact
 
-from flows.review import run_folder
-from pipeline.publishing import publish as publish_release
-from pipeline.settings import Settings
+from safeforge.flows.review import run_folder
+from safeforge.publishing import publish as publish_release
+from safeforge.settings import Settings
 
 
 @flow(name="publish", log_prints=True)

@@ -1,7 +1,7 @@
 """Flows `review-push` and `review-pull`: a run's checked tasks to Label Studio, and the
-reviewers' decisions back into its ledger (the library's `review.push_run` / `review.pull_run`).
+reviewers' decisions back into its ledger (the library's `safeforge.review.push_run` / `safeforge.review.pull_run`).
 
-Label Studio is configured by LABEL_STUDIO_URL, LABEL_STUDIO_API_KEY, ... (`review.ReviewConfig`).
+Label Studio is configured by LABEL_STUDIO_URL, LABEL_STUDIO_API_KEY, ... (`safeforge.review.ReviewConfig`).
 Both flows publish the project's link and the run's summary as artifacts.
 """
 
@@ -12,11 +12,11 @@ from pathlib import Path
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_link_artifact, create_markdown_artifact
 
-from flows.generate import artifact_key
-from pipeline.runs.ledger import RunStore
-from pipeline.runs.overview import is_run, list_runs, run_overview
-from pipeline.settings import Settings
-from review import ReviewConfig, pull_run, push_run
+from safeforge.flows.generate import artifact_key
+from safeforge.review import ReviewConfig, pull_run, push_run
+from safeforge.runs.ledger import RunStore
+from safeforge.runs.overview import is_run, list_runs, run_overview
+from safeforge.settings import Settings
 
 
 def run_folder(run_name: str | None) -> Path:

@@ -4,7 +4,7 @@
 1. `prefect-server`: `prefect server start` on 127.0.0.1 (SQLite database in PREFECT_HOME);
 2. `llm-replay`: the replay LLM server with the bundled replayed responses (the offline demo), unless
    OPENAI_BASE_URL is set, in which case the deployments call that endpoint instead;
-3. `deployments`: `python -m flows.deployments`, the process that serves every deployment;
+3. `deployments`: `python -m safeforge.flows.deployments`, the process that serves every deployment;
 4. `label-studio`: Label Studio, from its own virtual environment (through `review`).
 Each process runs in its own session, with a state file and a log in `<state dir>/services/`.
 Starting again reuses what is running. `stop_services()` ends them in reverse order, each with
@@ -26,9 +26,9 @@ from urllib.parse import urlparse
 
 import httpx
 
-from pipeline.common.errors import SafeforgeError
-from pipeline.common.processes import ProcessRecord, spawn, stop, wait_ready
-from pipeline.settings import LOOPBACK, Settings
+from safeforge.common.errors import SafeforgeError
+from safeforge.common.processes import ProcessRecord, spawn, stop, wait_ready
+from safeforge.settings import LOOPBACK, Settings
 
 PROCESS_SERVICES = ("prefect-server", "llm-replay", "deployments")
 READY_TIMEOUT_S = {"prefect-server": 180.0, "llm-replay": 30.0, "deployments": 180.0}
@@ -147,7 +147,7 @@ def start_services(
 ) -> list[ServiceStatus]:
     """Start what the main job needs; `replay=None` starts the replay LLM server unless
     OPENAI_BASE_URL is set. Returns the status of every service."""
-    from flows.deployments import (
+    from safeforge.flows.deployments import (
         deployment_names,  # flows imports prefect: only when needed
     )
 
@@ -176,7 +176,7 @@ def start_services(
         responses = config.replay_responses_dir
         _start_process(
             "llm-replay",
-            [sys.executable, "-m", "pipeline.llm.replay_server", "--responses", str(responses), "--port", str(config.replay_port)],
+            [sys.executable, "-m", "safeforge.llm.replay_server", "--responses", str(responses), "--port", str(config.replay_port)],
             base_env,
             llm_url,
             lambda: _get_ok(f"{llm_url}/models"),
@@ -189,7 +189,7 @@ def start_services(
     names, since = deployment_names(), time.time() - 1.0
     _start_process(
         "deployments",
-        [sys.executable, "-m", "flows.deployments"],
+        [sys.executable, "-m", "safeforge.flows.deployments"],
         service_env(env_in, llm_base_url=llm_url),
         api.removesuffix("/api") + "/deployments",
         lambda: deployments_polled(api, names, since),
@@ -205,7 +205,7 @@ def start_services(
 def where(run: str, environ: Mapping[str, str] | None = None) -> str:
     """Where a run's results are: its tasks, the Prefect UI, its review project (the link the
     review-push flow left as an artifact), and how to stop the services."""
-    from flows.generate import artifact_key  # flows imports prefect: only when needed
+    from safeforge.flows.generate import artifact_key  # flows imports prefect: only when needed
 
     settings = Settings.load(environ)
     key = f"review-{artifact_key(run)}"
@@ -231,14 +231,14 @@ def where(run: str, environ: Mapping[str, str] | None = None) -> str:
 
 
 def _review_config(environ: Mapping[str, str] | None = None):
-    from review import ReviewConfig
+    from safeforge.review import ReviewConfig
 
     config = ReviewConfig.from_env(environ)
     return replace(config, data_dir=config.data_dir.absolute())
 
 
 def _start_label_studio(environ: Mapping[str, str], progress: Progress) -> None:
-    from review import ServerError, running_server, start_server
+    from safeforge.review import ServerError, running_server, start_server
 
     config = _review_config(environ)
     host = urlparse(config.url).hostname
@@ -276,7 +276,7 @@ def service_status(environ: Mapping[str, str] | None = None) -> list[ServiceStat
 
 
 def _label_studio_status(environ: Mapping[str, str] | None = None) -> ServiceStatus:
-    from review import running_server
+    from safeforge.review import running_server
 
     config = _review_config(environ)
     handle = running_server(config.data_dir)
@@ -291,7 +291,7 @@ def _forget(name: str, environ=None) -> None:
 
 def stop_services(environ: Mapping[str, str] | None = None, progress: Progress = print) -> None:
     """Stop every service (reverse start order) and check that none of their processes is left."""
-    from review import running_server, stop_server
+    from safeforge.review import running_server, stop_server
 
     problems = []
     handle = running_server(_review_config(environ).data_dir)

@@ -18,8 +18,8 @@ from typing import Any, Literal, cast
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic.fields import FieldInfo
 
-from pipeline.common.errors import SafeforgeError
-from pipeline.common.resources import package_path
+from safeforge.common.errors import SafeforgeError
+from safeforge.common.resources import package_path
 
 LOOPBACK = "127.0.0.1"
 STAGE_MODEL_PREFIX = "SAFEFORGE_MODEL_"  # SAFEFORGE_MODEL_EXTRACT=... sets the model of stage "extract"
@@ -132,7 +132,7 @@ class Settings(BaseModel):
     # -- derived values -------------------------------------------------------------------------
     @property
     def replay_responses_dir(self) -> Path:
-        return self.replay_responses or package_path("pipeline", "llm", "replay_responses")
+        return self.replay_responses or package_path("safeforge", "llm", "replay_responses")
 
     @property
     def labelstudio_data_dir(self) -> Path:

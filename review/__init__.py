@@ -12,7 +12,7 @@ talks to it over HTTP with label-studio-sdk only. Names are imported from their 
 
 from typing import TYPE_CHECKING
 
-from pipeline.common.lazy import lazy_exports
+from safeforge.common.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy_exports reads this block)
     from ._agreement import Agreement, PairAgreement, agreement, cohen_kappa

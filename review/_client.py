@@ -16,8 +16,8 @@ import httpx
 from label_studio_sdk import LabelStudio
 from label_studio_sdk.core.api_error import ApiError
 
-from review._config import ReviewConfig
-from review._errors import NotFoundError, ReviewError
+from safeforge.review._config import ReviewConfig
+from safeforge.review._errors import NotFoundError, ReviewError
 
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pipeline.pddl import sexpr
+from safeforge.pddl import sexpr
 
 _COMPARISONS = {"=": "is", "<": "<", ">": ">", "<=": "≤", ">=": "≥"}
 _ARITHMETIC = {"+", "-", "*", "/"}

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
 
-from pipeline.settings import Settings
+from safeforge.settings import Settings
 
 
 @dataclass(frozen=True)

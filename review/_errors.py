@@ -1,6 +1,6 @@
 """The errors review raises."""
 
-from pipeline.common.errors import SafeforgeError
+from safeforge.common.errors import SafeforgeError
 
 
 class ReviewError(SafeforgeError):

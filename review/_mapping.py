@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from pipeline.common.files import write_atomically
-from pipeline.runs.ledger import RunStore
-from review._errors import ReviewError
+from safeforge.common.files import write_atomically
+from safeforge.review._errors import ReviewError
+from safeforge.runs.ledger import RunStore
 
 MAPPING_FILE = "review.json"
 

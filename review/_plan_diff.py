@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
-from pipeline.validation.plan_text import parse_plan
+from safeforge.validation.plan_text import parse_plan
 
 
 @dataclass(frozen=True)

@@ -22,17 +22,17 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pipeline.runs.ledger import RecordRow, RunStore
-from pipeline.runs.lock import RunLock
-from pipeline.task.files import METADATA, TaskError, read_metadata
-from pipeline.task.metadata import DangerFormalization, Review, TaskMetadata
-from pipeline.task.writer import write_metadata
-from review._agreement import Agreement, agreement, task_agreement
-from review._client import LabelStudioClient, RemoteProject, RemoteTask, extra_copies
-from review._config import ReviewConfig
-from review._errors import NotFoundError, ReviewError
-from review._mapping import ReviewMapping
-from review._task_data import CORRECTABLE_FIELDS, REJECTION_REASONS, field_text
+from safeforge.review._agreement import Agreement, agreement, task_agreement
+from safeforge.review._client import LabelStudioClient, RemoteProject, RemoteTask, extra_copies
+from safeforge.review._config import ReviewConfig
+from safeforge.review._errors import NotFoundError, ReviewError
+from safeforge.review._mapping import ReviewMapping
+from safeforge.review._task_data import CORRECTABLE_FIELDS, REJECTION_REASONS, field_text
+from safeforge.runs.ledger import RecordRow, RunStore
+from safeforge.runs.lock import RunLock
+from safeforge.task.files import METADATA, TaskError, read_metadata
+from safeforge.task.metadata import DangerFormalization, Review, TaskMetadata
+from safeforge.task.writer import write_metadata
 
 # A reason as stored in a result (its alias), or its label should a result hold that instead.
 _REASON_CODES = {**{label: code for code, label in REJECTION_REASONS.items()}, **{c: c for c in REJECTION_REASONS}}

@@ -16,14 +16,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pipeline.runs.ledger import RecordRow, RunStore
-from pipeline.runs.lock import RunLock
-from pipeline.task.folder import TaskError
-from review._client import LabelStudioClient, RemoteProject, extra_copies
-from review._config import ReviewConfig
-from review._errors import NotFoundError, ReviewError
-from review._mapping import ReviewMapping, TaskLink
-from review._task_data import LABELING_CONFIG, build_task
+from safeforge.review._client import LabelStudioClient, RemoteProject, extra_copies
+from safeforge.review._config import ReviewConfig
+from safeforge.review._errors import NotFoundError, ReviewError
+from safeforge.review._mapping import ReviewMapping, TaskLink
+from safeforge.review._task_data import LABELING_CONFIG, build_task
+from safeforge.runs.ledger import RecordRow, RunStore
+from safeforge.runs.lock import RunLock
+from safeforge.task.folder import TaskError
 
 Progress = Callable[[int, int], None]
 _TITLE_LIMIT = 50  # Label Studio's maximum project title length

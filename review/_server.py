@@ -22,9 +22,9 @@ from urllib.parse import urlparse
 
 import httpx
 
-from pipeline.common.errors import SafeforgeError
-from pipeline.common.processes import ProcessRecord, spawn, stop, wait_ready
-from pipeline.settings import Settings
+from safeforge.common.errors import SafeforgeError
+from safeforge.common.processes import ProcessRecord, spawn, stop, wait_ready
+from safeforge.settings import Settings
 
 LABEL_STUDIO_VERSION = "1.23.2"
 SETUP_HINT = "run scripts/setup_labelstudio.sh"

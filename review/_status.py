@@ -8,11 +8,11 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
-from pipeline.runs.ledger import RunStore
-from pipeline.task.files import TaskError, read_metadata
-from review._agreement import Agreement, agreement
-from review._mapping import ReviewMapping
-from review._task_data import REJECTION_REASONS
+from safeforge.review._agreement import Agreement, agreement
+from safeforge.review._mapping import ReviewMapping
+from safeforge.review._task_data import REJECTION_REASONS
+from safeforge.runs.ledger import RunStore
+from safeforge.task.files import TaskError, read_metadata
 
 _COLUMNS = (("checked", "not_pushed"), ("in_review", "pending"), ("accepted", "accepted"), ("rejected_by_review", "rejected"))
 NO_REASON = "no_reason_given"

@@ -10,19 +10,19 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
-from pipeline.pddl.errors import PDDLError
-from pipeline.task.files import (
+from safeforge.pddl.errors import PDDLError
+from safeforge.review._conditions import danger_conditions
+from safeforge.review._plan_diff import DiffRow, diff_plans, plan_steps
+from safeforge.task.files import (
     METADATA,
     SAFETY_DOMAIN,
     TaskError,
     read_metadata,
     read_task_file,
 )
-from pipeline.task.folder import Task
-from pipeline.task.metadata import Provenance, TaskMetadata
-from pipeline.validation.plan_text import parse_plan
-from review._conditions import danger_conditions
-from review._plan_diff import DiffRow, diff_plans, plan_steps
+from safeforge.task.folder import Task
+from safeforge.task.metadata import Provenance, TaskMetadata
+from safeforge.validation.plan_text import parse_plan
 
 LABELING_CONFIG = Path(__file__).with_name("labeling_config.xml")
 

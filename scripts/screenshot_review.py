@@ -3,7 +3,7 @@
 at 1366x768 (the size tests/review/test_review_layout.py checks the layout at).
 
 Starts a throw-away Label Studio server (from .venv-labelstudio/; run scripts/setup_labelstudio.sh
-first), pushes one example task with `review.push_run`, logs in, opens the task in headless
+first), pushes one example task with `safeforge.review.push_run`, logs in, opens the task in headless
 Chromium (tests/doubles/review_browser.py; install it with `apt-get install chromium`) and saves a
 screenshot.
 
@@ -20,7 +20,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from review import ReviewConfig, push_run, start_server, stop_server  # noqa: E402
+from safeforge.review import ReviewConfig, push_run, start_server, stop_server  # noqa: E402
 from tests.doubles.review_browser import chromium_page, find_chromium, login_cookies, screenshot_task, show_task  # noqa: E402
 from tests.doubles.review_demo import demo_run  # noqa: E402
 from tests.review.review_helpers import free_port  # noqa: E402

@@ -1,6 +1,6 @@
 """Source adapters: each turns one public dataset into `Record`s for the danger extractor.
 
-    from sources import iter_records, ReadReport
+    from safeforge.sources import iter_records, ReadReport
     report = ReadReport()
     for record in iter_records("neiss", "neiss2023.tsv", report=report, products=[1842], limit=10):
         print(record.record_id, record.text)
@@ -12,7 +12,7 @@ Sources: neiss, normbank, bddl, virtualhome, alfred (see `SOURCES`), each one mo
 
 from typing import TYPE_CHECKING
 
-from pipeline.common.lazy import lazy_exports
+from safeforge.common.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy_exports reads this block)
     from .errors import SourceError, UnknownSource

@@ -12,11 +12,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from sources.errors import BAD_FILE_ERRORS, SourceError, reason
-from sources.record import Record
-from sources.report import ReadReport, SkippedRow
-from sources.spec import Download, Licence, SourceSpec, fixed_downloads
-from sources.textio import read_json, require_dir
+from safeforge.sources.errors import BAD_FILE_ERRORS, SourceError, reason
+from safeforge.sources.record import Record
+from safeforge.sources.report import ReadReport, SkippedRow
+from safeforge.sources.spec import Download, Licence, SourceSpec, fixed_downloads
+from safeforge.sources.textio import read_json, require_dir
 
 SOURCE = "alfred"
 TRAJECTORY_FILE = "traj_data.json"

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from pipeline.pddl.sexpr import SExpr, parse, to_text
-from sources.errors import BAD_FILE_ERRORS, SourceError, reason
-from sources.record import Record
-from sources.report import ReadReport, SkippedRow
-from sources.spec import Download, Licence, SourceSpec, fixed_downloads
-from sources.textio import read_text, require_dir
+from safeforge.pddl.sexpr import SExpr, parse, to_text
+from safeforge.sources.errors import BAD_FILE_ERRORS, SourceError, reason
+from safeforge.sources.record import Record
+from safeforge.sources.report import ReadReport, SkippedRow
+from safeforge.sources.spec import Download, Licence, SourceSpec, fixed_downloads
+from safeforge.sources.textio import read_text, require_dir
 
 SOURCE = "bddl"
 PROBLEM_FILE = "problem0.bddl"

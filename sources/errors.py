@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.common.errors import SafeforgeError
+from safeforge.common.errors import SafeforgeError
 
 
 class SourceError(SafeforgeError):
     """A source cannot be read at all: missing or unreadable file, missing required column.
 
-    Bad rows are not errors; they are skipped and reported (see `sources.report`).
+    Bad rows are not errors; they are skipped and reported (see `safeforge.sources.report`).
     """
 
     def __init__(self, path: str | Path, message: str) -> None:

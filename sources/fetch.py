@@ -23,12 +23,12 @@ from pathlib import Path
 
 import httpx
 
-from pipeline.common.errors import SafeforgeError
-from pipeline.common.progress import StatusLine
-from sources.errors import UnknownSource
-from sources.paths import MANIFEST, data_root, fetched
-from sources.registry import get_source
-from sources.spec import Download
+from safeforge.common.errors import SafeforgeError
+from safeforge.common.progress import StatusLine
+from safeforge.sources.errors import UnknownSource
+from safeforge.sources.paths import MANIFEST, data_root, fetched
+from safeforge.sources.registry import get_source
+from safeforge.sources.spec import Download
 
 CHUNK = 1 << 20
 DOWNLOADS = ".downloads"

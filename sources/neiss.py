@@ -16,18 +16,18 @@ from pathlib import Path
 import pandas as pd
 import pandera.pandas as pa
 
-from sources.errors import SourceError
-from sources.neiss_codebook import (
+from safeforge.sources.errors import SourceError
+from safeforge.sources.neiss_codebook import (
     CODEBOOK_FILE,
     FORMAT_OF_COLUMN,
     MONTHS_BASE,
     Codebook,
 )
-from sources.paths import sample_path
-from sources.record import Record
-from sources.report import ReadReport
-from sources.spec import Download, Licence, SourceSpec
-from sources.tabular import (
+from safeforge.sources.paths import sample_path
+from safeforge.sources.record import Record
+from safeforge.sources.report import ReadReport
+from safeforge.sources.spec import Download, Licence, SourceSpec
+from safeforge.sources.tabular import (
     CHUNK_ROWS,
     Table,
     failing_rows,

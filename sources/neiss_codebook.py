@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sources.errors import SourceError
-from sources.tabular import iter_chunks, open_table
+from safeforge.sources.errors import SourceError
+from safeforge.sources.tabular import iter_chunks, open_table
 
 CODEBOOK_FILE = "neiss_code_text_mapping.csv"
 _COLUMNS = ("Format name", "Starting value for format", "Ending value for format", "Format value label")

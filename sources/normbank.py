@@ -16,10 +16,10 @@ from pathlib import Path
 import pandas as pd
 import pandera.pandas as pa
 
-from sources.record import Record
-from sources.report import ReadReport
-from sources.spec import Download, Licence, SourceSpec, fixed_downloads
-from sources.tabular import (
+from safeforge.sources.record import Record
+from safeforge.sources.report import ReadReport
+from safeforge.sources.spec import Download, Licence, SourceSpec, fixed_downloads
+from safeforge.sources.tabular import (
     CHUNK_ROWS,
     Table,
     failing_rows,

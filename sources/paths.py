@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipeline.common.resources import package_path
-from pipeline.settings import Settings
+from safeforge.common.resources import package_path
+from safeforge.settings import Settings
 
 MANIFEST = ".safeforge-fetched.json"
 """In `<data dir>/<source>/`: the downloads that completed and were verified, written last."""
@@ -21,7 +21,7 @@ MANIFEST = ".safeforge-fetched.json"
 
 def sample_path(*parts: str) -> Path:
     """A file or folder of the bundled samples, e.g. ``sample_path("neiss", "holdout_labeled.csv")``."""
-    return package_path("sources", "samples", *parts)
+    return package_path("safeforge.sources", "samples", *parts)
 
 
 def data_root(source: str) -> Path:

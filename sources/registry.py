@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from sources.errors import UnknownSource
-from sources.paths import (
+from safeforge.sources.errors import UnknownSource
+from safeforge.sources.paths import (
     DataLocation,
     data_root,
     fetched,
@@ -23,15 +23,15 @@ from sources.paths import (
     local_location,
     sample_path,
 )
-from sources.record import Record
-from sources.report import ReadReport, SkippedRow
-from sources.selection import select
-from sources.spec import SourceSpec
+from safeforge.sources.record import Record
+from safeforge.sources.report import ReadReport, SkippedRow
+from safeforge.sources.selection import select
+from safeforge.sources.spec import SourceSpec
 
 SOURCE_MODULES = ("neiss", "normbank", "bddl", "virtualhome", "alfred")
 """The sources, in the order they are listed."""
 
-SOURCES: dict[str, SourceSpec] = {spec.name: spec for spec in (importlib.import_module(f"sources.{m}").SPEC for m in SOURCE_MODULES)}
+SOURCES: dict[str, SourceSpec] = {spec.name: spec for spec in (importlib.import_module(f".{m}", __package__).SPEC for m in SOURCE_MODULES)}
 
 
 def get_source(name: str) -> SourceSpec:

@@ -1,6 +1,6 @@
 """Accounting of one read: rows read, yielded, skipped (with reasons) and filtered out.
 
-Adapters count rows read, skipped and filtered; `sources.selection.select` (which `iter_records`
+Adapters count rows read, skipped and filtered; `safeforge.sources.selection.select` (which `iter_records`
 always applies) counts the records yielded. A finished read keeps
 ``read == yielded + skipped + filtered``.
 """

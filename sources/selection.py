@@ -12,8 +12,8 @@ import hashlib
 import heapq
 from collections.abc import Iterable, Iterator
 
-from sources.record import Record
-from sources.report import ReadReport
+from safeforge.sources.record import Record
+from safeforge.sources.report import ReadReport
 
 
 def sample_key(record_id: str, seed: int) -> int:

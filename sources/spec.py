@@ -1,5 +1,5 @@
 """`SourceSpec`: everything the other stages need to know about a source, declared by the source's
-own module (as `SPEC`) and collected by `sources.registry`.
+own module (as `SPEC`) and collected by `safeforge.sources.registry`.
 
 A spec says how to read the source, where its bundled sample and its full data live, how to fetch
 the full data (`Download`s with pinned checksums where they are known), its licence (share-alike
@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from sources.record import Record
+from safeforge.sources.record import Record
 
 
 @dataclass(frozen=True)

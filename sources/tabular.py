@@ -16,9 +16,9 @@ from pathlib import Path
 import pandas as pd
 import pandera.pandas as pa
 
-from sources.errors import SourceError
-from sources.report import SkippedRow, shorten
-from sources.textio import ERRORS, detect_encoding, require_file, sniff
+from safeforge.sources.errors import SourceError
+from safeforge.sources.report import SkippedRow, shorten
+from safeforge.sources.textio import ERRORS, detect_encoding, require_file, sniff
 
 CHUNK_ROWS = 5_000  # small chunks keep peak memory flat (measured: same speed as 50k)
 _BAD_LINE = re.compile(r"Skipping line (\d+): (.*)")

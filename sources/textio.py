@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sources.errors import SourceError
+from safeforge.sources.errors import SourceError
 
 SNIFF_BYTES = 64 * 1024
 MAX_RECORD_FILE_BYTES = 64 << 20

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-# lets test modules import tests_paths (appended: tests/sources must not hide the sources package)
+# lets test modules import tests_paths
 sys.path.append(str(Path(__file__).parent))
 
 from tests_paths import EXAMPLES, TEMPLATE  # noqa: E402

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from sources.paths import sample_path
+from safeforge.sources.paths import sample_path
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples" / "tasks"

@@ -3,6 +3,6 @@
 task, sources, llm, generate, import_despite, evaluate, runs, services, publish, spoc, review.
 """
 
-from pipeline.cli.main import main
+from safeforge.cli.main import main
 
 __all__ = ["main"]

@@ -6,7 +6,7 @@ import argparse
 import json
 from dataclasses import asdict
 
-from pipeline.settings import Settings, effective_settings
+from safeforge.settings import Settings, effective_settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -10,12 +10,19 @@ import argparse
 import sys
 from pathlib import Path
 
-from pipeline.evaluation._metrics import METRICS, RESAMPLES, SEED
-from pipeline.evaluation._noise import write_noisy_task
-from pipeline.evaluation._prompts import SETTINGS
-from pipeline.evaluation._run import SAMPLING_TEMPERATURE, EvalSettings, run_evaluation
-from pipeline.evaluation._split import HARD_THRESHOLD, write_split
-from pipeline.llm import LLMConfig
+from safeforge.evaluation import (
+    HARD_THRESHOLD,
+    METRICS,
+    PROMPT_SETTINGS,
+    RESAMPLES,
+    SAMPLING_TEMPERATURE,
+    SEED,
+    EvalSettings,
+    run_evaluation,
+    write_noisy_task,
+    write_split,
+)
+from safeforge.llm import LLMConfig
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -35,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--out", type=Path, help="output folder (default: outputs/eval/<model>-<setting>/)")
     run.add_argument(
         "--setting",
-        choices=SETTINGS,
+        choices=PROMPT_SETTINGS,
         default="implicit",
         help="implicit: the basic PDDL only (DESPITE); explicit: plus the safety requirement in words (SPOC) (default: implicit)",
     )

@@ -7,12 +7,10 @@ import json
 import sys
 from pathlib import Path
 
-from pipeline.cli.sources import add_selection_arguments, count, filters
-from pipeline.generation._options import GenerateOptions
-from pipeline.generation._progress import ProgressBar
-from pipeline.generation._run import run_generation
-from pipeline.settings import Settings
-from sources import SOURCES, ReadReport
+from safeforge.cli.sources import add_selection_arguments, count, filters
+from safeforge.generation import GenerateOptions, ProgressBar, run_generation
+from safeforge.settings import Settings
+from safeforge.sources import SOURCES, ReadReport
 
 MISSING_ENDPOINT = """error: no LLM endpoint configured: set OPENAI_BASE_URL (and OPENAI_API_KEY if it needs one).
   DeepSeek:  export OPENAI_BASE_URL=https://api.deepseek.com/v1 OPENAI_API_KEY=sk-... SAFEFORGE_MODEL=deepseek-chat
@@ -27,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Each record goes through the danger extractor, then up to --max-rounds rounds of "
         "PDDL generation, execution checks and quality review; every record ends in one "
         "state in the run's ledger. Needs OPENAI_BASE_URL (and OPENAI_API_KEY). The options "
-        "are those of the Prefect flow `generate` (pipeline.generation.GenerateOptions).",
+        "are those of the Prefect flow `generate` (safeforge.generation.GenerateOptions).",
     )
     defaults = GenerateOptions()
     parser.add_argument("source", choices=sorted(SOURCES))

@@ -10,8 +10,7 @@ import argparse
 from collections import Counter
 from pathlib import Path
 
-from pipeline.despite_import._importer import FAILED, IMPORTED, MISMATCH, REPORT, ImportResult, import_many
-from pipeline.despite_import._sandbox import Limits
+from safeforge.despite_import import FAILED, IMPORTED, MISMATCH, REPORT, ImportResult, Limits, import_many
 
 
 def register(subparsers) -> None:

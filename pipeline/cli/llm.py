@@ -5,9 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pipeline.llm import replay_server
-from pipeline.llm._config import LLMConfig
-from pipeline.llm._ledger import CallLedger
+from safeforge.llm import CallLedger, LLMConfig, replay_server
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -16,24 +16,24 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from pipeline.common.errors import SafeforgeError, StorageError, storage_problem
+from safeforge.common.errors import SafeforgeError, StorageError, storage_problem
 
 # command -> (module, help), in the order `safeforge --help` lists them
 COMMANDS: dict[str, tuple[str, str]] = {
-    "task": ("pipeline.cli.task", "check, validate, show or create one task folder"),
-    "sources": ("pipeline.cli.sources", "list the data sources, show their records"),
-    "llm": ("pipeline.cli.llm", "LLM access: replay server, call ledger, cache misses"),
-    "generate": ("pipeline.cli.generate", "extract dangers from a source's records and generate checked tasks (LLM)"),
-    "import-despite": ("pipeline.cli.import_despite", "import DESPITE task folders (code.py) into our task format"),
-    "eval": ("pipeline.cli.evaluate", "evaluate an LLM planner on tasks: F, S, SP, SI with bootstrap intervals"),
-    "eval-split": ("pipeline.cli.evaluate", "hard/easy split from a panel of results files (hard: mean score <= 0.8)"),
-    "eval-noise": ("pipeline.cli.evaluate", "write a copy of a task with N decoy objects and N decoy actions, checked"),
-    "runs": ("pipeline.cli.runs", "the runs: records per state, stage and source, costs"),
-    "services": ("pipeline.cli.services", "start, stop or show the local services of the Prefect application"),
-    "publish": ("pipeline.cli.publish", "release the accepted tasks of runs (parquet, card, plots, archive; the Hub)"),
-    "spoc": ("pipeline.cli.spoc", "export or check SPOC goal-condition files"),
-    "review": ("pipeline.cli.review", "human review of checked tasks in Label Studio"),
-    "config": ("pipeline.cli.config", "the effective settings and where each came from"),
+    "task": ("safeforge.cli.task", "check, validate, show or create one task folder"),
+    "sources": ("safeforge.cli.sources", "list the data sources, show their records"),
+    "llm": ("safeforge.cli.llm", "LLM access: replay server, call ledger, cache misses"),
+    "generate": ("safeforge.cli.generate", "extract dangers from a source's records and generate checked tasks (LLM)"),
+    "import-despite": ("safeforge.cli.import_despite", "import DESPITE task folders (code.py) into our task format"),
+    "eval": ("safeforge.cli.evaluate", "evaluate an LLM planner on tasks: F, S, SP, SI with bootstrap intervals"),
+    "eval-split": ("safeforge.cli.evaluate", "hard/easy split from a panel of results files (hard: mean score <= 0.8)"),
+    "eval-noise": ("safeforge.cli.evaluate", "write a copy of a task with N decoy objects and N decoy actions, checked"),
+    "runs": ("safeforge.cli.runs", "the runs: records per state, stage and source, costs"),
+    "services": ("safeforge.cli.services", "start, stop or show the local services of the Prefect application"),
+    "publish": ("safeforge.cli.publish", "release the accepted tasks of runs (parquet, card, plots, archive; the Hub)"),
+    "spoc": ("safeforge.cli.spoc", "export or check SPOC goal-condition files"),
+    "review": ("safeforge.cli.review", "human review of checked tasks in Label Studio"),
+    "config": ("safeforge.cli.config", "the effective settings and where each came from"),
 }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from pipeline.publishing import DEFAULT_LICENSE, publish
+from safeforge.publishing import DEFAULT_LICENSE, publish
 
 
 def register(subparsers) -> None:

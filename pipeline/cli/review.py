@@ -9,15 +9,20 @@ from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlparse
 
-from pipeline.runs.ledger import RunStore
-from pipeline.runs.overview import is_run
-from pipeline.settings import Settings
-from review._config import ReviewConfig
-from review._errors import ReviewError
-from review._pull import pull_run
-from review._push import push_run
-from review._server import ServerError, running_server, start_server, stop_server
-from review._status import review_status
+from safeforge.review import (
+    ReviewConfig,
+    ReviewError,
+    ServerError,
+    pull_run,
+    push_run,
+    review_status,
+    running_server,
+    start_server,
+    stop_server,
+)
+from safeforge.runs.ledger import RunStore
+from safeforge.runs.overview import is_run
+from safeforge.settings import Settings
 
 _LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 

@@ -6,8 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
-from pipeline.runs.overview import REPLAY_NOTE, RunOverview, format_rate, format_usd, list_runs, run_overview
-from pipeline.settings import Settings
+from safeforge.runs.overview import REPLAY_NOTE, RunOverview, format_rate, format_usd, list_runs, run_overview
+from safeforge.settings import Settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -7,7 +7,7 @@ import argparse
 import json
 from dataclasses import asdict
 
-from pipeline import services
+from safeforge import services
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -7,8 +7,8 @@ import json
 import sys
 from pathlib import Path
 
-from sources.registry import SOURCES, default_location, iter_records
-from sources.report import ReadReport
+from safeforge.sources.registry import SOURCES, default_location, iter_records
+from safeforge.sources.report import ReadReport
 
 # CLI option -> (source option, applies to)
 _FILTERS = {
@@ -131,7 +131,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_fetch(args: argparse.Namespace) -> int:
-    from sources.fetch import describe, fetch
+    from safeforge.sources.fetch import describe, fetch
 
     for result in fetch(args.source, args.keys, catalog=args.catalog, from_file=args.from_file):
         print(describe(result))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from pipeline.spoc import check_folder, export, report_path
+from safeforge.spoc import check_folder, export, report_path
 
 
 def register(subparsers) -> None:

@@ -7,15 +7,15 @@ import re
 import sys
 from pathlib import Path
 
-from pipeline.common.resources import package_path
-from pipeline.task.checks import check_task, record_check
-from pipeline.task.files import METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM
-from pipeline.task.folder import Task
-from pipeline.task.metadata import TaskMetadata
-from pipeline.task.writer import write_task
+from safeforge.common.resources import package_path
+from safeforge.task.checks import check_task, record_check
+from safeforge.task.files import METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM
+from safeforge.task.folder import Task
+from safeforge.task.metadata import TaskMetadata
+from safeforge.task.writer import write_task
 
 MAX_PLANS_FILE_BYTES = 64 << 20
-TEMPLATE = package_path("pipeline", "templates", "new_task")
+TEMPLATE = package_path("safeforge", "templates", "new_task")
 
 
 def register(subparsers) -> None:

@@ -5,8 +5,8 @@
 - `lazy_exports` (lazy): re-exports for package `__init__` modules that import nothing up front.
 """
 
-from pipeline.common.errors import SafeforgeError
-from pipeline.common.lazy import lazy_exports
-from pipeline.common.resources import package_path
+from safeforge.common.errors import SafeforgeError
+from safeforge.common.lazy import lazy_exports
+from safeforge.common.resources import package_path
 
 __all__ = ["SafeforgeError", "lazy_exports", "package_path"]

@@ -10,7 +10,7 @@ from typing import Any
 
 import pydantic_core
 
-from pipeline.common.errors import storage_errors
+from safeforge.common.errors import storage_errors
 
 DEFAULT_MODE = 0o644
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import psutil
 
-from pipeline.common.errors import SafeforgeError
+from safeforge.common.errors import SafeforgeError
 
 POLL_S = 0.25
 STOP_GRACE_S = 10.0

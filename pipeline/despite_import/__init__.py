@@ -11,7 +11,7 @@ task folder, which is then checked (`_importer`). The command line is in `cli`.
 
 from typing import TYPE_CHECKING
 
-from pipeline.common.lazy import lazy_exports
+from safeforge.common.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy_exports reads this block)
     from ._importer import (

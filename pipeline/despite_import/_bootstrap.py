@@ -145,14 +145,14 @@ def _bind(libc, source: str, target: str, read_only: bool = True) -> None:
 
 
 def _visible_paths(request: dict) -> list[str]:
-    """What the child may see, read-only: the interpreter, its libraries, our `pipeline` package."""
+    """What the child may see, read-only: the interpreter, its libraries, the `safeforge` package."""
     candidates = [
         sys.base_prefix,
         sys.base_exec_prefix,
         sys.prefix,
         sys.exec_prefix,
         *sys.path,
-        os.path.join(request["code_root"], "pipeline"),
+        request["package_dir"],
         "/usr",
         "/lib",
         "/lib64",
@@ -344,7 +344,7 @@ def _guard_fork_exec() -> None:
 
 
 def _read_roots(request: dict) -> tuple[str, ...]:
-    import pipeline
+    import safeforge
 
     candidates = [
         sys.prefix,
@@ -352,7 +352,7 @@ def _read_roots(request: dict) -> tuple[str, ...]:
         sys.base_prefix,
         sys.base_exec_prefix,
         *sys.path,
-        os.path.dirname(pipeline.__file__),
+        os.path.dirname(safeforge.__file__),
         request["workdir"],
         os.path.dirname(request["code"]),
     ]
@@ -372,7 +372,7 @@ def _build(request: dict) -> dict:
 
     from src.planner.solver import BasePlanner
 
-    from pipeline.pddl.up_io import write_problem
+    from safeforge.pddl.up_io import write_problem
 
     namespace = runpy.run_path(request["code"], run_name="despite_task")
     planner_class = namespace.get("DomainPlanner")
@@ -384,6 +384,19 @@ def _build(request: dict) -> dict:
         f"apply_danger_effects: no action named {name!r}; its danger condition is ignored" for name in planner.ignored_danger_actions
     ]
     return {"status": "ok", "domain": domain, "problem": problem, "warnings": warnings}
+
+
+def _import_package(package_dir: str) -> None:
+    """Make `safeforge` the package in `package_dir` (installed or editable, wherever it lives)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "safeforge", os.path.join(package_dir, "__init__.py"), submodule_search_locations=[package_dir]
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["safeforge"] = module
+    spec.loader.exec_module(module)
 
 
 def _apply_rlimits(rlimits: dict[str, int]) -> str:
@@ -400,13 +413,13 @@ def main() -> None:
     result_fd = os.dup(1)
     os.dup2(2, 1)  # code.py's prints go to stderr, never into the result
     layers = {"resource limits": limits, **(_os_layers(request) if request["namespaces"] else {})}
-    sys.path.insert(0, request["code_root"])  # the same Safeforge as the parent's
+    _import_package(request["package_dir"])  # the same Safeforge as the parent's
     sys.path.insert(0, request["standin"])  # `from src.planner.solver import BasePlanner` finds ours
 
     import src.planner.solver  # noqa: F401
     import unified_planning.shortcuts  # noqa: F401  (imported before the hook: it reads many files)
 
-    import pipeline.pddl.up_io  # noqa: F401
+    import safeforge.pddl.up_io  # noqa: F401
 
     if request["audit_hook"]:
         _install_audit_hook(os.path.realpath(request["workdir"]), _read_roots(request), result_fd)

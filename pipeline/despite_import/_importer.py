@@ -23,15 +23,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pipeline.despite_import._sandbox import Limits, run_code
-from pipeline.pddl import transforms
-from pipeline.pddl.errors import PDDLError
-from pipeline.pddl.reader import read_task
-from pipeline.task.checks import CheckResult, check_task, checked_metadata
-from pipeline.task.files import METADATA, TaskError, read_metadata, read_task_file
-from pipeline.task.folder import Task
-from pipeline.task.metadata import FeasiblePlans, Provenance, TaskMetadata
-from pipeline.task.writer import write_task
+from safeforge.despite_import._sandbox import DEFAULT_LIMITS, Limits, run_code
+from safeforge.pddl import transforms
+from safeforge.pddl.errors import PDDLError
+from safeforge.pddl.reader import read_task
+from safeforge.task.checks import CheckResult, check_task, checked_metadata
+from safeforge.task.files import METADATA, TaskError, read_metadata, read_task_file
+from safeforge.task.folder import Task
+from safeforge.task.metadata import FeasiblePlans, Provenance, TaskMetadata
+from safeforge.task.writer import write_task
 
 CODE = "code.py"
 REPORT = "import_report.jsonl"
@@ -161,7 +161,7 @@ def import_despite_task(
     path: str | Path,
     out_dir: str | Path,
     *,
-    limits: Limits = Limits(),
+    limits: Limits = DEFAULT_LIMITS,
     engine: str | None = None,
     plan_time_limit: float = 60.0,
     overwrite: bool = False,

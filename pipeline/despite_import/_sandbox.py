@@ -42,7 +42,7 @@ from pathlib import Path
 
 BOOTSTRAP = Path(__file__).with_name("_bootstrap.py")
 STANDIN = Path(__file__).with_name("standin")
-CODE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding the `pipeline` package the child imports
+PACKAGE_DIR = Path(__file__).resolve().parents[1]  # the `safeforge` package the child imports (its folder)
 _SYSTEM_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
 _STDERR_TAIL = 2000
 MAX_CODE_BYTES = 1 << 20
@@ -231,7 +231,10 @@ def _signal_of(returncode: int) -> int | None:
     return None
 
 
-def run_code(code_path: Path, problem_name: str, limits: Limits = Limits()) -> ChildResult:
+DEFAULT_LIMITS = Limits()
+
+
+def run_code(code_path: Path, problem_name: str, limits: Limits = DEFAULT_LIMITS) -> ChildResult:
     """Run `code_path` in an isolated child and return the problem it builds (as PDDL)."""
     started = time.monotonic()
     try:
@@ -254,7 +257,7 @@ def run_code(code_path: Path, problem_name: str, limits: Limits = Limits()) -> C
             "code_text": code.decode("utf-8", "replace"),
             "workdir": workdir,
             "standin": str(STANDIN),
-            "code_root": str(CODE_ROOT),
+            "package_dir": str(PACKAGE_DIR),
             "problem_name": problem_name,
             "audit_hook": limits.audit_hook,
             "rlimits": _rlimits(limits, unprivileged),

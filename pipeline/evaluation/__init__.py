@@ -9,16 +9,16 @@ Also: the hard/easy split from a panel of results (`write_split`) and noise inje
 
 from typing import TYPE_CHECKING
 
-from pipeline.common.lazy import lazy_exports
+from safeforge.common.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy_exports reads this block)
     from ._discover import Discovery, TaskRef, discover_tasks
-    from ._metrics import GROUPS, METRICS, Estimate, MetricSet, bootstrap, summarize_metrics, task_indicators
+    from ._metrics import GROUPS, METRICS, RESAMPLES, SEED, Estimate, MetricSet, bootstrap, summarize_metrics, task_indicators
     from ._noise import Decoys, NoiseError, NoiseResult, add_decoys, write_noisy_task
-    from ._prompts import EvalPrompt, PromptError, safety_requirement
+    from ._prompts import PROMPT_SETTINGS, EvalPrompt, PromptError, safety_requirement
     from ._report import write_report
     from ._results import ResultsError, read_rows
-    from ._run import EvalReport, EvalSettings, default_out_dir, evaluate, run_evaluation
+    from ._run import SAMPLING_TEMPERATURE, EvalReport, EvalSettings, default_out_dir, evaluate, run_evaluation
     from ._scoring import score_response, task_labels
     from ._split import HARD_THRESHOLD, hard_easy_split, write_split
 

@@ -24,8 +24,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.runs.ledger import RunLedger
-from pipeline.task.folder import METADATA, SAFETY_DOMAIN
+from safeforge.runs.ledger import RunLedger
+from safeforge.task.folder import METADATA, SAFETY_DOMAIN
 
 LEDGER = "ledger.sqlite"
 RELEASE_ARCHIVE = "tasks.tar.gz"

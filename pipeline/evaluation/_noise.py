@@ -20,12 +20,12 @@ from pathlib import Path
 
 import unified_planning.model as upm
 
-from pipeline.common.errors import SafeforgeError
-from pipeline.pddl.up_io import write_problem
-from pipeline.task.checks import CheckReport, check_task, checked_metadata
-from pipeline.task.files import METADATA
-from pipeline.task.folder import Task
-from pipeline.task.writer import write_task
+from safeforge.common.errors import SafeforgeError
+from safeforge.pddl.up_io import write_problem
+from safeforge.task.checks import CheckReport, check_task, checked_metadata
+from safeforge.task.files import METADATA
+from safeforge.task.folder import Task
+from safeforge.task.writer import write_task
 
 TYPE_NAMES = ("item", "article", "trinket")
 NOUNS = (

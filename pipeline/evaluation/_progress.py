@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import TextIO
 
-from pipeline.common.progress import StatusLine
+from safeforge.common.progress import StatusLine
 
 
 class Progress:

@@ -6,7 +6,7 @@
   the task's `danger_formalization` (cause, dangerous action, safe alternative); never the hidden
   danger PDDL.
 
-Templates are read by `pipeline.llm.prompts` like every other prompt; their placeholders are
+Templates are read by `safeforge.llm.prompts` like every other prompt; their placeholders are
 exactly `${domain}`, `${problem}` and, explicit only, `${safety_requirement}`.
 """
 
@@ -16,10 +16,10 @@ import os
 import re
 from dataclasses import dataclass
 
-from pipeline.llm.prompts import PromptError, PromptTemplate
-from pipeline.task.folder import Task
+from safeforge.llm.prompts import PromptError, PromptTemplate
+from safeforge.task.folder import Task
 
-SETTINGS = ("implicit", "explicit")
+PROMPT_SETTINGS = ("implicit", "explicit")
 PLACEHOLDERS = {
     "implicit": ("domain", "problem"),
     "explicit": ("domain", "problem", "safety_requirement"),
@@ -48,8 +48,8 @@ class EvalPrompt:
     @classmethod
     def load(cls, setting: str, prompts_dir: str | os.PathLike | None = None) -> EvalPrompt:
         """`eval_<setting>.md` from `prompts_dir`, else SAFEFORGE_PROMPTS, else the bundled one."""
-        if setting not in SETTINGS:
-            raise PromptError(f"unknown setting {setting!r}: use one of {', '.join(SETTINGS)}")
+        if setting not in PROMPT_SETTINGS:
+            raise PromptError(f"unknown setting {setting!r}: use one of {', '.join(PROMPT_SETTINGS)}")
         return cls(setting, PromptTemplate.load(f"eval_{setting}", prompts_dir, PLACEHOLDERS[setting]))
 
     def render(self, task: Task) -> str:

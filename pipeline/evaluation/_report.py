@@ -10,8 +10,8 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from pipeline.common.files import write_atomically
-from pipeline.evaluation._metrics import GROUPS, METRICS, MetricSet
+from safeforge.common.files import write_atomically
+from safeforge.evaluation._metrics import GROUPS, METRICS, MetricSet
 
 SUMMARY_JSON = "summary.json"
 SUMMARY_MD = "summary.md"

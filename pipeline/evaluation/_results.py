@@ -14,10 +14,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
-from pipeline.common.errors import SafeforgeError
-from pipeline.common.files import write_atomically
+from safeforge.common.errors import SafeforgeError
+from safeforge.common.files import write_atomically
 
-logger = logging.getLogger("pipeline.evaluation")
+logger = logging.getLogger("safeforge.evaluation")
 
 IDENTITY_KEYS = ("model", "setting", "template_hash", "temperature", "max_tokens")
 REQUIRED_KEYS = ("task_id", "run", "score", "safety_intention")

@@ -20,16 +20,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from pipeline.evaluation._discover import TaskRef, discover_tasks
-from pipeline.evaluation._metrics import CONFIDENCE, RESAMPLES, SEED, summarize_metrics
-from pipeline.evaluation._progress import Progress
-from pipeline.evaluation._prompts import EvalPrompt
-from pipeline.evaluation._report import write_report
-from pipeline.evaluation._results import ResultsFile
-from pipeline.evaluation._scoring import no_plan, score_response, task_labels
-from pipeline.llm import LLMClient, LLMConfig, LLMError
-from pipeline.settings import Settings
-from pipeline.task.folder import Task
+from safeforge.evaluation._discover import TaskRef, discover_tasks
+from safeforge.evaluation._metrics import CONFIDENCE, RESAMPLES, SEED, summarize_metrics
+from safeforge.evaluation._progress import Progress
+from safeforge.evaluation._prompts import EvalPrompt
+from safeforge.evaluation._report import write_report
+from safeforge.evaluation._results import ResultsFile
+from safeforge.evaluation._scoring import no_plan, score_response, task_labels
+from safeforge.llm import LLMClient, LLMConfig, LLMError
+from safeforge.settings import Settings
+from safeforge.task.folder import Task
 
 STAGE = "eval"
 RESULTS = "results.jsonl"

@@ -12,9 +12,9 @@ as safety-intended would reward models for saying nothing, so these count as No 
 
 from __future__ import annotations
 
-from pipeline.task.folder import Task
-from pipeline.validation.plan_text import parse_plan
-from sources.registry import task_source
+from safeforge.sources.registry import task_source
+from safeforge.task.folder import Task
+from safeforge.validation.plan_text import parse_plan
 
 LABEL_KEYS = ("danger_group", "danger_type", "entity_in_danger")
 UNKNOWN = "unknown"
@@ -23,7 +23,7 @@ UNKNOWN = "unknown"
 def task_labels(task: Task) -> dict[str, str]:
     """source, danger_group, danger_type and entity_in_danger of a task.
 
-    source: `sources.task_source` (the declared source, or a DESPITE id's prefix). The other three
+    source: `safeforge.sources.task_source` (the declared source, or a DESPITE id's prefix). The other three
     come from `danger_formalization`.
     """
     metadata = task.metadata

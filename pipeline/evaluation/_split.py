@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pipeline.common.files import write_atomically
-from pipeline.evaluation._results import ResultsError, read_rows
+from safeforge.common.files import write_atomically
+from safeforge.evaluation._results import ResultsError, read_rows
 
 HARD_THRESHOLD = 0.8
 TOLERANCE = 1e-9

@@ -1,16 +1,16 @@
 """Generation: the danger extractor, the code generator with its execution and quality checks,
 and the run driver behind `safeforge generate` and the `generate` flow.
 
-    from pipeline.generation import GenerationSettings, process_record, generate_run, run_generation
+    from safeforge.generation import GenerationSettings, process_record, generate_run, run_generation
 
-Prompts are templates in the `prompts` package (`pipeline.llm.prompts`); every LLM call goes through
-`pipeline.llm.LLMClient` (cache, retries, call ledger); every record ends in one state of the run
+Prompts are templates in the `prompts` package (`safeforge.llm.prompts`); every LLM call goes through
+`safeforge.llm.LLMClient` (cache, retries, call ledger); every record ends in one state of the run
 ledger. Names are imported from their modules on first use.
 """
 
 from typing import TYPE_CHECKING
 
-from pipeline.common.lazy import lazy_exports
+from safeforge.common.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy_exports reads this block)
     from ._calls import StageCall

@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from pipeline.llm import LLMResult, TokenUsage
+from safeforge.llm import LLMResult, TokenUsage
 
 
 @dataclass(frozen=True)

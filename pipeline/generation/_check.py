@@ -14,10 +14,10 @@ import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from pipeline.generation._feedback import PARSE_CHECK
-from pipeline.pddl.errors import PDDLError
-from pipeline.task.checks import CheckReport, CheckResult, check_task
-from pipeline.task.folder import Task, TaskError
+from safeforge.generation._feedback import PARSE_CHECK
+from safeforge.pddl.errors import PDDLError
+from safeforge.task.checks import CheckReport, CheckResult, check_task
+from safeforge.task.folder import Task, TaskError
 
 Checker = Callable[[Path], CheckReport | Awaitable[CheckReport]]
 """checker(task_dir) -> CheckReport, sync (run in a worker thread) or async (awaited)."""

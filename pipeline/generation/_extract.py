@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pipeline.common.files import json_text
-from pipeline.generation._calls import StageCall
-from pipeline.generation._schemas import DangerFormalization, ExtractionResult
-from pipeline.generation._settings import GenerationSettings
-from pipeline.llm import LLMClient
-from pipeline.llm.prompts import PromptTemplate, data_block
-from sources import SOURCES, Record
+from safeforge.common.files import json_text
+from safeforge.generation._calls import StageCall
+from safeforge.generation._schemas import DangerFormalization, ExtractionResult
+from safeforge.generation._settings import GenerationSettings
+from safeforge.llm import LLMClient
+from safeforge.llm.prompts import PromptTemplate, data_block
+from safeforge.sources import SOURCES, Record
 
 STAGE = "extract"
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 
-from pipeline.generation._schemas import GeneratedPDDL, JudgeVerdict
-from pipeline.llm.prompts import PromptTemplate
-from pipeline.task.checks import CheckReport
+from safeforge.generation._schemas import GeneratedPDDL, JudgeVerdict
+from safeforge.llm.prompts import PromptTemplate
+from safeforge.task.checks import CheckReport
 
 PARSE_CHECK = "parse"
 _LOCATION = re.compile(r"^(safety_domain\.pddl|safety_problem\.pddl):(\d+):")

@@ -8,26 +8,26 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from pipeline.generation._calls import StageCall, add_costs, add_tokens
-from pipeline.generation._check import Checker, write_and_check
-from pipeline.generation._extract import formalization_block, record_block
-from pipeline.generation._feedback import (
+from safeforge.generation._calls import StageCall, add_costs, add_tokens
+from safeforge.generation._check import Checker, write_and_check
+from safeforge.generation._extract import formalization_block, record_block
+from safeforge.generation._feedback import (
     check_problems,
     earlier_failures,
     failure_summary,
     judge_problems,
     render_feedback,
 )
-from pipeline.generation._judge import judge_task
-from pipeline.generation._prompts import PromptSet
-from pipeline.generation._schemas import DangerFormalization, GeneratedPDDL, JudgeVerdict
-from pipeline.generation._settings import GenerationSettings
-from pipeline.llm import LLMClient, LLMError
-from pipeline.task.checks import CheckReport
-from pipeline.task.metadata import DangerFormalization as TaskFormalization
-from pipeline.task.metadata import TaskMetadata
-from pipeline.task.writer import write_task
-from sources import Record
+from safeforge.generation._judge import judge_task
+from safeforge.generation._prompts import PromptSet
+from safeforge.generation._schemas import DangerFormalization, GeneratedPDDL, JudgeVerdict
+from safeforge.generation._settings import GenerationSettings
+from safeforge.llm import LLMClient, LLMError
+from safeforge.sources import Record
+from safeforge.task.checks import CheckReport
+from safeforge.task.metadata import DangerFormalization as TaskFormalization
+from safeforge.task.metadata import TaskMetadata
+from safeforge.task.writer import write_task
 
 STAGE = "generate"
 MAX_REASON_CHARS = 600

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from pipeline.generation._calls import StageCall
-from pipeline.generation._extract import formalization_block, record_block
-from pipeline.generation._schemas import DangerFormalization, GeneratedPDDL, JudgeVerdict
-from pipeline.generation._settings import GenerationSettings
-from pipeline.llm import LLMClient
-from pipeline.llm.prompts import PromptTemplate, data_block
-from pipeline.task.checks import CheckReport
-from sources import Record
+from safeforge.generation._calls import StageCall
+from safeforge.generation._extract import formalization_block, record_block
+from safeforge.generation._schemas import DangerFormalization, GeneratedPDDL, JudgeVerdict
+from safeforge.generation._settings import GenerationSettings
+from safeforge.llm import LLMClient
+from safeforge.llm.prompts import PromptTemplate, data_block
+from safeforge.sources import Record
+from safeforge.task.checks import CheckReport
 
 STAGE = "judge"
 

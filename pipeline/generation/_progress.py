@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from pipeline.common.progress import StatusLine, format_duration
-from pipeline.generation._run import RunProgress
+from safeforge.common.progress import StatusLine, format_duration
+from safeforge.generation._run import RunProgress
 
 
 class ProgressBar:

@@ -1,11 +1,11 @@
-"""The generation stages' prompt templates (`prompts/*.md`, read through `pipeline.llm.prompts`)."""
+"""The generation stages' prompt templates (`prompts/*.md`, read through `safeforge.llm.prompts`)."""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
 
-from pipeline.llm.prompts import PromptTemplate
+from safeforge.llm.prompts import PromptTemplate
 
 EXTRACT = "extract_danger"
 GENERATE = "generate_pddl"

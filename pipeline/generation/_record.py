@@ -26,21 +26,21 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from pipeline.common.files import json_text, write_atomically
-from pipeline.generation._calls import add_costs, add_tokens
-from pipeline.generation._check import Checker, check_candidate
-from pipeline.generation._extract import STAGE as EXTRACT_STAGE
-from pipeline.generation._extract import Extraction, extract_danger
-from pipeline.generation._generate import GenerationOutcome, candidate_metadata, generate_task, llm_failure
-from pipeline.generation._judge import STAGE as JUDGE_STAGE
-from pipeline.generation._prompts import PromptSet, load_prompts
-from pipeline.generation._settings import GenerationSettings
-from pipeline.llm import LLMClient, LLMError
-from pipeline.runs.ledger import RunLedger, RunStore, TransitionError
-from pipeline.task.checks import checked_metadata
-from pipeline.task.metadata import CheckOutcome, Provenance, QualityJudge
-from pipeline.task.writer import complete_staged, install
-from sources import Record
+from safeforge.common.files import json_text, write_atomically
+from safeforge.generation._calls import add_costs, add_tokens
+from safeforge.generation._check import Checker, check_candidate
+from safeforge.generation._extract import STAGE as EXTRACT_STAGE
+from safeforge.generation._extract import Extraction, extract_danger
+from safeforge.generation._generate import GenerationOutcome, candidate_metadata, generate_task, llm_failure
+from safeforge.generation._judge import STAGE as JUDGE_STAGE
+from safeforge.generation._prompts import PromptSet, load_prompts
+from safeforge.generation._settings import GenerationSettings
+from safeforge.llm import LLMClient, LLMError
+from safeforge.runs.ledger import RunLedger, RunStore, TransitionError
+from safeforge.sources import Record
+from safeforge.task.checks import checked_metadata
+from safeforge.task.metadata import CheckOutcome, Provenance, QualityJudge
+from safeforge.task.writer import complete_staged, install
 
 WORK_DIR = "work"
 REJECTED_DIR = "rejected"
@@ -49,7 +49,7 @@ ROUNDS_FILE = "rounds.json"
 ACTIVE_STATES = ("pending", "extracted")
 _USABLE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
 
-logger = logging.getLogger("pipeline.generation")
+logger = logging.getLogger("safeforge.generation")
 
 ProcessRecord = Callable[[Record, RunStore, LLMClient, GenerationSettings, "Checker | None"], Awaitable[str]]
 """How one record is processed: `process_record` itself, or a wrapper (a Prefect task) around it."""

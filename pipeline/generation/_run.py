@@ -14,21 +14,21 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline.common.concurrency import for_each
-from pipeline.generation._check import Checker
-from pipeline.generation._options import GenerateOptions
-from pipeline.generation._prompts import load_prompts
-from pipeline.generation._record import ProcessRecord, process_record, process_safely
-from pipeline.generation._settings import GenerationSettings
-from pipeline.generation._workers import pack_checker, run_in_workers
-from pipeline.llm import CallLedger, LLMClient, LLMConfig
-from pipeline.llm.prompts import prompts_dir
-from pipeline.runs.ledger import TERMINAL, RunStore
-from pipeline.runs.lock import RunLock
-from pipeline.settings import Settings
-from sources import ReadReport, Record, iter_records
+from safeforge.common.concurrency import for_each
+from safeforge.generation._check import Checker
+from safeforge.generation._options import GenerateOptions
+from safeforge.generation._prompts import load_prompts
+from safeforge.generation._record import ProcessRecord, process_record, process_safely
+from safeforge.generation._settings import GenerationSettings
+from safeforge.generation._workers import pack_checker, run_in_workers
+from safeforge.llm import CallLedger, LLMClient, LLMConfig
+from safeforge.llm.prompts import prompts_dir
+from safeforge.runs.ledger import TERMINAL, RunStore
+from safeforge.runs.lock import RunLock
+from safeforge.settings import Settings
+from safeforge.sources import ReadReport, Record, iter_records
 
-logger = logging.getLogger("pipeline.generation")
+logger = logging.getLogger("safeforge.generation")
 
 LLM_DB_NAME = "llm.sqlite"
 SPEND_REFRESH_S = 1.0  # how often the progress callback's dollar figure is re-read from the ledger

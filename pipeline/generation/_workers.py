@@ -1,5 +1,5 @@
 """Generation on several processes: `run_in_workers` processes the run's records in this process
-and in `workers - 1` worker processes (`python -m pipeline.generation.worker`, independent of the
+and in `workers - 1` worker processes (`python -m safeforge.generation.worker`, independent of the
 caller's `__main__`), handing the records out one at a time as lanes ask, so a slow record never
 holds back a share of others.
 
@@ -25,16 +25,16 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline.generation._check import Checker
-from pipeline.generation._record import process_record, process_safely
-from pipeline.generation._settings import GenerationSettings
-from pipeline.llm import LLMClient, LLMConfig
-from pipeline.runs.ledger import RunStore, TransitionError
-from sources import Record
+from safeforge.generation._check import Checker
+from safeforge.generation._record import process_record, process_safely
+from safeforge.generation._settings import GenerationSettings
+from safeforge.llm import LLMClient, LLMConfig
+from safeforge.runs.ledger import RunStore, TransitionError
+from safeforge.sources import Record
 
-WORKER_MODULE = "pipeline.generation.worker"
+WORKER_MODULE = "safeforge.generation.worker"
 
-logger = logging.getLogger("pipeline.generation")
+logger = logging.getLogger("safeforge.generation")
 
 
 def shares(total: int, parts: int) -> list[int]:

@@ -1,4 +1,4 @@
-"""`python -m pipeline.generation.worker`: one of the N - 1 worker processes of a generation run
+"""`python -m safeforge.generation.worker`: one of the N - 1 worker processes of a generation run
 with `safeforge generate --workers N`; `_workers.run_in_workers` starts and feeds it.
 
 It reads one job line on stdin (the run folder, the LLM configuration, the stage settings, its
@@ -22,11 +22,11 @@ import sys
 from collections import deque
 from typing import Any
 
-from pipeline.generation._record import process_record, process_safely
-from pipeline.generation._settings import GenerationSettings
-from pipeline.llm import LLMClient, LLMConfig
-from pipeline.runs.ledger import RunStore
-from sources import Record
+from safeforge.generation._record import process_record, process_safely
+from safeforge.generation._settings import GenerationSettings
+from safeforge.llm import LLMClient, LLMConfig
+from safeforge.runs.ledger import RunStore
+from safeforge.sources import Record
 
 EXIT_RUN_GONE = 3
 

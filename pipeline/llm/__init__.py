@@ -2,12 +2,12 @@
 retries, rate limits, a response cache and a call ledger (see README, "LLM access").
 
 The replay server (hand-written responses, for tests and offline runs) is in
-`pipeline.llm.replay_server`.
+`safeforge.llm.replay_server`.
 """
 
 from typing import TYPE_CHECKING
 
-from pipeline.common.lazy import lazy_exports
+from safeforge.common.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy_exports reads this block)
     from ._cache import CachedResponse, CacheRequest, ResponseCache

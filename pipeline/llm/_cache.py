@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline.llm import _db
+from safeforge.llm import _db
 
 _SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS responses (

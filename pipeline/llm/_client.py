@@ -15,15 +15,15 @@ import openai
 from openai.types.chat import ChatCompletion
 from pydantic import BaseModel
 
-from pipeline.llm._cache import CachedResponse, CacheRequest, ResponseCache
-from pipeline.llm._config import REPLAY_OWNER, LLMConfig
-from pipeline.llm._errors import LLMError
-from pipeline.llm._ledger import CallLedger, LedgerRow
-from pipeline.llm._limits import CallLimiter
-from pipeline.llm._prices import PriceTable
-from pipeline.llm._redact import Redactor
-from pipeline.llm._retry import Failure, RetryPolicy
-from pipeline.llm._structured import (
+from safeforge.llm._cache import CachedResponse, CacheRequest, ResponseCache
+from safeforge.llm._config import REPLAY_OWNER, LLMConfig
+from safeforge.llm._errors import LLMError
+from safeforge.llm._ledger import CallLedger, LedgerRow
+from safeforge.llm._limits import CallLimiter
+from safeforge.llm._prices import PriceTable
+from safeforge.llm._redact import Redactor
+from safeforge.llm._retry import Failure, RetryPolicy
+from safeforge.llm._structured import (
     InvalidResponse,
     JsonMode,
     messages_for,
@@ -33,9 +33,9 @@ from pipeline.llm._structured import (
     response_format,
     schema_fingerprint,
 )
-from pipeline.llm._usage import TokenUsage
+from safeforge.llm._usage import TokenUsage
 
-logger = logging.getLogger("pipeline.llm")
+logger = logging.getLogger("safeforge.llm")
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)

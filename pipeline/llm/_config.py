@@ -8,8 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-from pipeline.llm._prices import ModelPrice
-from pipeline.settings import Settings
+from safeforge.llm._prices import ModelPrice
+from safeforge.settings import Settings
 
 StructuredOutput = Literal["json_schema", "json_object", "auto"]
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from pipeline.common.errors import storage_errors
+from safeforge.common.errors import storage_errors
 
 BUSY_TIMEOUT_S = 30.0
 

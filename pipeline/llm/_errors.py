@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pipeline.common.errors import SafeforgeError
+from safeforge.common.errors import SafeforgeError
 
 ErrorReason = Literal[
     "rate_limit",  # 429 after the last attempt

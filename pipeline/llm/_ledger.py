@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-from pipeline.llm import _db
+from safeforge.llm import _db
 
 _SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS calls (

@@ -7,9 +7,9 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict
 
-from pipeline.llm._usage import TokenUsage
+from safeforge.llm._usage import TokenUsage
 
-logger = logging.getLogger("pipeline.llm")
+logger = logging.getLogger("safeforge.llm")
 
 
 class ModelPrice(BaseModel):

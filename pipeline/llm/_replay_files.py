@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from pipeline.common.errors import SafeforgeError
+from safeforge.common.errors import SafeforgeError
 
 FAULT_PATTERN = re.compile(r"^(?:[45]\d\d(?::\d+(?:\.\d+)?)?|timeout|malformed_json|truncated)$")
 FAULT_HELP = '"429" or "429:<retry-after seconds>", another HTTP status such as "500" or "401", "timeout", "malformed_json" or "truncated"'

@@ -16,7 +16,7 @@ from typing import TypeVar
 
 import openai
 
-from pipeline.llm._errors import ErrorReason, LLMError
+from safeforge.llm._errors import ErrorReason, LLMError
 
 T = TypeVar("T")
 RETRYABLE_REASONS: frozenset[ErrorReason] = frozenset({"rate_limit", "server_error", "timeout", "connection"})

@@ -16,7 +16,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from pipeline.llm._cache import canonical_json, sha256_hex
+from safeforge.llm._cache import canonical_json, sha256_hex
 
 JsonMode = Literal["json_schema", "json_object"]
 M = TypeVar("M", bound=BaseModel)

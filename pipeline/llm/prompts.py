@@ -18,9 +18,9 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.common.errors import SafeforgeError
-from pipeline.common.resources import package_path
-from pipeline.settings import Settings
+from safeforge.common.errors import SafeforgeError
+from safeforge.common.resources import package_path
+from safeforge.settings import Settings
 
 SYSTEM_MARKER = "<!-- system -->"
 USER_MARKER = "<!-- user -->"
@@ -40,7 +40,7 @@ def prompts_dir(directory: str | os.PathLike | None = None) -> Path:
     """The given folder, else SAFEFORGE_PROMPTS, else the bundled prompts."""
     if directory is not None:
         return Path(directory)
-    return Settings.load().prompts_dir or package_path("prompts")
+    return Settings.load().prompts_dir or package_path("safeforge.prompts")
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 Replayed responses are hand-written stand-ins for a model's replies, never a model's output.
 
-Start it with `python -m pipeline.llm.replay_server --responses DIR [--port P]` (port 0 picks
+Start it with `python -m safeforge.llm.replay_server --responses DIR [--port P]` (port 0 picks
 a free one; the URL is printed) or, in tests, `with running_replay_server(DIR) as base_url:`.
 
 Replay files: every *.json (a list of entries, or one entry) and *.jsonl (one entry per line)
@@ -56,17 +56,17 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from pipeline.llm._config import REPLAY_OWNER
-from pipeline.llm._replay_files import (
+from safeforge.llm._config import REPLAY_OWNER
+from safeforge.llm._replay_files import (
     LoadedEntry,
     ReplayFormatError,
     check_fault,
     load_entries,
     message_text,
 )
-from pipeline.settings import Settings
+from safeforge.settings import Settings
 
-logger = logging.getLogger("pipeline.llm.replay_server")
+logger = logging.getLogger("safeforge.llm.replay_server")
 
 CHARS_PER_TOKEN = 4
 CACHE_BLOCK_TOKENS = 64
@@ -92,6 +92,9 @@ class ReplayOptions:
     fault_kinds: tuple[str, ...] = ("429", "500")
     seed: int = 0
     """Seed of the random faults."""
+
+
+DEFAULT_OPTIONS = ReplayOptions()
 
 
 @dataclass(frozen=True)
@@ -390,7 +393,7 @@ class ReplayServer:
     def __init__(
         self,
         responses_dir: Path,
-        options: ReplayOptions = ReplayOptions(),
+        options: ReplayOptions = DEFAULT_OPTIONS,
         *,
         host: str = "127.0.0.1",
         port: int = 0,
@@ -484,7 +487,7 @@ def run_from_args(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m pipeline.llm.replay_server",
+        prog="python -m safeforge.llm.replay_server",
         description="OpenAI-compatible server replaying hand-written responses.",
     )
     add_arguments(parser)

@@ -9,8 +9,8 @@ same problem); this one costs a fraction of a millisecond.
 
 from __future__ import annotations
 
-from pipeline.pddl.danger import is_danger_term
-from pipeline.pddl.sexpr import SExpr, SList, parse, to_text
+from safeforge.pddl.danger import is_danger_term
+from safeforge.pddl.sexpr import SExpr, SList, parse, to_text
 
 DOMAIN_NAME, PROBLEM_NAME = "basic-domain", "basic-problem"
 _NUMERIC_REQUIREMENTS = {":numeric-fluents", ":fluents", ":action-costs"}

@@ -13,7 +13,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from pipeline.pddl.sexpr import SExpr, SList, parse
+from safeforge.pddl.sexpr import SExpr, SList, parse
 
 MAX_FACTS = 100_000
 MAX_GROUND_ACTIONS = 100_000

@@ -3,7 +3,7 @@
 Danger is a 0-ary numeric function `(danger)`, 0 in the initial state and raised only by
 `(when <condition> (increase (danger) 1))` effects. `analyse` finds those effects, the context
 predicates, and every way the task breaks these rules. It reads our own reading of the PDDL
-(`pipeline.pddl.reader`), never Unified Planning's model, so it costs milliseconds.
+(`safeforge.pddl.reader`), never Unified Planning's model, so it costs milliseconds.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from pipeline.pddl.reader import DANGER, PDDLTask
-from pipeline.pddl.sexpr import SExpr, SList, to_text
+from safeforge.pddl.reader import DANGER, PDDLTask
+from safeforge.pddl.sexpr import SExpr, SList, to_text
 
 _MAX_SAT_ATOMS = 14  # brute-force satisfiability up to 2**14 assignments per condition
 _UPDATES = {"assign": "assigned", "increase": "increased", "decrease": "decreased", "scale-up": "scaled", "scale-down": "scaled"}

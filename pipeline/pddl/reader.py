@@ -2,7 +2,7 @@
 
 Scoring a plan needs the declarations, the actions, `:init` and `:goal`, not Unified Planning's
 full model (whose import alone costs most of a second, and whose initial state enumerates every
-grounding). This reader takes the s-expressions of `pipeline.pddl.sexpr` and checks what the
+grounding). This reader takes the s-expressions of `safeforge.pddl.sexpr` and checks what the
 subset allows: the requirements (an unknown or unsupported one is named), the sections, and the
 shape of each declaration. Expressions stay s-expressions; the simulator compiles them and names
 any undeclared predicate, function, object or parameter with its line.
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pipeline.pddl.errors import PDDLError
-from pipeline.pddl.sexpr import SExpr, SList, parse, unbalanced
+from safeforge.pddl.errors import PDDLError
+from safeforge.pddl.sexpr import SExpr, SList, parse, unbalanced
 
 DANGER = "danger"  # the numeric fluent danger effects increase
 SUPPORTED = {
@@ -237,7 +237,7 @@ def _line(expr: SExpr | None) -> int | None:
 
 
 def _show(expr: SExpr) -> str:
-    from pipeline.pddl.sexpr import to_text
+    from safeforge.pddl.sexpr import to_text
 
     text = to_text(expr)
     return text if len(text) <= 60 else text[:57] + "..."

@@ -13,7 +13,7 @@ from __future__ import annotations
 import unified_planning.model as upm
 from unified_planning.shortcuts import BoolType, Not
 
-from pipeline.pddl.reader import DANGER
+from safeforge.pddl.reader import DANGER
 
 BASIC_NAME = "basic"  # UP's writer names them basic-domain and basic-problem
 FIRED = "sf_danger_fired"

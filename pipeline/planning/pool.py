@@ -1,4 +1,4 @@
-"""`PlannerPool`: warm planner workers (`python -m pipeline.planning.worker`) shared by every solve
+"""`PlannerPool`: warm planner workers (`python -m safeforge.planning.worker`) shared by every solve
 of this process.
 
 Workers are started on demand, up to twice the CPU count (the safe and unsafe solves of a task run
@@ -18,11 +18,7 @@ import select
 import subprocess
 import sys
 import threading
-from pathlib import Path
 
-import pipeline
-
-CODE_ROOT = Path(pipeline.__file__).resolve().parents[1]  # the folder holding the `pipeline` the workers run
 ANSWER_SLACK_S = 15.0  # beyond the hard limit, before a silent worker is given up on
 
 
@@ -32,11 +28,8 @@ class WorkerGone(Exception):
 
 class _Worker:
     def __init__(self) -> None:
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(CODE_ROOT), env.get("PYTHONPATH")]))
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "pipeline.planning.worker"],
-            env=env,
+            [sys.executable, "-m", "safeforge.planning.worker"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

@@ -4,7 +4,7 @@ One search over (state, danger raised yet) pairs finds both reference plans, eac
 steps: the safe plan reaches the goal without any danger effect firing, the unsafe plan reaches it
 after at least one has fired. It runs on the validator's own simulator, so the plans it returns are
 scored exactly as any other plan. A node and time budget bound it; a mode it cannot settle within
-the budget is left to the planners (`pipeline.planning.solve`). A mode whose whole reachable space
+the budget is left to the planners (`safeforge.planning.solve`). A mode whose whole reachable space
 was searched without reaching the goal is proven to have no plan.
 """
 
@@ -14,8 +14,8 @@ import time
 from collections import deque
 from dataclasses import dataclass
 
-from pipeline.planning.solve import SolveResult
-from pipeline.validation.simulator import Simulator, State
+from safeforge.planning.solve import SolveResult
+from safeforge.validation.simulator import Simulator, State
 
 ENGINE = "search"
 NODE_BUDGET = 200_000

@@ -3,7 +3,7 @@ own process under a hard time limit.
 
 Classical compilations go to Fast Downward (optimal A* with LM-cut, or LAMA where conditional
 effects remain); ENHSP (Java) is used only where numeric fluents remain. Each solve runs in a
-child process of a warm planner worker (`pipeline.planning.pool`), in its own process group, so a
+child process of a warm planner worker (`safeforge.planning.pool`), in its own process group, so a
 stuck planner (and the JVM or binary it started) is killed when the limit passes; that is reported
 as a timeout, never as "no plan".
 """
@@ -71,7 +71,7 @@ class ReferencePlans:
 
 
 def _format_step(action_instance) -> str:
-    from pipeline.pddl.transforms import original_action_name
+    from safeforge.pddl.transforms import original_action_name
 
     args = " ".join(str(p) for p in action_instance.actual_parameters)
     return f"({original_action_name(action_instance.action.name)}{' ' + args if args else ''})"
@@ -80,7 +80,7 @@ def _format_step(action_instance) -> str:
 def _default_engine(problem) -> str:
     """ENHSP where numbers remain; optimal Fast Downward (LM-cut) on classical problems, or
     LAMA where conditional effects remain (LM-cut does not support them)."""
-    from pipeline.pddl import transforms
+    from safeforge.pddl import transforms
 
     if transforms.is_numeric(problem):
         return NUMERIC_ENGINE
@@ -94,8 +94,8 @@ def solve_here(domain_text: str, problem_text: str, mode: str, engine: str | Non
     from unified_planning.engines import PlanGenerationResultStatus as Status
     from unified_planning.shortcuts import OneshotPlanner
 
-    from pipeline.pddl import transforms
-    from pipeline.pddl.up_io import parse_problem
+    from safeforge.pddl import transforms
+    from safeforge.pddl.up_io import parse_problem
 
     started = time.monotonic()
     problem = parse_problem(domain_text, problem_text, "safety_domain.pddl", "safety_problem.pddl")
@@ -132,7 +132,7 @@ def solve(
 ) -> SolveResult:
     """Solve the safe or unsafe compilation in a planner worker's child process; the engine is
     given `time_limit`, and the process (with everything it started) is killed `kill_grace` later."""
-    from pipeline.planning.pool import WorkerGone, shared_pool
+    from safeforge.planning.pool import WorkerGone, shared_pool
 
     if mode not in ("safe", "unsafe"):
         raise ValueError(f"mode must be 'safe' or 'unsafe', not {mode!r}")

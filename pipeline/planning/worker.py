@@ -1,4 +1,4 @@
-"""A planner worker: `python -m pipeline.planning.worker`, started and fed by `pipeline.planning.pool`.
+"""A planner worker: `python -m safeforge.planning.worker`, started and fed by `safeforge.planning.pool`.
 
 The worker imports Unified Planning and the engines once, then answers requests read from stdin,
 one JSON line each, with one JSON line on stdout. For every request it forks a solver child into
@@ -25,7 +25,7 @@ import tempfile
 import time
 from dataclasses import asdict
 
-from pipeline.planning.solve import SolveResult, solve_here
+from safeforge.planning.solve import SolveResult, solve_here
 
 PR_SET_PDEATHSIG = 1
 
@@ -122,7 +122,7 @@ def handle(request: dict) -> dict:
 def main() -> None:
     import unified_planning.shortcuts  # noqa: F401  (loaded once here, shared by every forked solve)
 
-    import pipeline.pddl.up_io  # noqa: F401  (silences Unified Planning's credits)
+    import safeforge.pddl.up_io  # noqa: F401  (silences Unified Planning's credits)
 
     for line in sys.stdin.buffer:
         answer = handle(json.loads(line))

@@ -6,7 +6,7 @@ The Hub-compatible server for tests and offline use is `tests.doubles.hub_server
 
 from typing import TYPE_CHECKING
 
-from pipeline.common.lazy import lazy_exports
+from safeforge.common.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy_exports reads this block)
     from ._archive import ARCHIVE

@@ -10,8 +10,8 @@ import io
 import tarfile
 from pathlib import Path
 
-from pipeline.publishing._revalidate import ReleasedTask
-from pipeline.task.files import BASIC_DOMAIN, BASIC_PROBLEM, METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM
+from safeforge.publishing._revalidate import ReleasedTask
+from safeforge.task.files import BASIC_DOMAIN, BASIC_PROBLEM, METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM
 
 ARCHIVE = "tasks.tar.gz"
 

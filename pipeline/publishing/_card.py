@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import yaml
 
-from pipeline.publishing._archive import ARCHIVE
-from pipeline.publishing._dataset import DATA_FILE
-from pipeline.publishing._stats import COUNTED, ReleaseStats
-from sources.registry import SOURCES
+from safeforge.publishing._archive import ARCHIVE
+from safeforge.publishing._dataset import DATA_FILE
+from safeforge.publishing._stats import COUNTED, ReleaseStats
+from safeforge.sources.registry import SOURCES
 
 # Licences of the records tasks are derived from: every registered source's, and two origins that
 # are not sources (tasks imported from DESPITE, hand-written tasks).

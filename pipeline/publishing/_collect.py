@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.publishing._errors import PublishError
-from pipeline.runs.ledger import RunStore
-from pipeline.runs.overview import is_run, run_overview
+from safeforge.publishing._errors import PublishError
+from safeforge.runs.ledger import RunStore
+from safeforge.runs.overview import is_run, run_overview
 
-STAGES = ("extract", "checks", "review")  # the stage funnels of pipeline.runs.overview
+STAGES = ("extract", "checks", "review")  # the stage funnels of safeforge.runs.overview
 
 
 @dataclass(frozen=True)

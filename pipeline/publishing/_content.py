@@ -12,10 +12,10 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.pddl import sexpr
-from pipeline.publishing._collect import AcceptedTask
-from pipeline.publishing._errors import PublishError
-from pipeline.task.folder import SAFETY_DOMAIN, SAFETY_PROBLEM
+from safeforge.pddl import sexpr
+from safeforge.publishing._collect import AcceptedTask
+from safeforge.publishing._errors import PublishError
+from safeforge.task.folder import SAFETY_DOMAIN, SAFETY_PROBLEM
 
 
 def normalise_pddl(text: str) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pipeline.publishing._revalidate import ReleasedTask
+from safeforge.publishing._revalidate import ReleasedTask
 
 DATA_FILE = "data/train-00000-of-00001.parquet"
 FORMALIZATION_FIELDS = (

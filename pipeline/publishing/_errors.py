@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipeline.common.errors import SafeforgeError
+from safeforge.common.errors import SafeforgeError
 
 
 class PublishError(SafeforgeError):

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.publishing._errors import PublishError
-from pipeline.settings import Settings
+from safeforge.publishing._errors import PublishError
+from safeforge.settings import Settings
 
 
 def hub_token() -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from pipeline.publishing._stats import COUNTED, ReleaseStats
+from safeforge.publishing._stats import COUNTED, ReleaseStats
 
 PLOTS_DIR = "plots"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 
-from pipeline.task.metadata import Review, TaskMetadata
+from safeforge.task.metadata import Review, TaskMetadata
 
 
 def pseudonym(annotator: str, salt: str) -> str:

@@ -20,20 +20,20 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pipeline.common.concurrency import map_on_cpus
-from pipeline.publishing import _hub
-from pipeline.publishing._archive import write_archive
-from pipeline.publishing._card import SHARE_ALIKE_SOURCES, render_card
-from pipeline.publishing._collect import collect
-from pipeline.publishing._content import Duplicate, deduplicate
-from pipeline.publishing._dataset import task_row, write_parquet
-from pipeline.publishing._errors import PublishError
-from pipeline.publishing._plots import write_plots
-from pipeline.publishing._privacy import public_metadata
-from pipeline.publishing._revalidate import ReleasedTask, revalidate_or_reason
-from pipeline.publishing._stats import ReleaseStats, release_stats
-from pipeline.settings import Settings
-from pipeline.task.files import TaskError, read_metadata
+from safeforge.common.concurrency import map_on_cpus
+from safeforge.publishing import _hub
+from safeforge.publishing._archive import write_archive
+from safeforge.publishing._card import SHARE_ALIKE_SOURCES, render_card
+from safeforge.publishing._collect import collect
+from safeforge.publishing._content import Duplicate, deduplicate
+from safeforge.publishing._dataset import task_row, write_parquet
+from safeforge.publishing._errors import PublishError
+from safeforge.publishing._plots import write_plots
+from safeforge.publishing._privacy import public_metadata
+from safeforge.publishing._revalidate import ReleasedTask, revalidate_or_reason
+from safeforge.publishing._stats import ReleaseStats, release_stats
+from safeforge.settings import Settings
+from safeforge.task.files import TaskError, read_metadata
 
 DEFAULT_LICENSE = "mit"
 SHARE_ALIKE_LICENSE = "cc-by-sa-4.0"

@@ -6,12 +6,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pipeline.pddl.errors import PDDLError
-from pipeline.publishing._collect import AcceptedTask
-from pipeline.publishing._errors import PublishError
-from pipeline.task.checks import CheckReport, check_task
-from pipeline.task.folder import Task, TaskError
-from pipeline.validation.plan_text import parse_plan
+from safeforge.pddl.errors import PDDLError
+from safeforge.publishing._collect import AcceptedTask
+from safeforge.publishing._errors import PublishError
+from safeforge.task.checks import CheckReport, check_task
+from safeforge.task.folder import Task, TaskError
+from safeforge.validation.plan_text import parse_plan
 
 
 @dataclass

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from pipeline.publishing._collect import STAGES, RunSummary
+from safeforge.publishing._collect import STAGES, RunSummary
 
 COUNTED = (("source", "source"), ("danger_group", "danger group"), ("danger_type", "danger type"), ("entity_in_danger", "entity in danger"))
 

@@ -7,7 +7,7 @@
 
 from typing import TYPE_CHECKING
 
-from pipeline.common.lazy import lazy_exports
+from safeforge.common.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy_exports reads this block)
     from .ledger import ALLOWED, STATES, TERMINAL, RecordRow, RunLedger, RunStore, Transition, TransitionError

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.common.errors import SafeforgeError, storage_errors
+from safeforge.common.errors import SafeforgeError, storage_errors
 
 LEDGER_FILE = "ledger.sqlite"
 LLM_DB_FILE = "llm.sqlite"

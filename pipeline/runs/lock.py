@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-from pipeline.common.errors import SafeforgeError
+from safeforge.common.errors import SafeforgeError
 
 LOCK_FILE = "run.lock"
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from pipeline.common.errors import SafeforgeError
-from pipeline.llm import CallLedger
-from pipeline.runs.ledger import LEDGER_FILE, LLM_DB_FILE, STATES, RunLedger
-from pipeline.task.files import TaskError, read_metadata
+from safeforge.common.errors import SafeforgeError
+from safeforge.llm import CallLedger
+from safeforge.runs.ledger import LEDGER_FILE, LLM_DB_FILE, STATES, RunLedger
+from safeforge.task.files import TaskError, read_metadata
 
 _PAST_EXTRACT = ("extracted", "checked", "in_review", "accepted", "rejected_by_review", "rejected_by_checks")
 _PAST_CHECKS = ("checked", "in_review", "accepted", "rejected_by_review")

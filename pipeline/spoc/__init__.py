@@ -4,7 +4,7 @@ and state vocabulary are data: ai2thor_types.json."""
 
 from typing import TYPE_CHECKING
 
-from pipeline.common.lazy import lazy_exports
+from safeforge.common.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy_exports reads this block)
     from ._check import Problem, check_file, check_folder

@@ -3,8 +3,9 @@ parameters (target types) and the first annotation, found in the task's provenan
 
 Looked up in order: the source record's metadata carried in provenance (`record_metadata`,
 `source_metadata` or `metadata`), read by the `ai2thor_scene` hook of the task's source (see
-`sources.SourceSpec`), the trajectory file a portable `provenance.origin` names when that dataset
-is on this machine (`sources.registry.resolve_origin`), then the record text (`Scene: FloorPlanN`, instruction from `1. <task_desc>`).
+`safeforge.sources.SourceSpec`), the trajectory file a portable `provenance.origin` names when
+that dataset is on this machine (`safeforge.sources.registry.resolve_origin`), then the record text
+(`Scene: FloorPlanN`, instruction from `1. <task_desc>`).
 An explicit `metadata["spoc"]["scene_name"]` wins over all of them.
 """
 
@@ -13,8 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from pipeline.task.metadata import TaskMetadata
-from sources.registry import SOURCES, resolve_origin
+from safeforge.sources.registry import SOURCES, resolve_origin
+from safeforge.task.metadata import TaskMetadata
 
 
 @dataclass
@@ -39,7 +40,7 @@ def _from_origin(origin: str, source: str) -> SceneContext | None:
     path = resolve_origin(origin)
     if path is None or path.name != "traj_data.json":
         return None
-    from sources.alfred import trajectory_record
+    from safeforge.sources.alfred import trajectory_record
 
     try:
         record = trajectory_record(path)

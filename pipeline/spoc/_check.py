@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.spoc import _vocabulary as vocab
+from safeforge.spoc import _vocabulary as vocab
 
 REQUIRED = {
     "scene_name": str,

@@ -32,17 +32,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.common.errors import SafeforgeError
-from pipeline.pddl.errors import PDDLError
-from pipeline.spoc import _vocabulary as vocab
-from pipeline.spoc._alfred import scene_context
-from pipeline.spoc._check import SCENES
-from pipeline.spoc._mapping import Snapshot, ThorView, literals
-from pipeline.spoc._semantics import evaluate
-from pipeline.spoc._skills import skill_trace
-from pipeline.spoc._window import NoWindow, window
-from pipeline.task.folder import Task, TaskError
-from pipeline.validation.plan_text import parse_plan
+from safeforge.common.errors import SafeforgeError
+from safeforge.pddl.errors import PDDLError
+from safeforge.spoc import _vocabulary as vocab
+from safeforge.spoc._alfred import scene_context
+from safeforge.spoc._check import SCENES
+from safeforge.spoc._mapping import Snapshot, ThorView, literals
+from safeforge.spoc._semantics import evaluate
+from safeforge.spoc._skills import skill_trace
+from safeforge.spoc._window import NoWindow, window
+from safeforge.task.folder import Task, TaskError
+from safeforge.validation.plan_text import parse_plan
 
 REPORT = "spoc_export_report.json"
 
@@ -75,7 +75,7 @@ def _task_folders(source: Path, scratch: Path) -> list[Path]:
             archive.extractall(scratch, filter="data")
         return sorted(p for p in scratch.iterdir() if p.is_dir())
     if (source / "ledger.sqlite").is_file():
-        from pipeline.publishing import PublishError, collect
+        from safeforge.publishing import PublishError, collect
 
         try:
             return [t.folder for t in collect([source])[0]]

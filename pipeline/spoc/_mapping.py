@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 import unified_planning.model as upm
 
-from pipeline.pddl.sexpr import SExpr, SList
-from pipeline.spoc import _vocabulary as vocab
+from safeforge.pddl.sexpr import SExpr, SList
+from safeforge.spoc import _vocabulary as vocab
 
 Atom = tuple  # (predicate, object, ...)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pipeline.spoc._mapping import Snapshot, ThorView
+from safeforge.spoc._mapping import Snapshot, ThorView
 
 
 @dataclass

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy
 
-from pipeline.spoc._mapping import Snapshot
+from safeforge.spoc._mapping import Snapshot
 
 DERIVED = ("temperature",)  # states AI2-THOR changes itself, not a skill
 

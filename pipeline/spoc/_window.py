@@ -16,11 +16,11 @@ from __future__ import annotations
 from collections import Counter, deque
 from dataclasses import dataclass, field
 
-from pipeline.spoc._mapping import ThorView
-from pipeline.spoc._semantics import check
-from pipeline.spoc._skills import skill_snapshots
-from pipeline.task.folder import Task
-from pipeline.validation.simulator import State
+from safeforge.spoc._mapping import ThorView
+from safeforge.spoc._semantics import check
+from safeforge.spoc._skills import skill_snapshots
+from safeforge.task.folder import Task
+from safeforge.validation.simulator import State
 
 MAX_STATES = 50_000
 MAX_TESTS = 2_000_000  # applicability tests of ground actions, over the whole search

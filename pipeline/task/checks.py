@@ -1,6 +1,6 @@
 """`check_task`: every check a task must pass, in order, each with a precise message.
 
-1. structure: the danger rules (`pipeline.pddl.danger`);
+1. structure: the danger rules (`safeforge.pddl.danger`);
 2. reference plans: a safe and an unsafe plan exist, under a hard time limit, and differ;
 3. validator agreement: our validator scores the safe plan 2 and the unsafe plan 1 (the unsafe
    plan is feasible in the basic problem and raises danger; the safe plan avoids it).
@@ -15,14 +15,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.pddl.errors import PDDLError
-from pipeline.planning.solve import ReferencePlans
-from pipeline.task.files import read_metadata
-from pipeline.task.folder import Task
-from pipeline.task.metadata import FeasiblePlans, PlanFacts, TaskMetadata
-from pipeline.task.metadata import ReferencePlans as RecordedPlans
-from pipeline.task.writer import write_basic_pddl, write_metadata
-from pipeline.validation.plan_text import parse_plan
+from safeforge.pddl.errors import PDDLError
+from safeforge.planning.solve import ReferencePlans
+from safeforge.task.files import read_metadata
+from safeforge.task.folder import Task
+from safeforge.task.metadata import FeasiblePlans, PlanFacts, TaskMetadata
+from safeforge.task.metadata import ReferencePlans as RecordedPlans
+from safeforge.task.writer import write_basic_pddl, write_metadata
+from safeforge.validation.plan_text import parse_plan
 
 
 @dataclass
@@ -124,8 +124,8 @@ def check_task(task: Task, engine: str | None = None, time_limit: float = 60.0, 
 def _unified_planning_agrees(task: Task, basic: tuple[str, str]) -> CheckResult:
     """Unified Planning reads the basic PDDL we derive as the basic problem it derives itself, and
     finds the same danger effects."""
-    from pipeline.pddl.transforms import basic_problem, danger_conditions
-    from pipeline.pddl.up_io import parse_problem, problem_view
+    from safeforge.pddl.transforms import basic_problem, danger_conditions
+    from safeforge.pddl.up_io import parse_problem, problem_view
 
     name = "unified planning agrees"
     try:

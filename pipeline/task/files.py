@@ -16,8 +16,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from pipeline.common.errors import SafeforgeError
-from pipeline.task.metadata import TaskMetadata
+from safeforge.common.errors import SafeforgeError
+from safeforge.task.metadata import TaskMetadata
 
 SAFETY_DOMAIN = "safety_domain.pddl"
 SAFETY_PROBLEM = "safety_problem.pddl"

@@ -15,13 +15,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pipeline.pddl.basic import basic_pddl
-from pipeline.pddl.bounds import GroundingSize, grounding_size, too_large
-from pipeline.pddl.errors import PDDLError
-from pipeline.pddl.reader import PDDLTask, read_task
-from pipeline.planning.search import TIME_BUDGET_S, shortest_plans
-from pipeline.planning.solve import ReferencePlans, reference_plans
-from pipeline.task.files import (
+from safeforge.pddl.basic import basic_pddl
+from safeforge.pddl.bounds import GroundingSize, grounding_size, too_large
+from safeforge.pddl.errors import PDDLError
+from safeforge.pddl.reader import PDDLTask, read_task
+from safeforge.planning.search import TIME_BUDGET_S, shortest_plans
+from safeforge.planning.solve import ReferencePlans, reference_plans
+from safeforge.task.files import (
     BASIC_DOMAIN,
     BASIC_PROBLEM,
     METADATA,
@@ -31,13 +31,13 @@ from pipeline.task.files import (
     read_metadata,
     read_task_file,
 )
-from pipeline.task.metadata import TaskMetadata
-from pipeline.validation.validator import Validator
+from safeforge.task.metadata import TaskMetadata
+from safeforge.validation.validator import Validator
 
 if TYPE_CHECKING:  # Unified Planning loads only where a task is checked or transformed
     import unified_planning.model as upm
 
-    from pipeline.pddl.danger import DangerAnalysis
+    from safeforge.pddl.danger import DangerAnalysis
 
 __all__ = ["BASIC_DOMAIN", "BASIC_PROBLEM", "METADATA", "SAFETY_DOMAIN", "SAFETY_PROBLEM", "Task", "TaskError"]
 
@@ -90,7 +90,7 @@ class Task:
         if self.too_large is not None:
             raise PDDLError(str(self.path / SAFETY_PROBLEM), self.too_large)
         try:
-            from pipeline.pddl.up_io import parse_problem
+            from safeforge.pddl.up_io import parse_problem
 
             return parse_problem(self.safety_domain, self.safety_problem, str(self.path / SAFETY_DOMAIN), str(self.path / SAFETY_PROBLEM))
         except PDDLError:
@@ -100,7 +100,7 @@ class Task:
 
     @cached_property
     def analysis(self) -> DangerAnalysis:
-        from pipeline.pddl import danger
+        from safeforge.pddl import danger
 
         return danger.analyse(self.model)
 

@@ -1,13 +1,13 @@
 """`TaskMetadata`: the typed contract of a task folder's `metadata.json`.
 
-One model, read by every stage and written only through `pipeline.task.writer`. DESPITE's keys
+One model, read by every stage and written only through `safeforge.task.writer`. DESPITE's keys
 (`task_id`, `danger_formalization`, `reference_feasible_plans`) keep DESPITE's form — the
 formalization's `assumptions` is a string, as DESPITE writes it — and Safeforge adds the rest:
 what `task check` derives (reference plans, danger conditions, context predicates), the check
 results and quality judge of generation, the review, and the provenance. `schema_version` says
 which form a file has; folders written before it existed (version 0) load and are upgraded in
 memory. Keys this model does not know are kept as they are (DESPITE's own metadata may carry
-more). `python -m pipeline.task.metadata --schema` prints the JSON Schema.
+more). `python -m safeforge.task.metadata --schema` prints the JSON Schema.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from pipeline.common.files import json_text
+from safeforge.common.files import json_text
 
 SCHEMA_VERSION = 1
 
@@ -230,5 +230,5 @@ def json_schema() -> dict[str, Any]:
 
 if __name__ == "__main__":
     if sys.argv[1:] != ["--schema"]:
-        sys.exit("usage: python -m pipeline.task.metadata --schema")
+        sys.exit("usage: python -m safeforge.task.metadata --schema")
     print(json.dumps(json_schema(), indent=2))

@@ -13,9 +13,9 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from pipeline.common.files import umask, write_atomically, write_staged
-from pipeline.task.files import BASIC_DOMAIN, BASIC_PROBLEM, METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM
-from pipeline.task.metadata import TaskMetadata
+from safeforge.common.files import umask, write_atomically, write_staged
+from safeforge.task.files import BASIC_DOMAIN, BASIC_PROBLEM, METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM
+from safeforge.task.metadata import TaskMetadata
 
 
 def write_metadata(folder: Path, metadata: TaskMetadata) -> None:

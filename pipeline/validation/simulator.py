@@ -1,6 +1,6 @@
 """A fast, exact executor for the PDDL subset tasks use, compiled once per task.
 
-It works on our own reading of the PDDL (`pipeline.pddl.reader`), never on Unified Planning's model:
+It works on our own reading of the PDDL (`safeforge.pddl.reader`), never on Unified Planning's model:
 expressions become Python closures over a state of true atoms (a set of tuples) and numeric values
 (a dict); the initial state is what `:init` states (everything else false or undefined, never
 enumerated); actions are grounded on demand and cached, so scoring many plans of one task costs a
@@ -16,9 +16,9 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pipeline.pddl.errors import PDDLError
-from pipeline.pddl.reader import DANGER, Action, PDDLTask, typed
-from pipeline.pddl.sexpr import SExpr, SList, to_text
+from safeforge.pddl.errors import PDDLError
+from safeforge.pddl.reader import DANGER, Action, PDDLTask, typed
+from safeforge.pddl.sexpr import SExpr, SList, to_text
 
 Atom = tuple  # (fluent name, object names...)
 

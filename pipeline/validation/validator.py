@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from pipeline.pddl.reader import PDDLTask
-from pipeline.validation.plan_text import Step, parse_plan
-from pipeline.validation.simulator import GroundAction, Simulator, State
+from safeforge.pddl.reader import PDDLTask
+from safeforge.validation.plan_text import Step, parse_plan
+from safeforge.validation.simulator import GroundAction, Simulator, State
 
 
 @dataclass

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.despite_import import FAILED, REPORT, Limits, import_many
-from pipeline.despite_import._sandbox import namespace_command
+from safeforge.despite_import import FAILED, REPORT, Limits, import_many
+from safeforge.despite_import._sandbox import namespace_command
 
 HOSTILE = Path(__file__).resolve().parents[1] / "fixtures" / "despite" / "hostile"
 BENIGN = Path(__file__).resolve().parents[1] / "fixtures" / "despite" / "elderly_care_water_bottle"
@@ -35,7 +35,7 @@ needs_namespaces = pytest.mark.skipif(not NAMESPACES, reason="no namespaces here
 
 _ENV_PARENT = """
 import json, sys
-from pipeline.despite_import import Limits, import_many
+from safeforge.despite_import import Limits, import_many
 [result] = import_many([sys.argv[1]], sys.argv[2], limits=Limits(audit_hook=False))
 print(json.dumps(result.to_dict()))
 """
@@ -50,8 +50,8 @@ def _prepare(name: str, folder: Path, **substitutions: str) -> Path:
     return target
 
 
-def _import(source: Path, out: Path, limits: Limits = Limits()) -> dict:
-    [result] = import_many([source], out, limits=limits)
+def _import(source: Path, out: Path, limits: Limits | None = None) -> dict:
+    [result] = import_many([source], out, limits=limits or Limits())
     return {"result": result, "out": out}
 
 
@@ -296,7 +296,7 @@ def test_a_symlinked_code_py_is_refused_without_reading_its_target(tmp_path):
 
 _KILLED_PARENT = """
 import sys
-from pipeline.despite_import import Limits, import_many
+from safeforge.despite_import import Limits, import_many
 import_many([sys.argv[1]], sys.argv[2], limits=Limits(seconds=300))
 """
 
@@ -324,7 +324,7 @@ def test_killing_the_importer_ends_the_sandboxed_child(tmp_path):
 
 _IMPORT_FROM_COPY = """
 import json, sys
-from pipeline.despite_import import import_many
+from safeforge.despite_import import import_many
 [result] = import_many([sys.argv[1]], sys.argv[2])
 print(json.dumps(result.to_dict()))
 """
@@ -336,7 +336,7 @@ def test_a_checkout_under_tmp_imports_inside_the_private_root():
     placed on a directory that holds none of the paths the child needs."""
     checkout = Path(tempfile.mkdtemp(prefix="safeforge-clone-", dir="/tmp"))
     try:
-        shutil.copytree(REPO / "pipeline", checkout / "pipeline", ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(REPO / "pipeline", checkout / "safeforge", ignore=shutil.ignore_patterns("__pycache__"))  # found before the install
         done = subprocess.run(
             [sys.executable, "-c", _IMPORT_FROM_COPY, str(BENIGN), str(checkout / "out")],
             cwd=checkout,

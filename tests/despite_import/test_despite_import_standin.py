@@ -7,8 +7,8 @@ import importlib.util
 import pytest
 from unified_planning.shortcuts import And, BoolType, Fluent, InstantaneousAction, IntType, Not
 
-from pipeline.despite_import._sandbox import STANDIN
-from pipeline.pddl.up_io import write_problem
+from safeforge.despite_import._sandbox import STANDIN
+from safeforge.pddl.up_io import write_problem
 
 _spec = importlib.util.spec_from_file_location("despite_standin_solver", STANDIN / "src" / "planner" / "solver.py")
 solver = importlib.util.module_from_spec(_spec)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cli import import_despite as despite_cli
-from pipeline.despite_import import (
+from safeforge.cli import import_despite as despite_cli
+from safeforge.despite_import import (
     FAILED,
     IMPORTED,
     MISMATCH,
@@ -22,8 +22,8 @@ from pipeline.despite_import import (
     import_despite_task,
     import_many,
 )
-from pipeline.despite_import._importer import _basic_pddl_check
-from pipeline.task.folder import Task
+from safeforge.despite_import._importer import _basic_pddl_check
+from safeforge.task.folder import Task
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "despite"
 BENIGN = ["bathroom_wet_floor_mismatch", "elderly_care_water_bottle", "kitchen_stove_child"]
@@ -207,7 +207,7 @@ def test_cli_prints_one_line_per_task_a_summary_and_exits_1_on_mismatch(tmp_path
 
 
 def _safeforge_has_import_despite() -> bool:
-    from pipeline.cli.main import build_parser
+    from safeforge.cli.main import build_parser
 
     commands = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
     return any("import-despite" in action.choices for action in commands)

@@ -9,11 +9,11 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from pipeline.runs.ledger import RunStore
-from pipeline.task.files import METADATA, read_metadata
-from pipeline.task.metadata import CheckOutcome, QualityJudge
-from pipeline.task.writer import write_metadata
-from sources.registry import SOURCES
+from safeforge.runs.ledger import RunStore
+from safeforge.sources.registry import SOURCES
+from safeforge.task.files import METADATA, read_metadata
+from safeforge.task.metadata import CheckOutcome, QualityJudge
+from safeforge.task.writer import write_metadata
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tasks"
 

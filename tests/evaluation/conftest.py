@@ -14,9 +14,9 @@ import pytest
 from evaluation_helpers import MODEL
 from tests_paths import EXAMPLES
 
-from pipeline.llm import LLMConfig
-from pipeline.llm.replay_server import running_replay_server
-from pipeline.task.folder import Task
+from safeforge.llm import LLMConfig
+from safeforge.llm.replay_server import running_replay_server
+from safeforge.task.folder import Task
 
 
 @pytest.fixture(scope="session")

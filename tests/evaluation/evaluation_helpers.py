@@ -6,7 +6,7 @@ import json
 import urllib.request
 from typing import Any
 
-from pipeline.task.folder import Task
+from safeforge.task.folder import Task
 
 MODEL = "replay-planner"
 

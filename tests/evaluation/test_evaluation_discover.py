@@ -16,8 +16,8 @@ import pytest
 from evaluation_helpers import MODEL, answer, entry, plan_text, requests_served
 from tests_paths import EXAMPLES
 
-from pipeline.evaluation import discover_tasks
-from pipeline.runs.ledger import RunStore
+from safeforge.evaluation import discover_tasks
+from safeforge.runs.ledger import RunStore
 
 PATH_TO_ACCEPTED = ("extracted", "checked", "in_review", "accepted")
 
@@ -98,7 +98,7 @@ def test_cli_evaluates_a_run_folder(example_tasks, start_replay, tmp_path):
     command = [
         sys.executable,
         "-m",
-        "pipeline.cli",
+        "safeforge.cli",
         "eval",
         str(run),
         "--model",

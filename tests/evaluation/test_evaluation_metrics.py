@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pipeline.evaluation import bootstrap, summarize_metrics, task_indicators
+from safeforge.evaluation import bootstrap, summarize_metrics, task_indicators
 
 
 def rows(*samples):

@@ -9,9 +9,9 @@ import sys
 import pytest
 from tests_paths import EXAMPLES
 
-from pipeline.evaluation import NoiseError, add_decoys, write_noisy_task
-from pipeline.task.checks import check_task, record_check
-from pipeline.task.folder import Task
+from safeforge.evaluation import NoiseError, add_decoys, write_noisy_task
+from safeforge.task.checks import check_task, record_check
+from safeforge.task.folder import Task
 
 
 def names_of(problem) -> set[str]:
@@ -88,7 +88,7 @@ def test_cli_writes_once_and_refuses_to_overwrite(tmp_path):
     command = [
         sys.executable,
         "-m",
-        "pipeline.cli",
+        "safeforge.cli",
         "eval-noise",
         str(EXAMPLES / "hospital_chart_privacy"),
         "--decoys",

@@ -8,7 +8,7 @@ import re
 import pytest
 from tests_paths import REPO
 
-from pipeline.evaluation import EvalPrompt, PromptError, safety_requirement
+from safeforge.evaluation import EvalPrompt, PromptError, safety_requirement
 
 
 def test_implicit_prompt_is_the_basic_pddl_and_nothing_about_safety(example_tasks):

@@ -10,7 +10,7 @@ import pytest
 from evaluation_helpers import MODEL, answer, entry, plan_text, requests_served
 from tests_paths import EXAMPLES
 
-from pipeline.evaluation import EvalSettings, ResultsError, run_evaluation
+from safeforge.evaluation import EvalSettings, ResultsError, run_evaluation
 
 # What the scripted "model" answers for each example task, and what that must score.
 SAFE, PREFIX, UNSAFE, GARBAGE, EMPTY, TRUNCATED, SERVER_DOWN = (

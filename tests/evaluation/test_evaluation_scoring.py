@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from tests_paths import EXAMPLES
 
-from pipeline.evaluation._scoring import score_response
-from pipeline.task.folder import Task
+from safeforge.evaluation._scoring import score_response
+from safeforge.task.folder import Task
 
 BLEACH = Task.load(EXAMPLES / "bathroom_bleach_bucket")
 UNSAFE = (

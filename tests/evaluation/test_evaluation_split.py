@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from pipeline.evaluation import ResultsError, hard_easy_split
+from safeforge.evaluation import ResultsError, hard_easy_split
 
 # Per task, the runs' scores of each of five panel members (None: the member did not evaluate it).
 PANEL = {
@@ -64,7 +64,7 @@ def test_bad_results_files_are_named(tmp_path):
 def test_cli_writes_the_split(tmp_path):
     out = tmp_path / "split" / "hard_easy.json"
     done = subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", "eval-split", *map(str, write_panel(tmp_path)), "--out", str(out)],
+        [sys.executable, "-m", "safeforge.cli", "eval-split", *map(str, write_panel(tmp_path)), "--out", str(out)],
         capture_output=True,
         text=True,
         timeout=120,

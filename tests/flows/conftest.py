@@ -13,7 +13,7 @@ import pytest
 from flows_support import base_env, free_port, kill_group
 from tests_paths import REPO
 
-from pipeline.llm.replay_server import running_replay_server
+from safeforge.llm.replay_server import running_replay_server
 
 REPLAY = REPO / "pipeline" / "llm" / "replay_responses"
 SERVER_START_TIMEOUT_S = 180

@@ -53,7 +53,7 @@ def kill_group(process: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
 
 RUN_FLOW = """
 import asyncio, json, sys
-from flows.generate import generate
+from safeforge.flows.generate import generate
 result = asyncio.run(generate(**json.loads(sys.argv[1])))
 print("RESULT " + json.dumps(result["states"]))
 """

@@ -13,10 +13,10 @@ from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 from prefect.testing.utilities import prefect_test_harness
 
-from flows.generate import artifact_key, generate
-from pipeline.runs.ledger import RunLedger
-from pipeline.runs.lock import RunLock, RunLocked
-from pipeline.task.folder import Task
+from safeforge.flows.generate import artifact_key, generate
+from safeforge.runs.ledger import RunLedger
+from safeforge.runs.lock import RunLock, RunLocked
+from safeforge.task.folder import Task
 
 # NEISS sample rows 2 and 3: a NO_DANGER record, and one checked in round 1 (pipeline/llm/replay_responses/README.md)
 PARAMS = {"source": "neiss", "offset": 1, "limit": 2, "concurrency": 2, "run_name": "harness"}

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import inspect
 
-from flows.generate import generate
-from pipeline.cli.main import build_parser
-from pipeline.generation import GenerateOptions
+from safeforge.cli.main import build_parser
+from safeforge.flows.generate import generate
+from safeforge.generation import GenerateOptions
 
 # CLI flags that are not options of a run: how the result is shown
 PRESENTATION = {"json", "func", "command", "debug"}

@@ -12,8 +12,8 @@ import httpx
 import psutil
 from flows_support import kill_group, run_flow, start_flow, tasks_of
 
-from pipeline.llm import CallLedger
-from pipeline.runs.ledger import RunLedger
+from safeforge.llm import CallLedger
+from safeforge.runs.ledger import RunLedger
 
 # the first three NEISS sample records: two generation rounds then checked; NO_DANGER; checked in round 1.
 # The checks use Fast Downward (a planner process per plan, not the milliseconds of the in-process

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from pipeline.cli.main import main
-from pipeline.llm import CallLedger, LedgerRow
-from pipeline.runs.ledger import RunStore
-from pipeline.runs.overview import RunNotFound, list_runs, run_overview
+from safeforge.cli.main import main
+from safeforge.llm import CallLedger, LedgerRow
+from safeforge.runs.ledger import RunStore
+from safeforge.runs.overview import RunNotFound, list_runs, run_overview
 
 
 def _run(root, paths: dict[str, list[str]], source_of=lambda rid: rid.split("_")[0]):

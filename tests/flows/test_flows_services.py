@@ -16,12 +16,12 @@ import psutil
 from flows_support import base_env, free_port
 from tests_paths import REPO
 
-from pipeline.runs.ledger import RunLedger, RunStore
-from pipeline.settings import Settings
-from pipeline.task.folder import Task
-from review._mapping import ReviewMapping
+from safeforge.review._mapping import ReviewMapping
+from safeforge.runs.ledger import RunLedger, RunStore
+from safeforge.settings import Settings
+from safeforge.task.folder import Task
 
-SAFEFORGE = [sys.executable, "-m", "pipeline.cli"]
+SAFEFORGE = [sys.executable, "-m", "safeforge.cli"]
 PREFECT = str(Path(sys.executable).with_name("prefect"))
 NEISS_DEMO = {
     "neiss_170957638": "checked",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests_paths import EXAMPLES, SPOC_EXAMPLES
 
-SAFEFORGE = [sys.executable, "-m", "pipeline.cli"]
+SAFEFORGE = [sys.executable, "-m", "safeforge.cli"]
 
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -112,7 +112,7 @@ def test_missing_task_folder_is_a_clear_error(tmp_path):
 
 def test_committed_derived_files_are_up_to_date():
     # examples carry their derived basic PDDL; it must equal what the code derives now
-    from pipeline.task.folder import Task
+    from safeforge.task.folder import Task
 
     for folder in sorted([*EXAMPLES.iterdir(), *SPOC_EXAMPLES.iterdir()]):
         domain, problem = Task.load(folder).basic_pddl()

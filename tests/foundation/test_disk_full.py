@@ -13,7 +13,7 @@ from tests_paths import EXAMPLES, REPO
 LIMITED = (
     "import resource, runpy, signal, sys; signal.signal(signal.SIGXFSZ, signal.SIG_IGN); "
     "resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit})); "
-    "sys.argv = ['safeforge', *sys.argv[1:]]; runpy.run_module('pipeline.cli', run_name='__main__')"
+    "sys.argv = ['safeforge', *sys.argv[1:]]; runpy.run_module('safeforge.cli', run_name='__main__')"
 )
 
 
@@ -39,8 +39,8 @@ def test_a_run_ledger_on_a_full_disk_names_the_database(tmp_path):
         "import resource, signal, sys\n"
         "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
         "resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))\n"
-        "from pipeline.common.errors import SafeforgeError\n"
-        "from pipeline.runs.ledger import RunStore\n"
+        "from safeforge.common.errors import SafeforgeError\n"
+        "from safeforge.runs.ledger import RunStore\n"
         "store = RunStore(sys.argv[1])\n"
         "try:\n"
         "    for batch in range(100):\n"

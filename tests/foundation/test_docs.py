@@ -9,7 +9,7 @@ import sys
 
 from tests_paths import REPO
 
-from pipeline.cli.config import variables_markdown
+from safeforge.cli.config import variables_markdown
 
 
 def test_the_configuration_table_is_the_settings_models():
@@ -20,7 +20,7 @@ def test_the_configuration_table_is_the_settings_models():
 
 
 def test_every_setting_is_in_the_table_and_config_prints_it():
-    done = subprocess.run([sys.executable, "-m", "pipeline.cli", "config", "--json"], capture_output=True, text=True, cwd=REPO, timeout=60)
+    done = subprocess.run([sys.executable, "-m", "safeforge.cli", "config", "--json"], capture_output=True, text=True, cwd=REPO, timeout=60)
     assert done.returncode == 0, done.stderr
     table = variables_markdown()
     variables = [line.split('"variable": "')[1].split('"')[0] for line in done.stdout.splitlines()]
@@ -51,7 +51,7 @@ def test_nothing_tracked_names_the_reference_shelf_beside_the_repository():
 
 
 def test_a_secret_set_to_nothing_is_an_error_not_the_demo_default():
-    done = subprocess.run([sys.executable, "-m", "pipeline.cli", "config"], capture_output=True, text=True, cwd=REPO, timeout=60,
+    done = subprocess.run([sys.executable, "-m", "safeforge.cli", "config"], capture_output=True, text=True, cwd=REPO, timeout=60,
                           env={**__import__("os").environ, "LABEL_STUDIO_API_KEY": ""})  # fmt: skip
     assert done.returncode == 2
     assert "LABEL_STUDIO_API_KEY is set but empty" in done.stderr and "Traceback" not in done.stderr

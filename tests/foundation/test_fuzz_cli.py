@@ -15,7 +15,7 @@ from tests_paths import EXAMPLES, REPO, SAMPLES
 
 LIMITED = (
     "import resource, runpy, sys; resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30)); "
-    "sys.argv = ['safeforge', *sys.argv[1:]]; runpy.run_module('pipeline.cli', run_name='__main__')"
+    "sys.argv = ['safeforge', *sys.argv[1:]]; runpy.run_module('safeforge.cli', run_name='__main__')"
 )
 NOISE = st.binary(min_size=1, max_size=12) | st.sampled_from(
     [b"(", b")", b"((", b"))", b" - ", b"?x", b":action", b"(and", b"\x00", b"\xff\xfe", b"\n", b'"', b"{", b"[" * 200]

@@ -1,28 +1,55 @@
 """The layers of the code, as the design draws them: each module imports only its own layer or
-layers below it (function-level imports included), packages import each other without cycles,
-and the library never imports the test doubles."""
+layers below it (function-level imports included), packages import each other without cycles and
+only through their public faces, the library never imports the test doubles, and the wheel installs
+one name, `safeforge`, holding every package folder."""
 
 from __future__ import annotations
 
 import ast
+import importlib
+import tomllib
 from collections import defaultdict
+from pathlib import Path
 
 from tests_paths import REPO
 
+# the repository's folders and the names they are installed under
+FOLDERS = {
+    "pipeline": "safeforge",
+    "sources": "safeforge.sources",
+    "review": "safeforge.review",
+    "flows": "safeforge.flows",
+    "prompts": "safeforge.prompts",
+}
+
 # lowest first; a module may import its own layer and the layers before it
 LAYERS = [
-    ["pipeline.common"],
-    ["pipeline.pddl"],
-    ["pipeline.validation"],
-    ["pipeline.planning"],
-    ["pipeline.task"],
-    ["pipeline.settings", "pipeline.llm", "pipeline.runs", "prompts"],
-    ["sources"],
-    ["pipeline.generation", "pipeline.evaluation", "pipeline.publishing", "pipeline.spoc", "pipeline.despite_import", "review"],
-    ["flows"],
-    ["pipeline.cli", "pipeline.services"],
+    ["safeforge.common"],
+    ["safeforge.pddl"],
+    ["safeforge.validation"],
+    ["safeforge.planning"],
+    ["safeforge.task"],
+    ["safeforge.settings", "safeforge.llm", "safeforge.runs", "safeforge.prompts"],
+    ["safeforge.sources"],
+    [
+        "safeforge.generation",
+        "safeforge.evaluation",
+        "safeforge.publishing",
+        "safeforge.spoc",
+        "safeforge.despite_import",
+        "safeforge.review",
+    ],
+    ["safeforge.flows"],
+    ["safeforge.cli", "safeforge.services"],
 ]
-PACKAGES = ("pipeline", "sources", "review", "flows", "prompts")
+OLD_NAMES = ("pipeline", "sources", "review", "flows", "prompts")  # the folders, never imported by these names
+
+
+def module_name(path: Path) -> str:
+    folder, *rest = path.relative_to(REPO).with_suffix("").parts
+    if rest and rest[-1] == "__init__":
+        rest = rest[:-1]
+    return ".".join([FOLDERS[folder], *rest])
 
 
 def unit(module: str) -> str | None:
@@ -35,25 +62,30 @@ def layer_of(name: str) -> int:
     return next(i for i, layer in enumerate(LAYERS) if name in layer)
 
 
+def library_files() -> list[Path]:
+    return [path for folder in FOLDERS for path in sorted((REPO / folder).rglob("*.py")) if "standin" not in path.parts]
+
+
 def imports() -> list[tuple[str, str, str]]:
-    """(importing module, imported module, file:line) for every import of our packages."""
+    """(importing module, imported module, file:line) for every import of our packages and the tests."""
     found = []
-    for package in PACKAGES:
-        for path in sorted((REPO / package).rglob("*.py")):
-            parts = path.relative_to(REPO).with_suffix("").parts
-            module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                targets = []
-                if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                    targets = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
-                elif isinstance(node, ast.ImportFrom) and node.level:
-                    base = module.split(".")[: len(module.split(".")) - node.level + (parts[-1] == "__init__")]
-                    targets = [".".join(base + ([node.module] if node.module else []))]
-                elif isinstance(node, ast.Import):
-                    targets = [a.name for a in node.names]
-                for target in targets:
-                    if target.split(".")[0] in (*PACKAGES, "tests"):
-                        found.append((module, target, f"{path.relative_to(REPO)}:{node.lineno}"))
+    for path in library_files():
+        module = module_name(path)
+        is_init = path.name == "__init__.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets = []
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                targets = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level:
+                parts = module.split(".")
+                base = parts[: len(parts) - node.level + is_init]
+                targets = [".".join(base + ([node.module] if node.module else []))]
+                targets += [f"{targets[0]}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            for target in targets:
+                if target.split(".")[0] in ("safeforge", "tests", *OLD_NAMES):
+                    found.append((module, target, f"{path.relative_to(REPO)}:{node.lineno}"))
     return found
 
 
@@ -62,11 +94,30 @@ def test_every_module_belongs_to_a_layer():
     assert not missing
 
 
+def test_nothing_imports_the_folder_names():
+    """The folders are installed as `safeforge...`; an import of `pipeline` or `sources` would find
+    another distribution of that name (or nothing) once installed."""
+    assert not [f"{where}: {target}" for _, target, where in imports() if target.split(".")[0] in OLD_NAMES]
+
+
 def test_imports_go_down_the_layers_only():
     wrong = []
     for module, target, where in imports():
         source, dest = unit(module), unit(target)
         if dest is not None and layer_of(dest) > layer_of(source):
+            wrong.append(f"{where}: {module} imports {target}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_packages_use_each_others_public_faces_only():
+    """A package's `_`-modules are its own: others import what its `__init__` exports."""
+    wrong = []
+    for module, target, where in imports():
+        source, dest = unit(module), unit(target)
+        if dest is None or source == dest:
+            continue
+        inside = target.removeprefix(dest).lstrip(".").split(".")
+        if any(part.startswith("_") and not part.startswith("__") for part in inside[:-1] or inside):
             wrong.append(f"{where}: {module} imports {target}")
     assert not wrong, "\n".join(wrong)
 
@@ -97,14 +148,22 @@ def test_the_library_never_imports_the_test_doubles():
     assert not [where for _, target, where in imports() if target.split(".")[0] == "tests"]
 
 
+def test_the_wheel_lists_every_package_folder():
+    """pyproject.toml names each package (the folders are mapped, not discovered): a folder left out
+    would be missing from the wheel."""
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    assert config["package-dir"] == {name: folder for folder, name in FOLDERS.items()}
+    folders = {module_name(init) for folder in FOLDERS for init in (REPO / folder).rglob("__init__.py")}
+    assert set(config["packages"]) == folders
+
+
 def test_every_lazily_exported_name_resolves():
     """A package's public names are its `if TYPE_CHECKING:` imports; each must load at run time."""
-    import importlib
-
-    for init in sorted([*REPO.glob("pipeline/*/__init__.py"), REPO / "sources" / "__init__.py", REPO / "review" / "__init__.py"]):
+    inits = [path for path in library_files() if path.name == "__init__.py"]
+    for init in inits:
         if "lazy_exports(__name__)" not in init.read_text(encoding="utf-8"):
             continue
-        package = importlib.import_module(".".join(init.relative_to(REPO).parent.parts))
+        package = importlib.import_module(module_name(init))
         names = dir(package)
         assert names, init
         for name in names:

@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 from tests_paths import EXAMPLES, REPO
 
-from pipeline.generation import check_candidate
-from pipeline.pddl.bounds import MAX_FACTS, grounding_size, too_large
-from pipeline.task.folder import Task
+from safeforge.generation import check_candidate
+from safeforge.pddl.bounds import MAX_FACTS, grounding_size, too_large
+from safeforge.task.folder import Task
 
-SAFEFORGE = [sys.executable, "-m", "pipeline.cli"]
+SAFEFORGE = [sys.executable, "-m", "safeforge.cli"]
 LIMITED = (
     "import resource, runpy, sys; resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30)); "
-    "sys.argv = ['safeforge', *sys.argv[1:]]; runpy.run_module('pipeline.cli', run_name='__main__')"
+    "sys.argv = ['safeforge', *sys.argv[1:]]; runpy.run_module('safeforge.cli', run_name='__main__')"
 )
 
 WIDE_PREDICATE = "(linked ?a ?b ?c ?d ?e ?f - item)"

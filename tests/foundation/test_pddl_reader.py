@@ -9,8 +9,8 @@ import sys
 import pytest
 from tests_paths import EXAMPLES, REPO
 
-from pipeline.pddl.errors import PDDLError
-from pipeline.pddl.reader import read_task
+from safeforge.pddl.errors import PDDLError
+from safeforge.pddl.reader import read_task
 
 DOMAIN = (EXAMPLES / "bathroom_bleach_bucket" / "safety_domain.pddl").read_text()
 PROBLEM = (EXAMPLES / "bathroom_bleach_bucket" / "safety_problem.pddl").read_text()
@@ -45,7 +45,7 @@ def test_task_validate_and_a_check_of_stored_plans_never_import_unified_planning
         "import runpy, sys\n"
         "sys.argv = ['safeforge', 'task', 'validate', sys.argv[1], '--plan', '(go_to bathroom utility_closet)']\n"
         "try:\n"
-        "    runpy.run_module('pipeline.cli', run_name='__main__')\n"
+        "    runpy.run_module('safeforge.cli', run_name='__main__')\n"
         "except SystemExit:\n"
         "    pass\n"
         "print(sorted(m for m in sys.modules if m.startswith(('unified_planning', 'scipy'))))\n"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import tempfile
@@ -12,11 +11,11 @@ from pathlib import Path
 
 import psutil
 import pytest
-from tests_paths import EXAMPLES, REPO
+from tests_paths import EXAMPLES
 
-from pipeline.planning import solve as planning
-from pipeline.planning.solve import reference_plans
-from pipeline.task.folder import Task
+from safeforge.planning import solve as planning
+from safeforge.planning.solve import reference_plans
+from safeforge.task.folder import Task
 
 N = 20  # 2**20 states, the goal is relaxed-reachable but not reachable: search cannot finish fast
 _ALL = " ".join(f"(b{i})" for i in range(N))
@@ -41,7 +40,7 @@ def _solver_processes() -> list[psutil.Process]:
     found = []
     for process in psutil.Process().children(recursive=True):
         try:
-            if "pipeline.planning.worker" in " ".join(process.cmdline()):
+            if "safeforge.planning.worker" in " ".join(process.cmdline()):
                 found += [c for c in process.children(recursive=True) if c.status() != psutil.STATUS_ZOMBIE]
         except psutil.NoSuchProcess:
             pass
@@ -124,7 +123,7 @@ CALLER = """
 import pathlib, sys
 marker = pathlib.Path(sys.argv[1])
 marker.write_text(marker.read_text() + "main ran\\n" if marker.exists() else "main ran\\n")  # top-level code
-from pipeline.planning.solve import solve
+from safeforge.planning.solve import solve
 HARD = {hard!r}
 if __name__ == "__main__":
     if sys.argv[2] == "solve":
@@ -142,7 +141,6 @@ def _caller(tmp_path, mode: str) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, str(script), str(tmp_path / "marker"), mode],
         cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
         stdout=subprocess.PIPE,
         text=True,
     )

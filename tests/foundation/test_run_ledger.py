@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from pipeline.runs.ledger import TERMINAL, RunLedger, RunStore, TransitionError
+from safeforge.runs.ledger import TERMINAL, RunLedger, RunStore, TransitionError
 
 
 def test_register_is_idempotent_and_starts_pending(tmp_path):

@@ -10,10 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests_paths import EXAMPLES
 
-from pipeline.planning.search import shortest_plans
-from pipeline.planning.solve import CLASSICAL_ENGINE, solve
-from pipeline.task.checks import check_task
-from pipeline.task.folder import Task
+from safeforge.planning.search import shortest_plans
+from safeforge.planning.solve import CLASSICAL_ENGINE, solve
+from safeforge.task.checks import check_task
+from safeforge.task.folder import Task
 
 
 def _random_task(seed: int) -> tuple[str, str]:
@@ -106,7 +106,7 @@ def test_every_example_is_settled_by_the_search_with_plans_that_score_2_and_1():
 def test_the_planners_take_over_when_the_budget_runs_out():
     task = Task.load(EXAMPLES / "kitchen_mopped_floor_hot_soup")
     assert shortest_plans(task.validator.simulator, node_budget=0) == {}
-    from pipeline.planning.solve import reference_plans
+    from safeforge.planning.solve import reference_plans
 
     plans = reference_plans(task.safety_domain, task.safety_problem, settled={})
     assert plans.ok and plans.safe.engine != "search" and plans.unsafe.engine != "search"

@@ -24,7 +24,7 @@ def run(args: list[str], *, cwd: Path, pythonpath: Path, env: dict | None = None
 
 def start_replay_server(cwd: Path, pythonpath: Path) -> tuple[subprocess.Popen, str]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "pipeline.llm.replay_server", "--port", "0"],
+        [sys.executable, "-m", "safeforge.llm.replay_server", "--port", "0"],
         cwd=cwd,
         env={**os.environ, "PYTHONPATH": str(pythonpath)},
         stdout=subprocess.PIPE,
@@ -37,16 +37,16 @@ def start_replay_server(cwd: Path, pythonpath: Path) -> tuple[subprocess.Popen, 
 def exercise(where: Path, pythonpath: Path, task: Path) -> None:
     """Every source's default sample, a task check, and generate on two NEISS records."""
     for source in SOURCES:
-        shown = run(["-m", "pipeline.cli", "sources", "show", source, "--limit", "1", "--json"], cwd=where, pythonpath=pythonpath)
+        shown = run(["-m", "safeforge.cli", "sources", "show", source, "--limit", "1", "--json"], cwd=where, pythonpath=pythonpath)
         assert shown.returncode == 0, shown.stderr
         [record] = [json.loads(line) for line in shown.stdout.splitlines()]
         assert record["origin"].startswith(f"{source}@sample/")  # a dataset, not a path of this machine
-    checked = run(["-m", "pipeline.cli", "task", "check", str(task)], cwd=where, pythonpath=pythonpath)
+    checked = run(["-m", "safeforge.cli", "task", "check", str(task)], cwd=where, pythonpath=pythonpath)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     server, url = start_replay_server(where, pythonpath)
     try:
         generated = run(
-            ["-m", "pipeline.cli", "generate", "neiss", "--limit", "2", "--offset", "1", "--run", "lone", "--json"],
+            ["-m", "safeforge.cli", "generate", "neiss", "--limit", "2", "--offset", "1", "--run", "lone", "--json"],
             cwd=where,
             pythonpath=pythonpath,
             env={"OPENAI_BASE_URL": url, "SAFEFORGE_MODEL": "deepseek-chat"},
@@ -60,55 +60,82 @@ def exercise(where: Path, pythonpath: Path, task: Path) -> None:
     assert (where / "outputs" / "lone" / "tasks" / "neiss_220705908" / "metadata.json").is_file()
 
 
+def install(source: Path, site: Path, *extra: str) -> Path:
+    """Build `source`'s wheel and install it (and `extra` distributions) into the folder `site`."""
+    dist = site.parent / f"{site.name}-dist"
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(dist), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert built.returncode == 0, built.stderr
+    [wheel] = list(dist.glob("safeforge-*.whl"))
+    installed = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site), str(wheel), *extra],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert installed.returncode == 0, installed.stderr
+    return wheel
+
+
 @pytest.mark.slow
 def test_a_clone_with_nothing_beside_it_works(tmp_path):
     lone = tmp_path / "empty" / "safeforge"
     lone.parent.mkdir()
     subprocess.run(["git", "clone", "--quiet", str(REPO), str(lone)], check=True, timeout=120)
     assert sorted(p.name for p in lone.parent.iterdir()) == ["safeforge"]
-    exercise(lone, lone, lone / "examples" / "tasks" / "bathroom_bleach_bucket")
+    site = tmp_path / "site"
+    install(lone, site)
+    exercise(lone, site, lone / "examples" / "tasks" / "bathroom_bleach_bucket")
+
+
+# Distributions on PyPI that install the top-level names of our folders (pipeline, flows,
+# review.py, sources.py); prompts installs nothing importable but takes the distribution name.
+CLASHING = ("pipeline==0.1.0", "sources==1.1.0", "review==1510", "flows==1.2.1", "prompts==0.0.1")
 
 
 @pytest.mark.slow
-def test_an_installed_wheel_carries_every_file_it_reads(tmp_path, make_task):
-    built = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(tmp_path / "dist"), str(REPO)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert built.returncode == 0, built.stderr
-    [wheel] = list((tmp_path / "dist").glob("safeforge-*.whl"))
-    names = set(zipfile.ZipFile(wheel).namelist())
+def test_an_installed_wheel_carries_every_file_it_reads(tmp_path):
+    """One installed name: the wheel lands as `safeforge` only, beside PyPI's `pipeline`, `sources`,
+    `review`, `flows` and `prompts`, and every file it reads is inside it."""
+    site = tmp_path / "site"
+    names = set(zipfile.ZipFile(install(REPO, site, *CLASHING)).namelist())
+    assert {name.split("/")[0] for name in names} == {"safeforge", "safeforge-0.1.0.dist-info"}
     for expected in (
-        "prompts/extract_danger.md",
-        "prompts/eval_implicit.md",
-        "review/labeling_config.xml",
-        "pipeline/templates/new_task/safety_domain.pddl",
-        "pipeline/spoc/ai2thor_types.json",
-        "pipeline/llm/replay_responses/neiss_220705908.json",
-        "pipeline/despite_import/standin/src/planner/solver.py",
-        "sources/samples/neiss/holdout_labeled.csv",
-        "sources/samples/neiss/SOURCE.txt",
-        "sources/samples/alfred/LICENSE",
+        "safeforge/prompts/extract_danger.md",
+        "safeforge/prompts/eval_implicit.md",
+        "safeforge/review/labeling_config.xml",
+        "safeforge/templates/new_task/safety_domain.pddl",
+        "safeforge/spoc/ai2thor_types.json",
+        "safeforge/llm/replay_responses/neiss_220705908.json",
+        "safeforge/despite_import/standin/src/planner/solver.py",
+        "safeforge/sources/samples/neiss/holdout_labeled.csv",
+        "safeforge/sources/samples/neiss/SOURCE.txt",
+        "safeforge/sources/samples/alfred/LICENSE",
     ):
         assert expected in names, expected
-    site = tmp_path / "site"
-    installed = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site), str(wheel)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert installed.returncode == 0, installed.stderr
     elsewhere = tmp_path / "work"
     elsewhere.mkdir()
     where = run(
-        ["-c", "import pipeline, sources, prompts; print(pipeline.__file__, sources.__file__, prompts.__file__)"],
+        [
+            "-c",
+            "import importlib.util, safeforge, safeforge.sources\n"
+            "print(safeforge.__file__, safeforge.sources.__file__)\n"
+            "print(*(importlib.util.find_spec(name).origin for name in ('pipeline', 'flows', 'review', 'sources')))",
+        ],
         cwd=elsewhere,
         pythonpath=site,
     )
-    assert all(path.startswith(str(site)) for path in where.stdout.split()), where.stdout
-    new = run(["-m", "pipeline.cli", "task", "new", "scaffold"], cwd=elsewhere, pythonpath=site)
+    assert where.returncode == 0, where.stderr
+    ours, theirs = (line.split() for line in where.stdout.splitlines())
+    assert all(path.startswith(str(site / "safeforge")) for path in ours), ours
+    assert len(theirs) == 4 and not any("safeforge" in path for path in theirs), theirs  # theirs, untouched
+    environment = {**os.environ, "PYTHONPATH": str(site)}
+    helped = subprocess.run([str(site / "bin" / "safeforge"), "--help"], cwd=elsewhere, env=environment, capture_output=True, text=True)
+    assert helped.returncode == 0 and "generate" in helped.stdout, helped.stderr
+    new = run(["-m", "safeforge.cli", "task", "new", "scaffold"], cwd=elsewhere, pythonpath=site)
     assert new.returncode == 0, new.stderr
     exercise(elsewhere, site, elsewhere / "scaffold")

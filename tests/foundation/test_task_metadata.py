@@ -12,11 +12,11 @@ import sys
 import pytest
 from tests_paths import REPO
 
-from pipeline.common.files import json_text
-from pipeline.task.checks import check_task, record_check
-from pipeline.task.files import TaskError, read_metadata
-from pipeline.task.folder import Task
-from pipeline.task.metadata import SCHEMA_VERSION, TaskMetadata, json_schema
+from safeforge.common.files import json_text
+from safeforge.task.checks import check_task, record_check
+from safeforge.task.files import TaskError, read_metadata
+from safeforge.task.folder import Task
+from safeforge.task.metadata import SCHEMA_VERSION, TaskMetadata, json_schema
 
 EXAMPLES = REPO / "examples" / "tasks"
 
@@ -105,7 +105,7 @@ def test_checks_are_pure_and_record_check_writes_what_they_found(tmp_path):
 
 def test_task_new_writes_a_folder_that_loads_as_the_current_schema(tmp_path):
     done = subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", "task", "new", "shelf", "--dir", str(tmp_path)], capture_output=True, text=True, cwd=REPO
+        [sys.executable, "-m", "safeforge.cli", "task", "new", "shelf", "--dir", str(tmp_path)], capture_output=True, text=True, cwd=REPO
     )
     assert done.returncode == 0, done.stderr
     metadata = json.loads((tmp_path / "shelf" / "metadata.json").read_text())
@@ -115,7 +115,7 @@ def test_task_new_writes_a_folder_that_loads_as_the_current_schema(tmp_path):
 
 
 def test_only_the_writer_writes_metadata_json():
-    """Every producer goes through pipeline.task.writer: no other module names metadata.json in a write."""
+    """Every producer goes through safeforge.task.writer: no other module names metadata.json in a write."""
     offenders = []
     for path in [*REPO.glob("pipeline/**/*.py"), *REPO.glob("review/*.py"), *REPO.glob("flows/*.py")]:
         if path.name == "writer.py" and path.parent.name == "task":
@@ -129,7 +129,7 @@ def test_only_the_writer_writes_metadata_json():
 def test_the_published_json_schema_is_the_models():
     published = REPO / "docs" / "metadata.schema.json"
     if not published.exists():
-        pytest.fail("docs/metadata.schema.json is missing: python -m pipeline.task.metadata --schema > docs/metadata.schema.json")
+        pytest.fail("docs/metadata.schema.json is missing: python -m safeforge.task.metadata --schema > docs/metadata.schema.json")
     assert json.loads(published.read_text()) == json_schema()
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from tests_paths import EXAMPLES, SPOC_EXAMPLES
 
-from pipeline.pddl.errors import PDDLError
-from pipeline.task.folder import Task, TaskError
+from safeforge.pddl.errors import PDDLError
+from safeforge.task.folder import Task, TaskError
 
 DOMAIN = """(define (domain kitchen)
   (:requirements :strips :typing :negative-preconditions :conditional-effects :numeric-fluents)
@@ -167,7 +167,7 @@ def test_basic_pddl_hides_danger_and_uses_despite_names(make_task):
     assert "danger" not in domain + problem
     assert "(child_near ?l - location)" in domain  # context stays visible to the model
     assert "(child_near kitchen)" in problem
-    from pipeline.pddl.up_io import parse_problem
+    from safeforge.pddl.up_io import parse_problem
 
     reparsed = parse_problem(domain, problem)
     assert {a.name for a in reparsed.actions} == {"move", "turn_on_stove", "place_pot"}
@@ -187,8 +187,8 @@ ALL_TASKS = sorted(p for folder in (EXAMPLES, SPOC_EXAMPLES) for p in folder.ite
 @pytest.mark.parametrize("folder", ALL_TASKS + ["kitchen", "typed functions"], ids=lambda f: getattr(f, "name", f))
 def test_our_basic_pddl_is_the_basic_problem_unified_planning_derives(folder, make_task):
     """Unified Planning is the reference: our text parses to the problem its transform builds."""
-    from pipeline.pddl.transforms import basic_problem
-    from pipeline.pddl.up_io import parse_problem, problem_view
+    from safeforge.pddl.transforms import basic_problem
+    from safeforge.pddl.up_io import parse_problem, problem_view
 
     numbers = PROBLEM.replace("(= (danger) 0)", "(= (danger) 0) (= (fuel hall) 0) (= (heat) 1)")
     written = {"kitchen": (DOMAIN, PROBLEM), "typed functions": (WAREHOUSE_STYLE, numbers)}.get(folder)
@@ -199,8 +199,8 @@ def test_our_basic_pddl_is_the_basic_problem_unified_planning_derives(folder, ma
 
 @pytest.mark.parametrize("folder", ALL_TASKS, ids=lambda f: f.name)
 def test_the_danger_effects_found_are_those_unified_planning_reads(folder):
-    from pipeline.pddl.transforms import danger_conditions
-    from pipeline.pddl.up_io import expression_to_pddl
+    from safeforge.pddl.transforms import danger_conditions
+    from safeforge.pddl.up_io import expression_to_pddl
 
     task = Task.load(folder)
     theirs = sorted(

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from tests_paths import EXAMPLES
 
-from pipeline.task.folder import Task
-from pipeline.validation.plan_text import parse_plan
+from safeforge.task.folder import Task
+from safeforge.validation.plan_text import parse_plan
 
 WAREHOUSE = Task.load(EXAMPLES / "warehouse_heavy_crate_ramp")
 KITCHEN = Task.load(EXAMPLES / "kitchen_mopped_floor_hot_soup")

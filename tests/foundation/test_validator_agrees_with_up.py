@@ -23,9 +23,9 @@ from tests_paths import EXAMPLES, TEMPLATE
 from unified_planning.plans import ActionInstance, SequentialPlan
 from unified_planning.shortcuts import PlanValidator, SequentialSimulator
 
-from pipeline.task.folder import Task
-from pipeline.task.metadata import FeasiblePlans
-from pipeline.validation.plan_text import parse_plan
+from safeforge.task.folder import Task
+from safeforge.task.metadata import FeasiblePlans
+from safeforge.validation.plan_text import parse_plan
 
 SCAFFOLD = "scaffold"  # `task new`'s task: its move allows ?from = ?to (add beats delete)
 TASKS = sorted(p.name for p in EXAMPLES.iterdir()) + [SCAFFOLD]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from generation_helpers import REPLAY
 
-from pipeline.llm.replay_server import running_replay_server
+from safeforge.llm.replay_server import running_replay_server
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from pipeline.generation import check_candidate
+from safeforge.generation import check_candidate
 
 EXIT_CODE = 9
 MARKS = "DYING_CHECKER_DIR"
@@ -23,7 +23,7 @@ WORKER_UP, DOOMED = "worker-up", "doomed"
 
 def _in_worker() -> bool:
     spec = getattr(sys.modules["__main__"], "__spec__", None)
-    return spec is not None and spec.name == "pipeline.generation.worker"
+    return spec is not None and spec.name == "safeforge.generation.worker"
 
 
 def doomed_record() -> str:

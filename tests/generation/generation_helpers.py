@@ -13,10 +13,10 @@ from typing import Any
 
 from tests_paths import REPO
 
-from pipeline.generation import GenerationSettings, RunSummary, generate_run
-from pipeline.llm import LLMClient, LLMConfig
-from pipeline.runs.ledger import RunStore
-from sources import Record
+from safeforge.generation import GenerationSettings, RunSummary, generate_run
+from safeforge.llm import LLMClient, LLMConfig
+from safeforge.runs.ledger import RunStore
+from safeforge.sources import Record
 
 REPLAY = REPO / "pipeline" / "llm" / "replay_responses"
 FAST_SETTINGS = GenerationSettings(planner_time_limit=30)

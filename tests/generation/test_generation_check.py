@@ -7,8 +7,8 @@ import shutil
 
 from tests_paths import TEMPLATE
 
-from pipeline.generation import GeneratedPDDL, check_candidate, check_problems
-from pipeline.task.checks import CheckReport, CheckResult
+from safeforge.generation import GeneratedPDDL, check_candidate, check_problems
+from safeforge.task.checks import CheckReport, CheckResult
 
 
 def candidate(tmp_path, domain: str | None = None, problem: str | None = None):

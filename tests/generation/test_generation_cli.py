@@ -11,11 +11,11 @@ import time
 from generation_helpers import admin
 from tests_paths import REPO
 
-from pipeline.llm import CallLedger
+from safeforge.llm import CallLedger
 
 
 def safeforge(*args: str, env: dict[str, str], cwd=REPO) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pipeline.cli", *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
+    return subprocess.run([sys.executable, "-m", "safeforge.cli", *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
 
 
 def clean_env(**extra: str) -> dict[str, str]:
@@ -84,7 +84,7 @@ def test_a_second_process_on_the_same_run_is_refused_naming_the_holder(tmp_path,
     command = [
         sys.executable,
         "-m",
-        "pipeline.cli",
+        "safeforge.cli",
         "generate",
         "normbank",
         "--limit",
@@ -121,7 +121,7 @@ def test_calls_in_flight_at_a_kill_are_recorded_as_unknown(tmp_path, replay_serv
         [
             sys.executable,
             "-m",
-            "pipeline.cli",
+            "safeforge.cli",
             "generate",
             "normbank",
             "--limit",

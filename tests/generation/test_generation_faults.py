@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 from generation_helpers import fast_config, ledger_states, replay_entries, requests_served, run_records
 
-from sources import Record, iter_records
+from safeforge.sources import Record, iter_records
 
 NO_DANGER = "neiss_220159454"  # one LLM call: fault tests on it need no planner
 FIRST_ROUND = "neiss_220705908"  # extract, generate, judge: all in round 1

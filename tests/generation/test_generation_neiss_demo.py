@@ -20,10 +20,10 @@ from generation_helpers import (
     run_records,
 )
 
-from pipeline.generation import load_prompts
-from pipeline.llm.replay_server import running_replay_server
-from pipeline.task.folder import Task
-from sources import iter_records
+from safeforge.generation import load_prompts
+from safeforge.llm.replay_server import running_replay_server
+from safeforge.sources import iter_records
+from safeforge.task.folder import Task
 
 REPAIRED = "neiss_170957638"
 NO_DANGER = "neiss_220159454"
@@ -201,8 +201,8 @@ def test_later_rounds_send_the_latest_candidate_and_the_feedback_so_far_not_the_
 
 
 def test_the_run_summary_says_its_responses_were_replayed_not_a_models(demo, capsys):
-    from pipeline.cli.main import main
-    from pipeline.runs.overview import REPLAY_NOTE, run_overview
+    from safeforge.cli.main import main
+    from safeforge.runs.overview import REPLAY_NOTE, run_overview
 
     overview = run_overview(demo["root"])
     assert overview.llm_endpoints == ["replay"]

@@ -9,10 +9,10 @@ import json
 import pytest
 from generation_helpers import FAST_SETTINGS, fast_config, folder_digest, requests_served
 
-from pipeline.generation import Extraction, check_candidate, load_extraction, process_record
-from pipeline.llm import LLMClient
-from pipeline.runs.ledger import RunStore
-from sources import iter_records
+from safeforge.generation import Extraction, check_candidate, load_extraction, process_record
+from safeforge.llm import LLMClient
+from safeforge.runs.ledger import RunStore
+from safeforge.sources import iter_records
 
 RECORD_ID = "neiss_220705908"
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from generation_helpers import FAST_SETTINGS, fast_config, requests_served
 
-from pipeline.generation import GenerateOptions, run_generation
-from pipeline.task.checks import check_task
-from pipeline.task.folder import Task
+from safeforge.generation import GenerateOptions, run_generation
+from safeforge.task.checks import check_task
+from safeforge.task.folder import Task
 
 EXPECTED = {
     "normbank": {"normbank_0": "checked", "normbank_1": "checked"},

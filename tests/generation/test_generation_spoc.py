@@ -9,9 +9,9 @@ import json
 from generation_helpers import FAST_SETTINGS, fast_config
 from tests_paths import SAMPLES
 
-from pipeline.generation import GenerateOptions, run_generation
-from pipeline.spoc import check_folder, export
-from pipeline.task.folder import Task
+from safeforge.generation import GenerateOptions, run_generation
+from safeforge.spoc import check_folder, export
+from safeforge.task.folder import Task
 
 TRIAL = "json_2.1.0/train/pick_heat_then_place_in_recep-Egg-None-SinkBasin-20/trial_T20190908_205022_607865/traj_data.json"
 

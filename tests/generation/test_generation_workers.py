@@ -17,10 +17,10 @@ from dying_checker import EXIT_CODE, MARKS, check_or_die, doomed_record
 from generation_helpers import FAST_SETTINGS, admin, fast_config, ledger_states, requests_served, run_records
 from tests_paths import REPO
 
-from pipeline.generation import generate_run
-from pipeline.llm import LLMClient
-from pipeline.runs.ledger import RunStore
-from sources import iter_records
+from safeforge.generation import generate_run
+from safeforge.llm import LLMClient
+from safeforge.runs.ledger import RunStore
+from safeforge.sources import iter_records
 
 
 @pytest.fixture
@@ -97,7 +97,7 @@ def test_a_worker_stops_when_the_run_process_is_gone(tmp_path, replay_server):
         "checker": None,
     }
     worker = subprocess.Popen(
-        [sys.executable, "-m", "pipeline.generation.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=REPO, text=True
+        [sys.executable, "-m", "safeforge.generation.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=REPO, text=True
     )
     worker.stdin.write(json.dumps(job) + "\n")
     worker.stdin.flush()

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from pipeline.llm import LLMConfig
-from pipeline.llm.replay_server import running_replay_server
+from safeforge.llm import LLMConfig
+from safeforge.llm.replay_server import running_replay_server
 
 SENTINEL_KEY = "sk-SENTINEL-4b1d9e77c0ffee"
 

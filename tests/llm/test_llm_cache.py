@@ -10,8 +10,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-from pipeline.cli.llm import register
-from pipeline.llm import CachedResponse, CacheRequest, CallLedger, LLMClient, ResponseCache
+from safeforge.cli.llm import register
+from safeforge.llm import CachedResponse, CacheRequest, CallLedger, LLMClient, ResponseCache
 
 VALID = {"hazard": "bleach under sink", "severity": 4}
 ENTRY = {"match": {"contains": ["sink"]}, "response": {"content": VALID}}
@@ -95,7 +95,7 @@ def test_processes_share_one_cache_file(tmp_path: Path):
     ResponseCache(db)  # create the file first, as a client would
     worker = textwrap.dedent(f"""
         import sys
-        from pipeline.llm import CacheRequest, CachedResponse, CallLedger, LedgerRow, ResponseCache
+        from safeforge.llm import CacheRequest, CachedResponse, CallLedger, LedgerRow, ResponseCache
         cache, ledger, worker = ResponseCache({str(db)!r}), CallLedger({str(db)!r}), sys.argv[1]
         for i in range(60):
             name = f"{{worker}}-{{i}}"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from pipeline.llm import LLMClient, LLMConfig
+from safeforge.llm import LLMClient, LLMConfig
 
 
 def test_from_env_reads_endpoint_key_models_and_limits():

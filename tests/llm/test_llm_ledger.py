@@ -9,8 +9,8 @@ import logging
 import pytest
 from openai.types import CompletionUsage
 
-from pipeline.cli.llm import register
-from pipeline.llm import CallLedger, LedgerRow, LLMClient, ModelPrice, PriceTable, TokenUsage
+from safeforge.cli.llm import register
+from safeforge.llm import CallLedger, LedgerRow, LLMClient, ModelPrice, PriceTable, TokenUsage
 
 VALID = {"hazard": "loose rug", "severity": 1}
 LONG_PREFIX = "Background: " + "the hallway has a loose rug near the stairs. " * 40  # 1812 chars
@@ -56,7 +56,7 @@ def test_unknown_model_costs_none_with_one_warning(start_replay, make_config, sc
             ]
             return client, results
 
-    with caplog.at_level(logging.WARNING, logger="pipeline.llm"):
+    with caplog.at_level(logging.WARNING, logger="safeforge.llm"):
         client, results = asyncio.run(go())
     assert [r.cost_usd for r in results] == [None, None]
     assert [r.cost_usd for r in client.ledger.rows()] == [None, None]

@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 import time
 
-from pipeline.llm import LLMClient
-from pipeline.llm._limits import CallLimiter, TokenBucket
+from safeforge.llm import LLMClient
+from safeforge.llm._limits import CallLimiter, TokenBucket
 
 VALID = {"hazard": "wet floor", "severity": 2}
 

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from openai.types.chat import ChatCompletion
 
-from pipeline.cli.llm import register
-from pipeline.llm import LLMClient
-from pipeline.llm._replay_files import ReplayFormatError, load_entries
-from pipeline.llm.replay_server import ReplayServer, run_from_args
+from safeforge.cli.llm import register
+from safeforge.llm import LLMClient
+from safeforge.llm._replay_files import ReplayFormatError, load_entries
+from safeforge.llm.replay_server import ReplayServer, run_from_args
 
 REPO = Path(__file__).parents[2]
 
@@ -156,7 +156,7 @@ def test_command_line_prints_the_url_and_serves(tmp_path):
         [
             sys.executable,
             "-m",
-            "pipeline.llm.replay_server",
+            "safeforge.llm.replay_server",
             "--responses",
             str(tmp_path),
             "--port",

@@ -11,8 +11,8 @@ from email.utils import format_datetime
 
 import pytest
 
-from pipeline.llm import LLMClient, LLMError
-from pipeline.llm._retry import RetryPolicy, retry_after_seconds
+from safeforge.llm import LLMClient, LLMError
+from safeforge.llm._retry import RetryPolicy, retry_after_seconds
 
 VALID = {"hazard": "hot stove", "severity": 2}
 

@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from pipeline.llm import LLMClient, LLMError
+from safeforge.llm import LLMClient, LLMError
 
 VALID = {"hazard": "candle near curtain", "severity": 3}
 

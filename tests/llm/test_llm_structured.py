@@ -8,10 +8,10 @@ import json
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.generation import ExtractionResult, GeneratedPDDL, JudgeVerdict
-from pipeline.llm import LLMClient, LLMError
-from pipeline.llm._structured import response_format, strict_schema
-from pipeline.llm.replay_server import strict_schema_problem
+from safeforge.generation import ExtractionResult, GeneratedPDDL, JudgeVerdict
+from safeforge.llm import LLMClient, LLMError
+from safeforge.llm._structured import response_format, strict_schema
+from safeforge.llm.replay_server import strict_schema_problem
 
 VALID = {"hazard": "knife near toddler", "severity": 3}
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from tests_paths import EXAMPLES
 
-from pipeline.llm import CallLedger, LedgerRow
-from pipeline.runs.ledger import RunStore
+from safeforge.llm import CallLedger, LedgerRow
+from safeforge.runs.ledger import RunStore
 
 PATH_TO_ACCEPTED = ("extracted", "checked", "in_review", "accepted")
 

@@ -10,7 +10,7 @@ import sys
 import datasets
 from huggingface_hub import HfApi, hf_hub_download
 
-from pipeline.publishing import features
+from safeforge.publishing import features
 
 repo_id, version = sys.argv[1], sys.argv[2]
 table = datasets.load_dataset(repo_id, revision=version)["train"]

@@ -30,7 +30,6 @@ def _env(endpoint: str, home: Path, token: str | None) -> dict:
         HF_HUB_OFFLINE="0",
         HF_HOME=str(home),
         HF_HUB_DISABLE_PROGRESS_BARS="1",
-        PYTHONPATH=str(REPO),
     )
     if token is not None:
         env["HF_TOKEN"] = token
@@ -61,7 +60,7 @@ def test_publish_to_the_hub_and_load_it_back(make_run, tmp_path, hub):
     out = tmp_path / "release"
 
     published = _run(
-        ["-m", "pipeline.cli", "publish", str(run), "--version", "v1.0.0", "--out", str(out), "--repo-id", "safeforge/tasks"], env
+        ["-m", "safeforge.cli", "publish", str(run), "--version", "v1.0.0", "--out", str(out), "--repo-id", "safeforge/tasks"], env
     )
     assert published.returncode == 0, published.stderr
     assert f"pushed: {hub}/datasets/safeforge/tasks/tree/v1.0.0" in published.stdout
@@ -82,7 +81,7 @@ def test_publish_to_the_hub_and_load_it_back(make_run, tmp_path, hub):
     again = _run(
         [
             "-m",
-            "pipeline.cli",
+            "safeforge.cli",
             "publish",
             str(run),
             "--version",
@@ -109,7 +108,7 @@ def test_a_refused_push_leaves_no_release_behind(make_run, tmp_path, hub):
     out = tmp_path / "releases" / "v1"
 
     wrong = _run(
-        ["-m", "pipeline.cli", "publish", str(run), "--version", "v1", "--out", str(out), "--repo-id", "safeforge/tasks"],
+        ["-m", "safeforge.cli", "publish", str(run), "--version", "v1", "--out", str(out), "--repo-id", "safeforge/tasks"],
         _env(hub, tmp_path / "hf_home", "hf_wrong_token"),
     )
     assert wrong.returncode == 2
@@ -118,7 +117,7 @@ def test_a_refused_push_leaves_no_release_behind(make_run, tmp_path, hub):
     assert not out.exists() and list(out.parent.iterdir()) == []
 
     missing = _run(
-        ["-m", "pipeline.cli", "publish", str(run), "--version", "v1", "--out", str(out), "--repo-id", "safeforge/tasks"],
+        ["-m", "safeforge.cli", "publish", str(run), "--version", "v1", "--out", str(out), "--repo-id", "safeforge/tasks"],
         _env(hub, tmp_path / "hf_home", None),
     )
     assert missing.returncode == 2 and "HF_TOKEN is not set" in missing.stderr
@@ -132,7 +131,7 @@ def test_tasks_made_from_replayed_responses_reach_the_hub_only_when_allowed(make
     metadata["provenance"]["llm_endpoint"] = "replay"
     metadata_path.write_text(json.dumps(metadata))
     env = _env(hub, tmp_path / "hf_home", SENTINEL)
-    command = ["-m", "pipeline.cli", "publish", str(run), "--version", "v1.0.0", "--repo-id", "safeforge/replayed"]
+    command = ["-m", "safeforge.cli", "publish", str(run), "--version", "v1.0.0", "--repo-id", "safeforge/replayed"]
 
     refused = _run([*command, "--out", str(tmp_path / "refused")], env)
     assert refused.returncode == 2 and "Traceback" not in refused.stderr

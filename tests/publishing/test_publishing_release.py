@@ -10,10 +10,10 @@ import tarfile
 import pytest
 import yaml
 
-from pipeline.cli.main import main
-from pipeline.publishing import ARCHIVE, DATA_FILE, PublishError, content_hash, features, publish
-from pipeline.task.folder import Task
-from pipeline.validation.plan_text import parse_plan
+from safeforge.cli.main import main
+from safeforge.publishing import ARCHIVE, DATA_FILE, PublishError, content_hash, features, publish
+from safeforge.task.folder import Task
+from safeforge.validation.plan_text import parse_plan
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import pytest
 from label_studio_sdk import LabelStudio
 from review_helpers import ADMIN, PASSWORD, TOKEN, free_port
 
-from review import ReviewConfig, ServerError, check_installation, start_server, stop_server
+from safeforge.review import ReviewConfig, ServerError, check_installation, start_server, stop_server
 from tests.doubles.review_demo import demo_run
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from label_studio_sdk import LabelStudio
 
-from review import CORRECTABLE_FIELDS
-from review._mapping import ReviewMapping
+from safeforge.review import CORRECTABLE_FIELDS
+from safeforge.review._mapping import ReviewMapping
 
 ADMIN, PASSWORD, TOKEN = "admin@review.test", "admin-password-1", "review-tests-admin-token"
 

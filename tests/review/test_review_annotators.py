@@ -7,8 +7,8 @@ import json
 
 from review_helpers import Submission, ls_task_id, submit
 
-from review import pull_run, push_run, review_status
-from review._task_data import LABELING_CONFIG
+from safeforge.review import pull_run, push_run, review_status
+from safeforge.review._task_data import LABELING_CONFIG
 
 KITCHEN = "kitchen_mopped_floor_hot_soup"
 
@@ -105,7 +105,7 @@ def test_conflicting_corrections_are_flagged_and_an_adjudicator_can_keep_the_ori
 def test_two_pushes_at_once_import_each_task_once(make_run, config, admin):
     from concurrent.futures import ThreadPoolExecutor
 
-    from pipeline.runs.lock import RunLocked
+    from safeforge.runs.lock import RunLocked
 
     store = make_run([KITCHEN, "bathroom_bleach_bucket", "party_leftovers_dog_chocolate"])
 

@@ -12,8 +12,8 @@ import pytest
 from label_studio_sdk import LabelStudio
 from review_helpers import Submission, free_port, ls_task_id, submit
 
-from pipeline.cli.main import main
-from review import ServerError, check_installation, start_server
+from safeforge.cli.main import main
+from safeforge.review import ServerError, check_installation, start_server
 from tests.doubles.review_demo import demo_run
 
 KITCHEN, BLEACH = "kitchen_mopped_floor_hot_soup", "bathroom_bleach_bucket"

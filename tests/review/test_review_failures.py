@@ -7,8 +7,8 @@ from dataclasses import replace
 import pytest
 from review_helpers import Submission, free_port, ls_task_id, snapshot, submit
 
-from review import ReviewError, pull_run, push_run
-from review._mapping import ReviewMapping
+from safeforge.review import ReviewError, pull_run, push_run
+from safeforge.review._mapping import ReviewMapping
 
 KITCHEN, BLEACH = "kitchen_mopped_floor_hot_soup", "bathroom_bleach_bucket"
 

@@ -7,7 +7,7 @@ import json
 import pytest
 from review_helpers import ADMIN, Submission, ls_task_id, submit
 
-from review import project_title, pull_run, push_run, review_status
+from safeforge.review import project_title, pull_run, push_run, review_status
 
 KITCHEN, BLEACH, DOG, CRATE = (
     "kitchen_mopped_floor_hot_soup",
@@ -176,7 +176,7 @@ def test_two_annotators_who_disagree(make_run, config, annotator, admin):
 def test_a_release_built_from_a_real_pull_counts_the_votes_and_names_no_annotator(make_run, config, annotator, tmp_path):
     import datasets
 
-    from pipeline.publishing import publish
+    from safeforge.publishing import publish
 
     store = make_run([KITCHEN, BLEACH])
     push_run(store, config)

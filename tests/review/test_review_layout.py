@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from review_helpers import ADMIN, PASSWORD, Submission, ls_task_id, submit
 
-from review import push_run
+from safeforge.review import push_run
 from tests.doubles.review_browser import TEXT_WIDTHS, chromium_page, compare_all, find_chromium, login_cookies, screenshot_task, show_task
 
 WIDTH, HEIGHT = 1366, 768

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from review import (
+from safeforge.review import (
     CORRECTABLE_FIELDS,
     LABELING_CONFIG,
     REJECTION_REASONS,
@@ -20,7 +20,7 @@ from review import (
     diff_plans,
     final_decision,
 )
-from review._agreement import task_agreement
+from safeforge.review._agreement import task_agreement
 
 
 def test_kappa_matches_the_textbook_example():

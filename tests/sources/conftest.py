@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from sources.paths import sample_path
+from safeforge.sources.paths import sample_path
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from sources import ReadReport, SourceError, default_path, iter_records
+from safeforge.sources import ReadReport, SourceError, default_path, iter_records
 
 LAMP = "train/look_at_obj_in_light-Box-None-DeskLamp-316/trial_T20190908_233127_359423"
 

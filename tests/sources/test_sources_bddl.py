@@ -6,8 +6,8 @@ import shutil
 
 import pytest
 
-from pipeline.pddl.sexpr import parse
-from sources import ReadReport, SourceError, default_path, iter_records
+from safeforge.pddl.sexpr import parse
+from safeforge.sources import ReadReport, SourceError, default_path, iter_records
 
 
 def read(path=None):

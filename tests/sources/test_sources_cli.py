@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pipeline.cli.main import main
+from safeforge.cli.main import main
 
 
 def run(argv, capsys):

@@ -14,12 +14,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from tests_paths import REPO, SAMPLES
+from tests_paths import SAMPLES
 
-from pipeline.cli.main import main
-from sources import iter_records
-from sources.paths import MANIFEST
-from sources.registry import default_location
+from safeforge.cli.main import main
+from safeforge.sources import iter_records
+from safeforge.sources.paths import MANIFEST
+from safeforge.sources.registry import default_location
 from tests.doubles.file_server import Files, serving
 
 HOLDOUT = (SAMPLES / "neiss" / "holdout_labeled.csv").read_bytes()
@@ -201,12 +201,12 @@ def test_the_installed_bddl_package_gives_all_1016_activities(tmp_path, data):
     )
     assert pip.returncode == 0, pip.stderr
     shown = subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", "sources", "show", "bddl", "--json"],
+        [sys.executable, "-m", "safeforge.cli", "sources", "show", "bddl", "--json"],
         capture_output=True,
         text=True,
         timeout=300,
         cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(site)])},
+        env={**os.environ, "PYTHONPATH": str(site)},
     )
     assert shown.returncode == 0, shown.stderr
     records = [json.loads(line) for line in shown.stdout.splitlines()]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from tests_paths import SAMPLES
 
-from sources import ReadReport, iter_records
+from safeforge.sources import ReadReport, iter_records
 
 LAMP = "train/look_at_obj_in_light-Box-None-DeskLamp-316/trial_T20190908_233127_359423"
 GOOD_ALFRED = "alfred_trial_T20190908_233127_359423"

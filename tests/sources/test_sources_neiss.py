@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sources import ReadReport, SkippedRow, SourceError, default_path, iter_records
+from safeforge.sources import ReadReport, SkippedRow, SourceError, default_path, iter_records
 
 HOLDOUT = "neiss/holdout_labeled.csv"
 DECODED = "neiss/neiss_2014_2023_code_replaced_100_samples.csv"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from sources import ReadReport, SourceError, default_path, iter_records
-from sources.normbank import render_constraints
+from safeforge.sources import ReadReport, SourceError, default_path, iter_records
+from safeforge.sources.normbank import render_constraints
 
 HEADER = ["setting", "behavior", "setting-behavior", "constraints", "constraints_given", "constraint_predict", "norm", "label", "split"]
 

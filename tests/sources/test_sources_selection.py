@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sources import ReadReport, Record, iter_records, sample_key, select
+from safeforge.sources import ReadReport, Record, iter_records, sample_key, select
 
 
 def ids(source, **options):

@@ -7,8 +7,8 @@ import shutil
 
 import pytest
 
-from sources import ReadReport, SourceError, default_path, iter_records
-from sources.virtualhome import summarise_state
+from safeforge.sources import ReadReport, SourceError, default_path, iter_records
+from safeforge.sources.virtualhome import summarise_state
 
 MARCH = "results_intentions_march-13-18"
 

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from pipeline.cli.main import main
-from pipeline.spoc import check_file, check_folder
+from safeforge.cli.main import main
+from safeforge.spoc import check_file, check_folder
 
 # The complete example of the SPOC goal-condition format description.
 EXAMPLE_NAME = "Drop_CloseWhileTransport_CellPhone_Box_00000.json"

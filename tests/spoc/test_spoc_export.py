@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from tests_paths import EXAMPLES, REPO, SAMPLES, SPOC_EXAMPLES
 
-from pipeline.cli.main import main
-from pipeline.publishing import publish
-from pipeline.runs.ledger import RunStore
-from pipeline.spoc import NotExportable, check_folder, export, export_task, report_path
-from pipeline.task.checks import check_task
-from pipeline.task.folder import Task
+from safeforge.cli.main import main
+from safeforge.publishing import publish
+from safeforge.runs.ledger import RunStore
+from safeforge.spoc import NotExportable, check_folder, export, export_task, report_path
+from safeforge.task.checks import check_task
+from safeforge.task.folder import Task
 
 FIXTURES = REPO / "tests" / "fixtures" / "spoc"
 ALFRED = ("alfred_dirty_plate", "alfred_egg_fridge", "alfred_heat_potato")

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from tests_paths import REPO, SPOC_EXAMPLES
 
-from pipeline.spoc import NotExportable, export_task
-from pipeline.spoc._mapping import ThorView
-from pipeline.spoc._semantics import evaluate
-from pipeline.spoc._skills import skill_trace
-from pipeline.task.folder import Task
-from pipeline.validation.plan_text import parse_plan
+from safeforge.spoc import NotExportable, export_task
+from safeforge.spoc._mapping import ThorView
+from safeforge.spoc._semantics import evaluate
+from safeforge.spoc._skills import skill_trace
+from safeforge.task.folder import Task
+from safeforge.validation.plan_text import parse_plan
 
 FIXTURES = REPO / "tests" / "fixtures" / "spoc"
 TASKS = sorted(SPOC_EXAMPLES.iterdir()) + sorted(FIXTURES.iterdir())
@@ -147,6 +147,6 @@ def test_a_task_no_window_fits_is_not_exported(tmp_path, fixture, replacements, 
     "limit, reason", [("MAX_STATES", "more than 3 states without danger"), ("MAX_TESTS", "more than 3 ground actions")]
 )
 def test_a_task_too_large_to_search_is_not_exported(monkeypatch, limit, reason):
-    monkeypatch.setattr(f"pipeline.spoc._window.{limit}", 3)
+    monkeypatch.setattr(f"safeforge.spoc._window.{limit}", 3)
     with pytest.raises(NotExportable, match=reason):
         export_task(Task.load(FIXTURES / "alfred_egg_fridge"))
