@@ -1,19 +1,12 @@
-"""Fixtures of the workbench tests: Chromium, and task folders to serve."""
+"""Fixtures of the workbench tests."""
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
-from tests.doubles.review_browser import find_chromium
+from tests.doubles.review_browser import require_chromium
 
 
 @pytest.fixture(scope="module")
 def chromium() -> str:
-    path = find_chromium()
-    if path is None:
-        if shutil.which("apt-get") is None:
-            pytest.skip("chromium is not installed, and this machine has no apt-get to install it with")
-        pytest.fail("chromium is not installed (CI runs scripts/setup.sh, which installs it)")
-    return path
+    return require_chromium()

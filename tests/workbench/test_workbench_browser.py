@@ -13,7 +13,6 @@ from workbench_helpers import (
     checks_shown,
     copy_examples,
     hostile_task,
-    png_size,
     replace_in_editor,
     running_workbench,
     show,
@@ -21,7 +20,7 @@ from workbench_helpers import (
     wait_for_check,
 )
 
-from tests.doubles.review_browser import chromium_page
+from tests.doubles.review_browser import chromium_page, png_size
 
 WIDTH, HEIGHT = 1366, 768
 KITCHEN = "kitchen_mopped_floor_hot_soup"

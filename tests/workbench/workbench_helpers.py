@@ -7,7 +7,6 @@ import json
 import re
 import select
 import shutil
-import struct
 import subprocess
 import sys
 import time
@@ -129,12 +128,6 @@ def replace_in_editor(page: Page, file: str, old: str, new: str) -> None:
     )
     assert found, f"{old!r} is not in {file}"
     page.call("Input.insertText", text=new)
-
-
-def png_size(png: bytes) -> tuple[int, int]:
-    """Width and height of a PNG image, from its header."""
-    assert png.startswith(b"\x89PNG\r\n\x1a\n") and png[12:16] == b"IHDR", "not a PNG image"
-    return struct.unpack(">II", png[16:24])
 
 
 def scroll_to(page: Page, selector: str) -> None:
