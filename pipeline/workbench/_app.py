@@ -248,13 +248,16 @@ def create_app(workspace: Workspace, time_limit: float = 60.0) -> FastAPI:
             return JSONResponse({"error": workspace.new_tasks_reason}, status_code=403)
 
         def create() -> Path:
-            if body.copy_of is None:
-                return scaffold_task(workspace.tasks_dir, body.name)
-            try:
-                source = Task.load(workspace.folder(body.copy_of))
-            except (PDDLError, TaskError) as exc:
-                raise AuthoringError(f"{body.copy_of} cannot be copied: {exc}") from None
-            return copy_task(source, workspace.tasks_dir, body.name)
+            source = None
+            if body.copy_of is not None:
+                try:
+                    source = Task.load(workspace.folder(body.copy_of))
+                except (PDDLError, TaskError) as exc:
+                    raise AuthoringError(f"{body.copy_of} cannot be copied: {exc}") from None
+            with workspace.writing("workbench new task"):
+                return (
+                    scaffold_task(workspace.tasks_dir, body.name) if source is None else copy_task(source, workspace.tasks_dir, body.name)
+                )
 
         created = await checker.off_thread(create)
         return JSONResponse({"url": task_url(created.name)}, status_code=201)

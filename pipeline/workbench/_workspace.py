@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import tarfile
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -48,6 +49,7 @@ class Workspace:
             raise WorkbenchError(f"{root}: not a folder (give a folder of task folders, a task folder, a run or a release)")
         self.root = root.resolve()
         self._scratch: tempfile.TemporaryDirectory | None = None
+        self._write_lock = threading.Lock()
         self.kind: Kind
         if (self.root / RELEASE_ARCHIVE).is_file():
             self.kind = "release"
@@ -126,12 +128,14 @@ class Workspace:
 
     @contextmanager
     def writing(self, purpose: str) -> Iterator[None]:
-        """Hold what a write needs: the run's lock for a run (RunLocked when another process holds it)."""
-        if self.kind == "run":
-            with RunLock(self.root, purpose):
+        """Hold what a write needs: one write at a time in this process, and for a run the run's
+        lock (RunLocked when another process holds it)."""
+        with self._write_lock:
+            if self.kind == "run":
+                with RunLock(self.root, purpose):
+                    yield
+            else:
                 yield
-        else:
-            yield
 
     # -- review ------------------------------------------------------------------------------
     def review_links(self) -> dict[str, ReviewLink]:

@@ -126,11 +126,17 @@ def test_a_typed_plan_gets_despites_score_and_a_trace(client, served):
     assert "(pot_at soup_pot dining_room)" in answer["html"]  # the goal left unmet
 
 
-def test_task_text_is_shown_as_text(client):
+def test_task_text_is_shown_as_text(client, served):
     html = client.get("/task/hostile_task").text + client.get("/").text
     assert "<script>window.__pwned" not in html and "<img src" not in html
     assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in html
     assert "</textarea><script>" not in html
+    named = '"><img src=x onerror=alert(1)>'  # a folder's name is text too
+    shutil.copytree(served[1] / KITCHEN, served[1] / named)
+    listing = client.get("/").text
+    assert "<img" not in listing and "&#34;&gt;&lt;img src=x onerror=alert(1)&gt;" in listing
+    assert 'href="/task/%22%3E%3Cimg%20src%3Dx%20onerror%3Dalert%281%29%3E"' in listing
+    assert client.get("/task/%22%3E%3Cimg%20src%3Dx%20onerror%3Dalert%281%29%3E").status_code == 200
 
 
 def test_paths_stay_inside_the_folder(client, served):
