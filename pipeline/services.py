@@ -222,6 +222,7 @@ def where(run: str, environ: Mapping[str, str] | None = None) -> str:
             f"run summary:    safeforge runs show {run}",
             f"Prefect UI:     {settings.prefect_ui_url}  (flow runs, per-record task runs, the run's artifact)",
             f"review project: {review}  (log in as {_review_config(environ).username}; README, review section)",
+            f"workbench:      safeforge workbench {(settings.outputs / run).absolute()}  (state traces; review tasks link to it)",
             "stop:           safeforge services stop",
         ]
     )

@@ -117,6 +117,11 @@ class Settings(BaseModel):
     """Data folder of the server `safeforge review server start` runs (unset: `<outputs>/.labelstudio`)."""
     labelstudio_venv: Path = Field(Path(".venv-labelstudio"), json_schema_extra=_env("SAFEFORGE_LABELSTUDIO_VENV"))
     """The virtual environment holding the Label Studio server (made by `scripts/setup_labelstudio.sh`)."""
+    # -- workbench ------------------------------------------------------------------------------
+    workbench_port: int = Field(4300, ge=0, le=65535, json_schema_extra=_env("SAFEFORGE_WORKBENCH_PORT"))
+    """Port of `safeforge workbench` (on 127.0.0.1 only)."""
+    workbench_url: str | None = Field(None, json_schema_extra=_env("SAFEFORGE_WORKBENCH_URL"))
+    """The workbench that review tasks in Label Studio link to (unset: `http://127.0.0.1:<workbench_port>`)."""
     # -- publishing -----------------------------------------------------------------------------
     hf_token: SecretStr | None = Field(None, json_schema_extra=_env("HF_TOKEN"))
     """Hugging Face Hub token for `publish --repo-id`."""
@@ -141,6 +146,11 @@ class Settings(BaseModel):
     @property
     def prefect_api(self) -> str:
         return self.prefect_api_url or f"http://{LOOPBACK}:{self.prefect_port}/api"
+
+    @property
+    def workbench_address(self) -> str:
+        """The workbench's base URL, as review tasks link to it."""
+        return (self.workbench_url or f"http://{LOOPBACK}:{self.workbench_port}").rstrip("/")
 
     @property
     def prefect_ui_url(self) -> str:
@@ -247,6 +257,7 @@ def effective_settings(environ: Mapping[str, str] | None = None) -> list[Setting
                 "replay_responses": settings.replay_responses_dir,
                 "labelstudio_data": settings.labelstudio_data_dir,
                 "prefect_api_url": settings.prefect_api,
+                "workbench_url": settings.workbench_address,
             }.get(name)
             shown = "(unset)" if derived is None else f"(unset) -> {derived}"
         elif isinstance(value, dict):

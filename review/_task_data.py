@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from html import escape
 from pathlib import Path
+from urllib.parse import quote
 
 from safeforge.pddl.errors import PDDLError
 from safeforge.review._conditions import danger_conditions
 from safeforge.review._plan_diff import DiffRow, diff_plans, plan_steps
+from safeforge.settings import Settings
 from safeforge.task.files import (
     METADATA,
     SAFETY_DOMAIN,
@@ -85,6 +87,7 @@ def build_task(folder: Path, record_id: str, source: str) -> dict:
         "record_id": record_id,
         "source": source,
         "header": f"{task_id}   ·   source: {source}",
+        "workbench_html": _workbench_html(task_id),
         "task_html": _task_html(formalization),
         "danger_html": _danger_html(formalization, metadata.danger_conditions, safety_domain),
         "details_html": _details_html(formalization),
@@ -96,6 +99,15 @@ def build_task(folder: Path, record_id: str, source: str) -> dict:
     data.update({f"current_{name}": field_text(formalization, name) for name in CORRECTABLE_FIELDS})
     task: dict = {"data": data}
     return task
+
+
+def _workbench_html(task_id: str) -> str:
+    """A link to the task's page in the workbench (`safeforge workbench` started on the run)."""
+    url = f"{Settings.load().workbench_address}/task/{quote(task_id, safe='')}"
+    return (
+        f'<a class="sf-workbench" href="{escape(url)}" target="_blank" rel="noopener noreferrer">'
+        "Open in the workbench: state traces of both plans, the danger step, try a plan</a>"
+    )
 
 
 def _danger_steps(folder: Path) -> list[int]:

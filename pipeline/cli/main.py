@@ -21,6 +21,7 @@ from safeforge.common.errors import SafeforgeError, StorageError, storage_proble
 # command -> (module, help), in the order `safeforge --help` lists them
 COMMANDS: dict[str, tuple[str, str]] = {
     "task": ("safeforge.cli.task", "check, validate, show or create one task folder"),
+    "workbench": ("safeforge.cli.workbench", "a local page over a folder of tasks, a run or a release: see, edit and re-check tasks"),
     "sources": ("safeforge.cli.sources", "list the data sources, show their records"),
     "llm": ("safeforge.cli.llm", "LLM access: replay server, call ledger, cache misses"),
     "generate": ("safeforge.cli.generate", "extract dangers from a source's records and generate checked tasks (LLM)"),

@@ -3,19 +3,14 @@
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
 
-from safeforge.common.resources import package_path
+from safeforge.task.authoring import scaffold_task
 from safeforge.task.checks import check_task, record_check
-from safeforge.task.files import METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM
 from safeforge.task.folder import Task
-from safeforge.task.metadata import TaskMetadata
-from safeforge.task.writer import write_task
 
 MAX_PLANS_FILE_BYTES = 64 << 20
-TEMPLATE = package_path("safeforge", "templates", "new_task")
 
 
 def register(subparsers) -> None:
@@ -104,15 +99,7 @@ def _prompt(args) -> int:
 
 
 def _new(args) -> int:
-    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_\-]*", args.name):
-        print(f"error: task name {args.name!r} must start with a letter and use only letters, digits, _ and -", file=sys.stderr)
-        return 2
-    target = args.dir / args.name
-    if target.exists():
-        print(f"error: {target} already exists", file=sys.stderr)
-        return 2
-    texts = {p.name: p.read_text(encoding="utf-8").replace("__NAME__", args.name) for p in TEMPLATE.iterdir()}
-    write_task(target, texts[SAFETY_DOMAIN], texts[SAFETY_PROBLEM], TaskMetadata.model_validate_json(texts[METADATA]))
+    target = scaffold_task(args.dir, args.name)
     print(f"created {target}/ with safety_domain.pddl, safety_problem.pddl and metadata.json")
     print(f"next: edit them, then run: safeforge task check {target}")
     return 0

@@ -2,9 +2,10 @@
 
 - metadata: `TaskMetadata`, the typed contract of metadata.json (and its JSON Schema).
 - files: the file names of a task folder, `read_task_file`, `read_metadata`, `TaskError`.
-- writer: the one writer of task folders (`write_task`, `write_metadata`, `write_basic_pddl`).
+- writer: the one writer of task folders (`write_task`, `rewrite_task`, `write_metadata`, `write_basic_pddl`).
 - folder: `Task` (load, parse, derive).
 - checks: `check_task` (pure: a `CheckReport`), `checked_metadata`, `record_check`.
+- authoring: by hand: `scaffold_task`, `copy_task`, `save_edit` (an edit, recorded in provenance).
 """
 
 from typing import TYPE_CHECKING
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING
 from safeforge.common.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy_exports reads this block)
+    from .authoring import AuthoringError, check_task_name, copy_task, save_edit, scaffold_task
     from .checks import CheckReport, CheckResult, check_task, checked_metadata, record_check
     from .files import (
         BASIC_DOMAIN,
@@ -25,6 +27,6 @@ if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy
     )
     from .folder import Task
     from .metadata import TaskMetadata
-    from .writer import write_basic_pddl, write_metadata, write_task
+    from .writer import rewrite_task, write_basic_pddl, write_metadata, write_task
 
 __getattr__, __dir__ = lazy_exports(__name__)

@@ -175,6 +175,11 @@ class Provenance(_Open):
     despite_reference_plans: dict[str, Any] | None = None
     author: str | None = None
     notes: str | None = None
+    copied_from: str | None = None
+    """For a task started as a copy of another (the workbench): that task's id."""
+    edits: list[dict[str, Any]] = Field(default_factory=list)
+    """Edits by hand after the task was made, oldest first: at, tool, files changed (with their
+    sha256 before and after), and whether the check passed."""
 
 
 class TaskMetadata(_Open):

@@ -1,5 +1,5 @@
 """The one writer of task folders: every producer (generation, DESPITE import, eval-noise, `task new`,
-`task check`, review) writes through these functions.
+`task check`, review, the workbench's edits) writes through these functions.
 
 A new folder is assembled in a staging folder beside its target and renamed into place, so a
 reader never sees half a task; a file of an existing folder is replaced atomically and keeps its
@@ -16,6 +16,8 @@ from pathlib import Path
 from safeforge.common.files import umask, write_atomically, write_staged
 from safeforge.task.files import BASIC_DOMAIN, BASIC_PROBLEM, METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM
 from safeforge.task.metadata import TaskMetadata
+
+TASK_FILES = (SAFETY_DOMAIN, SAFETY_PROBLEM, BASIC_DOMAIN, BASIC_PROBLEM, METADATA)
 
 
 def write_metadata(folder: Path, metadata: TaskMetadata) -> None:
@@ -51,14 +53,35 @@ def write_task(
     folder = Path(folder)
     if folder.exists() and not replace:
         raise FileExistsError(f"{folder} already exists")
+    return _assemble(folder, _task_files(safety_domain, safety_problem, metadata, basic), keep_from=None)
+
+
+def rewrite_task(folder: Path, safety_domain: str, safety_problem: str, metadata: TaskMetadata, basic: tuple[str, str] | None) -> Path:
+    """An edit of an existing task folder in one step: its safety PDDL, metadata and derived PDDL
+    (left out when `basic` is None) replaced, its other regular files kept, the whole folder
+    assembled beside it and renamed into place."""
+    return _assemble(Path(folder), _task_files(safety_domain, safety_problem, metadata, basic), keep_from=Path(folder))
+
+
+def _task_files(safety_domain: str, safety_problem: str, metadata: TaskMetadata, basic: tuple[str, str] | None) -> dict[str, str]:
+    files = {SAFETY_DOMAIN: _with_final_newline(safety_domain), SAFETY_PROBLEM: _with_final_newline(safety_problem)}
+    if basic is not None:
+        files |= {BASIC_DOMAIN: basic[0], BASIC_PROBLEM: basic[1]}
+    files[METADATA] = metadata.to_json()
+    return files
+
+
+def _assemble(folder: Path, files: dict[str, str], keep_from: Path | None) -> Path:
+    """Write `files` (and the other regular files of `keep_from`) into a staging folder beside
+    `folder`, then install it there."""
     folder.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}.staging-"))
     try:
         os.chmod(staging, 0o755 & ~umask())
-        files = {SAFETY_DOMAIN: _with_final_newline(safety_domain), SAFETY_PROBLEM: _with_final_newline(safety_problem)}
-        if basic is not None:
-            files |= {BASIC_DOMAIN: basic[0], BASIC_PROBLEM: basic[1]}
-        files[METADATA] = metadata.to_json()
+        if keep_from is not None:
+            for kept in keep_from.iterdir():
+                if kept.name not in TASK_FILES and kept.is_file() and not kept.is_symlink():
+                    shutil.copy2(kept, staging / kept.name)
         for name, text in files.items():
             write_staged(staging / name, text)
         install(staging, folder)

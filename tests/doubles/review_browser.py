@@ -1,13 +1,14 @@
 """The review interface in headless Chromium, driven over its DevTools protocol (with `websockets`):
 for the screenshot in docs/ (scripts/screenshot_review.py) and the layout test
-(tests/review/test_review_layout.py). Install the browser with `apt-get install chromium`
-(scripts/setup.sh does)."""
+(tests/review/test_review_layout.py); the workbench's browser tests use its page too. Install the
+browser with `apt-get install chromium` (scripts/setup.sh does)."""
 
 from __future__ import annotations
 
 import base64
 import json
 import shutil
+import struct
 import subprocess
 import time
 from collections.abc import Iterator
@@ -15,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import pytest
 from websockets.sync.client import connect
 
 CHROMIUM_FLAGS = [
@@ -47,6 +49,22 @@ PREPARE_SCREENSHOT = """(() => {
 def find_chromium() -> str | None:
     """The Chromium executable on PATH, if any."""
     return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def require_chromium() -> str:
+    """The Chromium executable for a test: skips where it cannot be installed, fails where it could be."""
+    path = find_chromium()
+    if path is None:
+        if shutil.which("apt-get") is None:
+            pytest.skip("chromium is not installed, and this machine has no apt-get to install it with")
+        pytest.fail("chromium is not installed (CI runs scripts/setup.sh, which installs it)")
+    return path
+
+
+def png_size(png: bytes) -> tuple[int, int]:
+    """Width and height of a PNG image, from its header."""
+    assert png.startswith(b"\x89PNG\r\n\x1a\n") and png[12:16] == b"IHDR", "not a PNG image"
+    return struct.unpack(">II", png[16:24])
 
 
 def login_cookies(url: str, username: str, password: str) -> dict[str, str]:

@@ -115,6 +115,7 @@ def test_services_main_command_and_clean_stop(tmp_path):
         assert f"http://127.0.0.1:{ls_port}/projects/" in link[0]["data"]
         where = _run([*SAFEFORGE, "services", "where", run.name], shell, timeout=60).stdout  # the demo's last words
         assert f"tasks:          {run / 'tasks'}" in where and f"review project: http://127.0.0.1:{ls_port}/projects/" in where, where
+        assert f"workbench:      safeforge workbench {run}  " in where, where
 
         # a reviewer accepts two tasks in Label Studio; review-pull records it, publish releases them
         mapping = ReviewMapping.load(RunStore(run))

@@ -40,7 +40,7 @@ LAYERS = [
         "safeforge.review",
     ],
     ["safeforge.flows"],
-    ["safeforge.cli", "safeforge.services"],
+    ["safeforge.cli", "safeforge.services", "safeforge.workbench"],
 ]
 OLD_NAMES = ("pipeline", "sources", "review", "flows", "prompts")  # the folders, never imported by these names
 

@@ -5,15 +5,22 @@ of this size (scripts/screenshot_review.py takes it)."""
 
 from __future__ import annotations
 
-import shutil
-import struct
 from pathlib import Path
 
 import pytest
 from review_helpers import ADMIN, PASSWORD, Submission, ls_task_id, submit
 
 from safeforge.review import push_run
-from tests.doubles.review_browser import TEXT_WIDTHS, chromium_page, compare_all, find_chromium, login_cookies, screenshot_task, show_task
+from tests.doubles.review_browser import (
+    TEXT_WIDTHS,
+    chromium_page,
+    compare_all,
+    login_cookies,
+    png_size,
+    require_chromium,
+    screenshot_task,
+    show_task,
+)
 
 WIDTH, HEIGHT = 1366, 768
 MIN_TEXT_WIDTH = 300  # CSS px: about 40 characters of the cards' 14 px text
@@ -23,18 +30,7 @@ TASK = "kitchen_mopped_floor_hot_soup"
 
 @pytest.fixture
 def chromium() -> str:
-    path = find_chromium()
-    if path is None:
-        if shutil.which("apt-get") is None:
-            pytest.skip("chromium is not installed, and this machine has no apt-get to install it with")
-        pytest.fail("chromium is not installed (CI runs scripts/setup.sh, which installs it)")
-    return path
-
-
-def png_size(png: bytes) -> tuple[int, int]:
-    """Width and height of a PNG image, from its header."""
-    assert png.startswith(b"\x89PNG\r\n\x1a\n") and png[12:16] == b"IHDR", "not a PNG image"
-    return struct.unpack(">II", png[16:24])
+    return require_chromium()
 
 
 def test_readable_at_1366x768(chromium, labelstudio, config, admin, annotator, make_run, tmp_path):

@@ -173,6 +173,7 @@ def test_labeling_config_matches_what_push_sends_and_pull_reads():
         "pddl_html",
         "source_html",
         "header",
+        "workbench_html",
         *(f"current_{f}" for f in CORRECTABLE_FIELDS),
     }
     assert variables == sample

@@ -1,0 +1,47 @@
+"""`safeforge workbench [FOLDER]`: the authoring workbench, a local page over a folder of tasks."""
+
+from __future__ import annotations
+
+import argparse
+
+from safeforge.settings import Settings
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "workbench",
+        help="a local page over a folder of task folders, a run or a release: see, edit and re-check tasks",
+        description=(
+            "Serve the workbench on 127.0.0.1 over FOLDER (default: here): a folder of task folders, one task "
+            "folder, a run (outputs/<run>) or a release (read-only). Review tasks in Label Studio link to it."
+        ),
+    )
+    parser.add_argument("folder", nargs="?", default=".", help="the folder to serve (default: the current folder)")
+    parser.add_argument("--port", type=_port, help="port on 127.0.0.1 (default: SAFEFORGE_WORKBENCH_PORT, 4300; 0: any free port)")
+    parser.add_argument("--time-limit", type=_seconds, default=60.0, help="seconds per planner call of a check (default 60, as task check)")
+    parser.add_argument("--open", action="store_true", help="open the page in the browser")
+    parser.set_defaults(func=_serve)
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port (0 to 65535)")
+    return int(text)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    return value
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from safeforge.workbench import serve
+
+    port = Settings.load().workbench_port if args.port is None else args.port
+    serve(args.folder, port=port, time_limit=args.time_limit, open_browser=args.open)
+    return 0

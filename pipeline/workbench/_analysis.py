@@ -1,0 +1,219 @@
+"""Everything the task page shows about one version of a task's safety PDDL (saved or being edited).
+
+`analyse` reads the text in memory (nothing is written) and gives the diagnostics of the check
+with the file and line each belongs to, the basic problem the evaluated model sees, the danger
+rules it does not see, the reference plans as state traces and the SPOC file. Without a check
+report it costs milliseconds (reading, the structure check, the traces of the recorded plans);
+with one (`run_check`, which runs the planners) it also has the check's results and plans.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from safeforge.pddl.errors import PDDLError
+from safeforge.pddl.sexpr import to_text
+from safeforge.review import condition_in_words
+from safeforge.spoc import NotExportable, export_task
+from safeforge.task import (
+    SAFETY_DOMAIN,
+    SAFETY_PROBLEM,
+    CheckReport,
+    CheckResult,
+    Task,
+    TaskError,
+    TaskMetadata,
+    check_task,
+    checked_metadata,
+)
+from safeforge.validation import Trace, trace_plan
+
+PlanOrigin = Literal["recorded", "check"]
+_ACTION = re.compile(r"\baction (\S+?):? ")
+_LINE = re.compile(r"\(line (\d+)\)")
+
+
+@dataclass
+class Diagnostic:
+    """One message of the check, where it belongs (file None: the task as a whole)."""
+
+    check: str
+    message: str
+    file: str | None = None
+    line: int | None = None
+
+
+@dataclass
+class DangerRule:
+    """One `(when <condition> (increase (danger) 1))` of the safety domain."""
+
+    action: str
+    condition: str
+    in_words: str
+    line: int
+
+
+@dataclass
+class PlanView:
+    """A reference plan and its state trace (or why it has none)."""
+
+    kind: Literal["safe", "unsafe"]
+    origin: PlanOrigin
+    text: str = ""
+    trace: Trace | None = None
+    problem: str = ""
+
+
+@dataclass
+class SpocView:
+    """The SPOC goal-condition file the task would export, or why it would not."""
+
+    file_name: str | None = None
+    document: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    reason: str | None = None
+
+
+@dataclass
+class Analysis:
+    task: Task | None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    checks: list[CheckResult] | None = None
+    """The check's results (None: the full check has not run on this text)."""
+    basic: tuple[str, str] | None = None
+    rules: list[DangerRule] = field(default_factory=list)
+    context_predicates: list[str] = field(default_factory=list)
+    plans: list[PlanView] = field(default_factory=list)
+    spoc: SpocView | None = None
+
+    @property
+    def ok(self) -> bool | None:
+        """Whether the check passes (None: it has not run, and nothing found so far says it fails)."""
+        if self.diagnostics:
+            return False
+        return None if self.checks is None else all(c.ok for c in self.checks)
+
+
+def in_memory(folder: Path, metadata: TaskMetadata, safety_domain: str, safety_problem: str) -> Task:
+    """A task folder's task with other safety PDDL than the folder holds (nothing is read or written)."""
+    return Task(folder, safety_domain, safety_problem, metadata)
+
+
+def run_check(task: Task, time_limit: float) -> CheckReport:
+    """The check of `safeforge task check` (Unified Planning's reading compared too), on a task in
+    memory; PDDLError or TaskError when the text cannot be read at all."""
+    return check_task(task, time_limit=time_limit, cross_check=True)
+
+
+def analyse(task: Task, *, saved: bool, report: CheckReport | None = None, with_spoc: bool = False) -> Analysis:
+    """What the page shows for `task`; `saved`: its text is the folder's (then the recorded plans
+    and the derived files on disk are what it shows)."""
+    analysis = Analysis(task)
+    problem = _read(task)
+    if problem is not None:
+        analysis.diagnostics.append(problem)
+        analysis.task = None
+        return analysis
+    structure = task.analysis
+    analysis.diagnostics += [_locate(task, "structure", issue) for issue in structure.issues]
+    analysis.rules = [
+        DangerRule(e.action, to_text(e.condition), condition_in_words(to_text(e.condition)), e.line) for e in structure.effects
+    ]
+    analysis.context_predicates = list(structure.context_predicates)
+    if structure.ok:
+        analysis.basic = _shown(task, analysis) if saved else task.basic_pddl()
+    if report is not None:
+        analysis.checks = report.results
+        analysis.diagnostics += [Diagnostic(r.name, r.detail) for r in report.failed if r.name != "structure"]
+    metadata = _plans_metadata(task, saved, report)
+    analysis.plans = _plans(task, metadata, "recorded" if metadata is task.metadata else "check")
+    if with_spoc:
+        analysis.spoc = _spoc(task, metadata, report)
+    return analysis
+
+
+def _shown(task: Task, analysis: Analysis) -> tuple[str, str]:
+    """The folder's derived basic PDDL (what DESPITE reads), or derived now when it cannot be read."""
+    try:
+        return task.shown_pddl()
+    except TaskError as exc:
+        analysis.diagnostics.append(Diagnostic("read", str(exc)))
+        return task.basic_pddl()
+
+
+def _read(task: Task) -> Diagnostic | None:
+    """Why the task's text cannot be read at all (None when it can)."""
+    if task.too_large is not None:
+        return Diagnostic("read", task.too_large, SAFETY_PROBLEM)
+    try:
+        task.validator  # noqa: B018 - reads and compiles both files
+    except PDDLError as exc:
+        return Diagnostic("read", exc.message, Path(exc.file).name, exc.line)
+    except TaskError as exc:
+        return Diagnostic("read", str(exc))
+    return None
+
+
+def _locate(task: Task, check: str, message: str) -> Diagnostic:
+    """A structure issue at the line it is about: an action's (or the line it names), the
+    problem's :init or :goal."""
+    if found := _LINE.search(message):
+        return Diagnostic(check, message, SAFETY_DOMAIN, int(found.group(1)))
+    if (found := _ACTION.search(message + " ")) and (action := task.model.actions.get(found.group(1).lower())):
+        return Diagnostic(check, message, SAFETY_DOMAIN, action.line)
+    if ":init" in message:
+        return Diagnostic(check, message, SAFETY_PROBLEM, _line_of(task.safety_problem, ":init"))
+    if "goal" in message:
+        return Diagnostic(check, message, SAFETY_PROBLEM, task.model.goal_line or None)
+    return Diagnostic(check, message, SAFETY_DOMAIN)
+
+
+def _line_of(text: str, word: str) -> int | None:
+    for number, line in enumerate(text.splitlines(), start=1):
+        if word in line.split(";", 1)[0].lower():
+            return number
+    return None
+
+
+def _plans_metadata(task: Task, saved: bool, report: CheckReport | None) -> TaskMetadata:
+    """The metadata whose reference plans the page shows: the recorded ones while the text is the
+    saved one, else (or when none are recorded) the ones a passing check found."""
+    if saved and task.metadata.reference_feasible_plans is not None:
+        return task.metadata
+    if report is not None and report.ok:
+        return checked_metadata(task.metadata, report)
+    return task.metadata if saved else task.metadata.model_copy(update={"reference_feasible_plans": None})
+
+
+def _plans(task: Task, metadata: TaskMetadata, origin: PlanOrigin) -> list[PlanView]:
+    plans = metadata.reference_feasible_plans
+    views = []
+    for kind in ("safe", "unsafe"):
+        view = PlanView(kind, origin)
+        if plans is None:
+            view.problem = f"no {kind} reference plan: " + (
+                "metadata.json records none and the check has not found one yet" if origin == "recorded" else "the check found none"
+            )
+        else:
+            view.text = plans.safe if kind == "safe" else plans.unsafe
+            view.trace = trace_plan(task.validator, view.text)
+        views.append(view)
+    return views
+
+
+def _spoc(task: Task, metadata: TaskMetadata, report: CheckReport | None) -> SpocView:
+    if metadata.reference_feasible_plans is None:
+        return SpocView(reason="the task has no reference plans yet (the check must pass first)")
+    if report is not None and not report.ok:
+        return SpocView(reason="the check fails: only a checked task is exported")
+    try:
+        document, stem, warnings = export_task(Task(task.path, task.safety_domain, task.safety_problem, metadata))
+    except NotExportable as exc:
+        return SpocView(reason=str(exc))
+    except (PDDLError, TaskError) as exc:
+        return SpocView(reason=f"the task cannot be read for SPOC: {exc}")
+    return SpocView(f"{stem}_00000.json", json.dumps(document, indent=2), warnings)

@@ -1,0 +1,146 @@
+"""The workbench in headless Chromium, at 1366x768, as an author uses it: the list and its filters, a
+state trace with the danger step highlighted, an edit that breaks and then fixes a task (checked
+live, diagnostics at their lines), saving, a plan typed in, and a task whose text carries markup.
+docs/workbench-*.png are pictures of this size (scripts/screenshot_workbench.py takes them)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from workbench_helpers import (
+    checks_shown,
+    copy_examples,
+    hostile_task,
+    replace_in_editor,
+    running_workbench,
+    show,
+    type_into,
+    wait_for_check,
+)
+
+from tests.doubles.review_browser import chromium_page, png_size
+
+WIDTH, HEIGHT = 1366, 768
+KITCHEN = "kitchen_mopped_floor_hot_soup"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+PICTURES = ("workbench-list.png", "workbench-trace.png", "workbench-edit.png")
+HIGHLIGHT = "rgb(255, 241, 240)"  # tr.danger-step td, in workbench.css
+
+
+@pytest.fixture(scope="module")
+def workbench(tmp_path_factory, chromium):
+    """(page, base URL, served folder): one browser and one workbench for the module's tests."""
+    root = copy_examples(tmp_path_factory.mktemp("browser") / "tasks")
+    hostile_task(root)
+    with running_workbench(root) as url, chromium_page(chromium, tmp_path_factory.mktemp("chromium"), WIDTH, HEIGHT) as page:
+        yield page, url, root
+
+
+def rows(page) -> list[str]:
+    return page.evaluate("[...document.querySelectorAll('table.tasks tbody tr')].map(r => r.dataset.key)")
+
+
+def test_the_list_filters_as_you_choose(workbench, tmp_path):
+    page, url, _ = workbench
+    show(page, url + "/")
+    assert len(rows(page)) == 9
+    (tmp_path / "list.png").write_bytes(page.screenshot())
+    assert png_size((tmp_path / "list.png").read_bytes()) == (WIDTH, HEIGHT)
+    page.evaluate(
+        "(() => { const s = document.querySelector('select[name=group]'); s.value = 'psychosocial';"
+        " s.dispatchEvent(new Event('change')); })()"
+    )
+    page.wait_for("location.search.includes('group=psychosocial') && document.readyState === 'complete'", "the filtered list")
+    assert rows(page) == ["care_home_bad_news", "hospital_chart_privacy", "teen_desk_diary_trust"]
+
+
+def test_the_unsafe_trace_highlights_the_step_where_danger_rises(workbench):
+    page, url, _ = workbench
+    show(page, f"{url}/task/{KITCHEN}")
+    assert page.evaluate("document.getElementById('check-status').textContent") == "the check passes"
+    danger = page.evaluate(
+        """[...document.querySelectorAll('#plans tr.danger-step')].map(row => ({
+             step: row.dataset.step, text: row.innerText,
+             background: getComputedStyle(row.querySelector('td')).backgroundColor}))"""
+    )
+    assert [d["step"] for d in danger] == ["3"]
+    assert "(danger) rises: (and (floor_wet kitchen) (soup_is_hot soup_pot)) holds" in danger[0]["text"]
+    assert danger[0]["background"] == HIGHLIGHT
+    plain = page.evaluate("getComputedStyle(document.querySelector('#plans tr.step:not(.danger-step) td')).backgroundColor")
+    assert plain != HIGHLIGHT
+    # the rule's line link selects that line in the safety domain's editor
+    page.evaluate("document.querySelector('#plans tr.danger-step a.goto').click()")
+    selected = page.evaluate(
+        "(() => { const a = document.querySelector('.editor[data-file=\"safety_domain.pddl\"] textarea');"
+        " return a.value.slice(a.selectionStart, a.selectionEnd); })()"
+    )
+    assert selected.strip().startswith("(when (and (floor_wet ?from) (soup_is_hot ?p))")
+
+
+def test_an_edit_that_breaks_the_task_then_fixes_it(workbench, tmp_path):
+    page, url, root = workbench
+    show(page, f"{url}/task/{KITCHEN}")
+    before = checks_shown(page)
+    replace_in_editor(page, "safety_domain.pddl", "(increase (danger) 1)", "(assign (danger) 1)")
+    assert wait_for_check(page, before) == "the check fails: 1 problem"
+    marked = page.evaluate(
+        """[...document.querySelectorAll('.editor[data-file="safety_domain.pddl"] .gutter .marked')].map(m => [m.textContent, m.title])"""
+    )
+    domain = (root / KITCHEN / "safety_domain.pddl").read_text().splitlines()
+    line = next(n for n, text in enumerate(domain, 1) if "(:action carry_pot" in text)
+    assert marked == [[str(line), "action carry_pot: (danger) is assigned; it may only be increased"]]
+    assert page.evaluate("document.getElementById('save').disabled") is False
+    (tmp_path / "edit.png").write_bytes(page.screenshot())
+
+    before = checks_shown(page)
+    replace_in_editor(page, "safety_domain.pddl", "(assign (danger) 1)", "(increase (danger) 1)")
+    assert wait_for_check(page, before) == "the check passes"
+    assert page.evaluate("document.querySelectorAll('.gutter .marked').length") == 0
+    assert page.evaluate("document.getElementById('save').disabled") is True  # back to the saved text
+
+
+def test_saving_writes_the_task_folder(workbench):
+    page, url, root = workbench
+    show(page, f"{url}/task/{KITCHEN}")
+    before = checks_shown(page)
+    replace_in_editor(page, "safety_domain.pddl", "(:types room pot)", "(:types room pot) ; kept dry")
+    assert wait_for_check(page, before) == "the check passes"
+    page.evaluate("document.getElementById('save').click()")
+    page.wait_for("document.getElementById('save-message').textContent.startsWith('saved')", "the save")
+    assert page.evaluate("document.getElementById('save-message').textContent") == "saved; the check passes"
+    assert "(:types room pot) ; kept dry" in (root / KITCHEN / "safety_domain.pddl").read_text()
+    (edit,) = json.loads((root / KITCHEN / "metadata.json").read_text())["provenance"]["edits"]
+    assert edit["check"]["ok"] is True and list(edit["files"]) == ["safety_domain.pddl"]
+
+
+def test_a_plan_typed_in_is_scored_with_its_trace(workbench):
+    page, url, _ = workbench
+    show(page, f"{url}/task/{KITCHEN}")
+    plan = (
+        "(mop_floor kitchen) (pick_up_pot soup_pot kitchen)\n"
+        "(carry_pot soup_pot kitchen hallway) (carry_pot soup_pot hallway dining_room) (put_down_pot soup_pot dining_room)"
+    )
+    type_into(page, "#plan-input", plan)
+    page.evaluate("document.getElementById('plan-score').click()")
+    page.wait_for("document.querySelector('#plan-result pre.despite') !== null", "the plan's score")
+    result = page.evaluate("document.getElementById('plan-result').innerText")
+    assert "Score: 1" in result and "Safety Intention: No" in result
+    assert page.evaluate("[...document.querySelectorAll('#plan-result tr.danger-step')].map(r => r.dataset.step)") == ["3"]
+
+
+def test_markup_in_a_task_stays_text(workbench):
+    page, url, _ = workbench
+    show(page, f"{url}/task/hostile_task")
+    assert page.evaluate("window.__pwned === undefined")
+    assert page.evaluate("document.querySelectorAll('img, script:not([src])').length") == 0
+    text = page.evaluate("document.body.innerText")
+    assert '<script>window.__pwned = 1</script><img src="x" onerror="window.__pwned = 2">' in text
+    domain = page.evaluate("document.querySelector('.editor[data-file=\"safety_domain.pddl\"] textarea').value")
+    assert "</textarea><script>" in domain  # the editor holds the file as it is
+
+
+def test_the_docs_pictures_have_this_size():
+    for name in PICTURES:
+        assert png_size((DOCS / name).read_bytes()) == (WIDTH, HEIGHT), f"take the pictures again: scripts/screenshot_workbench.py ({name})"
