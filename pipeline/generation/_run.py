@@ -167,10 +167,10 @@ async def generate_run(
     store.ledger.register((r.record_id, r.source, r.origin) for r in unique.values())
     if retry_errors:
         for record_id in unique:
-            if store.ledger.get(record_id).state == "error":
+            if store.ledger.row(record_id).state == "error":
                 store.ledger.transition(record_id, "pending", "retry requested")
     spend = _Spend(client.ledger)
-    states = {rid: row.state for rid in unique if (row := store.ledger.get(rid)).state in FINISHED}
+    states = {rid: row.state for rid in unique if (row := store.ledger.row(rid)).state in FINISHED}
     todo = [record for rid, record in unique.items() if rid not in states]
     logger.info("run %s at %s: %d record(s), %d to process", store.name, store.root, len(unique), len(todo))
 
@@ -194,7 +194,7 @@ async def generate_run(
     def spent(key: str) -> int:
         return int(delta.get(key, 0))
 
-    errors = {rid: store.ledger.get(rid).reason for rid, state in states.items() if state == "error"}
+    errors = {rid: store.ledger.row(rid).reason for rid, state in states.items() if state == "error"}
     return RunSummary(
         run=store.name,
         root=store.root,
