@@ -74,9 +74,6 @@ def run_generate(args: argparse.Namespace) -> int:
     progress = ProgressBar()
     try:
         summary = run_generation(options_from(args), progress=progress, report=report)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
     finally:
         progress.close()
     print(f"{args.source}: {report.summary()}", file=sys.stderr)

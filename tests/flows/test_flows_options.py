@@ -7,11 +7,12 @@ import inspect
 from safeforge.cli.main import build_parser
 from safeforge.flows.generate import generate
 from safeforge.generation import GenerateOptions
+from safeforge.sources import SOURCES
 
 # CLI flags that are not options of a run: how the result is shown
 PRESENTATION = {"json", "func", "command", "debug"}
-# the source's own options: one `filters` mapping in the flow and the library, one flag each on the CLI
-SOURCE_FILTER_FLAGS = {"product", "location", "min_age", "max_age", "codebook", "norm", "setting", "state_budget"}
+# the sources' own options: one `filters` mapping in the flow and the library, one flag each on the CLI
+SOURCE_FILTER_FLAGS = {option.dest for spec in SOURCES.values() for option in spec.options}
 
 
 def test_the_flow_takes_every_option_with_its_default():
