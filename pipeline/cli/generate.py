@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
 from safeforge.cli.sources import add_selection_arguments, count, filters
+from safeforge.flows.executors import ExecutorError, executor_for, uses_prefect
 from safeforge.generation import GenerateOptions, ProgressBar, run_generation
+from safeforge.services import prefect_healthy
 from safeforge.settings import Settings
 from safeforge.sources import SOURCES, ReadReport
 
@@ -70,10 +73,19 @@ def run_generate(args: argparse.Namespace) -> int:
     if not environment.openai_base_url and not environment.openai_api_key:
         print(MISSING_ENDPOINT, file=sys.stderr)
         return 2
+    options = options_from(args)
+    executor = executor_for(environment, options.workers)
+    if uses_prefect(executor):
+        os.environ.update(environment.prefect_env())  # before Prefect is imported
+        if not prefect_healthy(environment.prefect_api):
+            raise ExecutorError(
+                f"SAFEFORGE_EXECUTOR={environment.executor} reports to the Prefect API, and {environment.prefect_api} does not answer "
+                "(start it with `safeforge services start`, or set PREFECT_API_URL)"
+            )
     report = ReadReport()
     progress = ProgressBar()
     try:
-        summary = run_generation(options_from(args), progress=progress, report=report)
+        summary = run_generation(options, executor=executor, progress=progress, report=report)
     finally:
         progress.close()
     print(f"{args.source}: {report.summary()}", file=sys.stderr)
