@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 from collections.abc import Sequence
+from typing import cast
 
 from safeforge.common.errors import SafeforgeError
 from safeforge.generation import Executor, Finished, RunJob, check_candidate, local_executor, run_here
@@ -53,10 +55,15 @@ class DaskChecks(Executor):
         cluster = self.settings.dask_address or f"a local cluster of {self.settings.dask_workers} worker(s)"
         return {"name": self.name, "cluster": cluster}
 
-    async def run(self, job: RunJob, records: Sequence[Record], finished: Finished) -> None:
-        from safeforge.flows.prefect_runs import dask_checker
+    def prepare(self, job: RunJob) -> None:
+        if job.checker is not None and inspect.iscoroutinefunction(job.checker):
+            raise ExecutorError("a checker that runs on Dask must be a plain function, not a coroutine")
 
-        check = job.checker or functools.partial(check_candidate, engine=job.settings.engine, time_limit=job.settings.planner_time_limit)
+    async def run(self, job: RunJob, records: Sequence[Record], finished: Finished) -> None:
+        from safeforge.flows.prefect_runs import FolderCheck, dask_checker
+
+        default = functools.partial(check_candidate, engine=job.settings.engine, time_limit=job.settings.planner_time_limit)
+        check = cast(FolderCheck, job.checker) if job.checker is not None else default
         with dask_checker(check, self.settings) as checker:
             await run_here(dataclasses.replace(job, checker=checker), records, finished)
 

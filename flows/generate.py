@@ -55,6 +55,7 @@ async def generate(
     time_limit: float = _DEFAULTS.time_limit,
     no_cache: bool = _DEFAULTS.no_cache,
     retry_errors: bool = _DEFAULTS.retry_errors,
+    accept_changes: bool = _DEFAULTS.accept_changes,
 ) -> dict:
     """Generate safety-augmented tasks from `source` (the options of `safeforge generate`, see
     `safeforge.generation.GenerateOptions`; `filters` are the source's own options, e.g.
@@ -79,6 +80,7 @@ async def generate(
         time_limit=time_limit,
         no_cache=no_cache,
         retry_errors=retry_errors,
+        accept_changes=accept_changes,
     )
     executor = executor_for(Settings.load(), workers)
     report = ReadReport()

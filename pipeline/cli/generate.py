@@ -58,6 +58,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     run.add_argument("--no-cache", action="store_true", help="ask the LLM again even for cached requests")
     run.add_argument("--retry-errors", action="store_true", help="records of a resumed run that ended in error start again")
+    run.add_argument(
+        "--accept-changes",
+        action="store_true",
+        help="resume a run whose settings, models or prompts differ from its run.json (which records the changes)",
+    )
     parser.add_argument("--json", action="store_true", help="print the closing summary as JSON on stdout")
     parser.set_defaults(func=run_generate)
 

@@ -58,6 +58,8 @@ class GenerateOptions(BaseModel):
     """Ask the LLM again even for cached requests (fresh answers replace cached ones)."""
     retry_errors: bool = False
     """Records of a resumed run that ended in error start again."""
+    accept_changes: bool = False
+    """Resume a run even if its settings, models or prompts differ from its run.json (which then records the changes)."""
 
     def run_folder(self, outputs: Path) -> Path:
         """`<out or outputs>/<run name>`."""

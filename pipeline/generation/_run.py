@@ -20,10 +20,12 @@ from safeforge.generation._executors import Executor, InProcess, RunJob, local_e
 from safeforge.generation._options import GenerateOptions
 from safeforge.generation._prompts import load_prompts
 from safeforge.generation._settings import GenerationSettings
+from safeforge.generation._spec import generation_spec, invocation
 from safeforge.llm import CallLedger, LLMClient, LLMConfig
 from safeforge.llm.prompts import prompts_dir
 from safeforge.runs.ledger import TERMINAL, RunStore
 from safeforge.runs.lock import RunLock
+from safeforge.runs.spec import record_spec
 from safeforge.settings import Settings
 from safeforge.sources import ReadReport, Record, iter_records
 
@@ -241,10 +243,11 @@ async def generate(
     progress: Callable[[RunProgress], None] | None = None,
     report: ReadReport | None = None,
 ) -> RunSummary:
-    """Read the records `options` select, then extract and generate into the run folder (an
-    existing run is resumed) with `executor` (default: this process, with `options.workers`
-    processes). Without `llm_config` the endpoint comes from the settings (`llm_config_for`).
-    Raises SafeforgeError for unreadable input, before any LLM call."""
+    """Read the records `options` select, then extract and generate into the run folder with
+    `executor` (default: this process, with `options.workers` processes). An existing run is
+    resumed if its run.json spec is the same, or `options.accept_changes` (SpecChanged otherwise).
+    Without `llm_config` the endpoint comes from the settings (`llm_config_for`). Raises
+    SafeforgeError for unreadable input, before any LLM call."""
     records = read_records(options, report)
     store = RunStore(options.run_folder(Settings.load().outputs))
     if llm_config is None:
@@ -252,19 +255,18 @@ async def generate(
     else:
         updates = {**({"model": options.model} if options.model else {}), **({"no_cache": True} if options.no_cache else {})}
         config = llm_config.model_copy(update=updates) if updates else llm_config
+    executor = executor or local_executor(options.workers)
+    stage_settings = options.generation_settings(settings)
     try:
         with RunLock(store.root, "generate"):
+            spec = generation_spec(stage_settings, config, load_prompts(prompts_dir(stage_settings.prompts_dir)))
+            has_records = bool(store.ledger.counts())
+            record_spec(
+                store.root, spec, invocation(options, executor, config), accept_changes=options.accept_changes, has_records=has_records
+            )
             async with LLMClient(config) as client:
                 return await generate_run(
-                    store,
-                    records,
-                    client,
-                    options.generation_settings(settings),
-                    options.concurrency,
-                    progress,
-                    checker,
-                    options.retry_errors,
-                    executor or local_executor(options.workers),
+                    store, records, client, stage_settings, options.concurrency, progress, checker, options.retry_errors, executor
                 )
     finally:
         store.ledger.close()
