@@ -2,7 +2,7 @@
 
 `safeforge generate` and the Prefect flow `generate` take exactly these options with these
 defaults (the CLI's flags and the flow's parameters are checked against this model by a test), and
-both hand them to the one run driver (`safeforge.generation.run`).
+both hand them to the one run driver (`safeforge.generation.generate`).
 """
 
 from __future__ import annotations
