@@ -9,13 +9,14 @@ import sys
 from pathlib import Path
 
 from safeforge.cli.sources import add_selection_arguments, count, filters
+from safeforge.common.errors import SafeforgeError
 from safeforge.flows.executors import ExecutorError, executor_for, uses_prefect
 from safeforge.generation import GenerateOptions, ProgressBar, run_generation
 from safeforge.services import prefect_healthy
 from safeforge.settings import Settings
 from safeforge.sources import SOURCES, ReadReport
 
-MISSING_ENDPOINT = """error: no LLM endpoint configured: set OPENAI_BASE_URL (and OPENAI_API_KEY if it needs one).
+MISSING_ENDPOINT = """no LLM endpoint configured: set OPENAI_BASE_URL (and OPENAI_API_KEY if it needs one).
   DeepSeek:  export OPENAI_BASE_URL=https://api.deepseek.com/v1 OPENAI_API_KEY=sk-... SAFEFORGE_MODEL=deepseek-chat
   offline:   safeforge llm replay-server --port 8765 &
              export OPENAI_BASE_URL=http://127.0.0.1:8765/v1   (hand-written responses, not a model's)"""
@@ -76,8 +77,7 @@ def options_from(args: argparse.Namespace) -> GenerateOptions:
 def run_generate(args: argparse.Namespace) -> int:
     environment = Settings.load()
     if not environment.openai_base_url and not environment.openai_api_key:
-        print(MISSING_ENDPOINT, file=sys.stderr)
-        return 2
+        raise SafeforgeError(MISSING_ENDPOINT)
     options = options_from(args)
     executor = executor_for(environment, options.workers)
     if uses_prefect(executor):

@@ -7,6 +7,7 @@ import re
 import sys
 from pathlib import Path
 
+from safeforge.common.errors import SafeforgeError
 from safeforge.common.resources import package_path
 from safeforge.task.checks import check_task, record_check
 from safeforge.task.files import METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM
@@ -75,11 +76,9 @@ def _validate(args) -> int:
         with open(args.plans_file, "rb") as handle:
             lines = handle.read(MAX_PLANS_FILE_BYTES + 1).splitlines()
     except OSError as exc:
-        print(f"error: {args.plans_file}: cannot be read: {exc.strerror}", file=sys.stderr)
-        return 2
+        raise SafeforgeError(f"{args.plans_file}: cannot be read: {exc.strerror}") from None
     if sum(len(line) + 1 for line in lines) > MAX_PLANS_FILE_BYTES:
-        print(f"error: {args.plans_file}: more than {MAX_PLANS_FILE_BYTES:,} bytes; split it", file=sys.stderr)
-        return 2
+        raise SafeforgeError(f"{args.plans_file}: more than {MAX_PLANS_FILE_BYTES:,} bytes; split it")
     status = 0
     for number, raw in enumerate(lines, start=1):
         try:
@@ -105,12 +104,10 @@ def _prompt(args) -> int:
 
 def _new(args) -> int:
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_\-]*", args.name):
-        print(f"error: task name {args.name!r} must start with a letter and use only letters, digits, _ and -", file=sys.stderr)
-        return 2
+        raise SafeforgeError(f"task name {args.name!r} must start with a letter and use only letters, digits, _ and -")
     target = args.dir / args.name
     if target.exists():
-        print(f"error: {target} already exists", file=sys.stderr)
-        return 2
+        raise SafeforgeError(f"{target} already exists")
     texts = {p.name: p.read_text(encoding="utf-8").replace("__NAME__", args.name) for p in TEMPLATE.iterdir()}
     write_task(target, texts[SAFETY_DOMAIN], texts[SAFETY_PROBLEM], TaskMetadata.model_validate_json(texts[METADATA]))
     print(f"created {target}/ with safety_domain.pddl, safety_problem.pddl and metadata.json")
