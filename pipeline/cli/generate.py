@@ -29,7 +29,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Each record goes through the danger extractor, then up to --max-rounds rounds of "
         "PDDL generation, execution checks and quality review; every record ends in one "
         "state in the run's ledger. Needs OPENAI_BASE_URL (and OPENAI_API_KEY). The options "
-        "are those of the Prefect flow `generate` (safeforge.generation.GenerateOptions).",
+        "are those of the Prefect flow `generate` (safeforge.generation.GenerateOptions); how the records "
+        "run is SAFEFORGE_EXECUTOR (local, prefect, dask) with --workers, as in the flow. A resumed run must "
+        "have the settings, models and prompts of its run.json (see --accept-changes).",
     )
     defaults = GenerateOptions()
     parser.add_argument("source", choices=sorted(SOURCES))

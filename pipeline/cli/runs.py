@@ -11,6 +11,9 @@ from safeforge.runs import RUN_SPEC
 from safeforge.runs.overview import REPLAY_NOTE, RunOverview, format_rate, format_usd, list_runs, run_overview
 from safeforge.settings import Settings
 
+SHOWN_INVOCATIONS = 5
+"""`runs show` lists the last invocations of a run (run.json keeps them all)."""
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     runs = subparsers.add_parser("runs", help="the runs: records per state, stage and source, costs")
@@ -102,7 +105,9 @@ def format_spec(document: dict[str, Any] | None) -> list[str]:
     for section, values in spec.items():
         shown = ", ".join(f"{key} {value}" for key, value in values.items()) if isinstance(values, dict) else str(values)
         lines.append(f"  {section:<9} {shown}")
-    for entry in invocations:
+    if len(invocations) > SHOWN_INVOCATIONS:
+        lines.append(f"  ... {len(invocations) - SHOWN_INVOCATIONS} earlier invocation(s) in {RUN_SPEC}")
+    for entry in invocations[-SHOWN_INVOCATIONS:]:
         code = entry.get("code", {})
         revision = code.get("git")
         version = f"safeforge {code.get('safeforge')}" + (
