@@ -52,7 +52,7 @@ import openai
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from memo_checker import MemoChecker  # noqa: E402
 
-from safeforge.generation import GenerationSettings, check_candidate, generate_run  # noqa: E402
+from safeforge.generation import GenerationSettings, check_candidate, generate_run, local_executor  # noqa: E402
 from safeforge.llm import LLMClient, LLMConfig  # noqa: E402
 from safeforge.runs.ledger import RunStore  # noqa: E402
 from safeforge.sources import default_path, iter_records  # noqa: E402
@@ -177,7 +177,7 @@ def run(root: Path, records, base_url: str, concurrency: int, settings: Generati
 
     async def go():
         async with LLMClient(config) as client:
-            return await generate_run(store, records, client, settings, concurrency, checker=checker, workers=workers)
+            return await generate_run(store, records, client, settings, concurrency, checker=checker, executor=local_executor(workers))
 
     try:
         return asyncio.run(go())

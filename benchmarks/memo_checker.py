@@ -1,5 +1,5 @@
 """The benchmarks' execution check memo, in a module of its own so that worker processes can
-unpickle it (`generate_run(..., workers=N)` sends the checker to them)."""
+unpickle it (`WorkerProcesses` sends the checker to them)."""
 
 from __future__ import annotations
 

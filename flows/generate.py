@@ -1,42 +1,33 @@
-"""Flow `generate`: one source's records -> checked task folders, one Prefect task run per record.
+"""Flow `generate`: one source's records -> checked task folders.
 
-The flow is the library's run driver (`safeforge.generation.generate`) with a Prefect executor:
-each unfinished record is processed as a task run named after the record id (retried twice on an
-unexpected failure, then recorded as `error`), the check stage runs on Dask when
-SAFEFORGE_CHECK_EXECUTOR=dask (with `workers` > 1 the records and their checks run in the flow's
-process and worker processes instead, without a task run each), progress is a progress artifact, and the run's summary (records per
-state, pass rate per stage, LLM cost) a markdown artifact. Its parameters are exactly
-`GenerateOptions` (same names, same defaults) — the options of `safeforge generate`. Running it
-again with the same run name resumes the run.
+The flow is the library's run driver (`safeforge.generation.generate`) with the executor the
+settings choose (`safeforge.flows.executors`: in process, worker processes, a Prefect task run per
+record, checks on Dask), as `safeforge generate` has; progress is a progress artifact, and the
+run's summary (records per state, pass rate per stage, LLM cost) a markdown artifact. Its
+parameters are exactly `GenerateOptions` (same names, same defaults), the options of
+`safeforge generate`. Running it again with the same run name resumes the run.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import re
 import time
 from pathlib import Path
 from typing import Any
 
-from prefect import flow, get_run_logger, task
+from prefect import flow, get_run_logger
 from prefect.artifacts import acreate_markdown_artifact, acreate_progress_artifact, aupdate_progress_artifact
-from prefect.cache_policies import NO_CACHE
 
 import safeforge.generation as generation
-from safeforge.flows.dask_checks import check_stage
-from safeforge.generation import GenerateOptions, GenerationSettings, RunProgress, check_candidate
+from safeforge.flows.executors import executor_for
+from safeforge.generation import GenerateOptions, RunProgress
 from safeforge.runs.overview import run_overview
+from safeforge.settings import Settings
 from safeforge.sources import ReadReport
 
 PROGRESS_EVERY_S = 2.0
 _DEFAULTS = GenerateOptions()
-
-
-@task(name="process-record", task_run_name="{record.record_id}", retries=2, retry_delay_seconds=2, cache_policy=NO_CACHE)
-async def process_record_task(record, store, client, settings: GenerationSettings, checker) -> str:
-    """Extract, generate and check one record (the library's `process_record`; idempotent)."""
-    return await generation.process_record(record, store, client, settings, checker)
 
 
 def artifact_key(run: str) -> str:
@@ -64,6 +55,7 @@ async def generate(
     time_limit: float = _DEFAULTS.time_limit,
     no_cache: bool = _DEFAULTS.no_cache,
     retry_errors: bool = _DEFAULTS.retry_errors,
+    accept_changes: bool = _DEFAULTS.accept_changes,
 ) -> dict:
     """Generate safety-augmented tasks from `source` (the options of `safeforge generate`, see
     `safeforge.generation.GenerateOptions`; `filters` are the source's own options, e.g.
@@ -88,7 +80,9 @@ async def generate(
         time_limit=time_limit,
         no_cache=no_cache,
         retry_errors=retry_errors,
+        accept_changes=accept_changes,
     )
+    executor = executor_for(Settings.load(), workers)
     report = ReadReport()
     progress_id = await acreate_progress_artifact(progress=0.0, description=f"{source}: records processed")
     updates: list[asyncio.Task] = []
@@ -101,12 +95,7 @@ async def generate(
             shown_at = time.monotonic()
             updates.append(asyncio.create_task(aupdate_progress_artifact(progress_id, 100.0 * update.done / max(update.total, 1))))
 
-    if workers > 1:  # records are processed by several processes: no task run per record, checks there
-        summary = await generation.generate(options, progress=progress, report=report)
-    else:
-        local_check = functools.partial(check_candidate, engine=engine, time_limit=time_limit)
-        with check_stage(local_check) as checker:
-            summary = await generation.generate(options, process=process_record_task, checker=checker, progress=progress, report=report)
+    summary = await generation.generate(options, executor=executor, progress=progress, report=report)
     await asyncio.gather(*updates)
     logger.info("read %s: %s", source, report.summary())
     overview = run_overview(summary.root)

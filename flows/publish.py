@@ -33,7 +33,6 @@ def publish(
     lines = [f"# Release {release.version}", "", f"{len(release.tasks)} task(s) in `{release.path}`"]
     if release.hub_url:
         lines.append(f"on the Hub: {release.hub_url}")
-    lines += [f"- warning: {w}" for w in release.warnings]
     create_markdown_artifact(
         key=f"release-{version.lower().replace('.', '-').replace('_', '-')}",
         markdown="\n".join(lines) + "\n",
@@ -44,5 +43,4 @@ def publish(
         "path": str(release.path),
         "tasks": release.tasks,
         "hub_url": release.hub_url,
-        "warnings": release.warnings,
     }

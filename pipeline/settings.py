@@ -96,8 +96,9 @@ class Settings(BaseModel):
     """Port of the replay LLM server of the offline demo."""
     replay_responses: Path | None = Field(None, json_schema_extra=_env("SAFEFORGE_REPLAY_RESPONSES"))
     """The replayed (hand-written) responses the demo's replay server serves (unset: the bundled ones)."""
-    check_executor: Literal["local", "dask"] = Field("local", json_schema_extra=_env("SAFEFORGE_CHECK_EXECUTOR"))
-    """Where the CPU-bound check stage runs: in the generating process, or on a Dask cluster."""
+    executor: Literal["local", "prefect", "dask"] = Field("local", json_schema_extra=_env("SAFEFORGE_EXECUTOR"))
+    """How a generation run processes its records, from the CLI or the flow: `local` (this process, or `--workers N`
+    processes), `prefect` (a Prefect task run per record), `dask` (checks on a Dask cluster)."""
     dask_address: str | None = Field(None, json_schema_extra=_env("SAFEFORGE_DASK_ADDRESS"))
     """Scheduler of an existing Dask cluster, e.g. `tcp://scheduler:8786` (unset: a temporary local cluster)."""
     dask_workers: int = Field(2, ge=1, json_schema_extra=_env("SAFEFORGE_DASK_WORKERS"))

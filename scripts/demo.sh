@@ -11,7 +11,8 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export PATH="$PWD/.venv/bin:$PATH"
 
-safeforge services start
+# the flow runs each record as a Prefect task run (to be seen in the UI) unless told otherwise
+SAFEFORGE_EXECUTOR=${SAFEFORGE_EXECUTOR:-prefect} safeforge services start
 eval "$(safeforge services env)"
 
 RUN=${SAFEFORGE_DEMO_RUN:-neiss-demo}

@@ -6,8 +6,9 @@
         print(record.record_id, record.text)
     print(report.summary())
 
-Sources: neiss, normbank, bddl, virtualhome, alfred (see `SOURCES`), each one module with its
-`SPEC`. Names are imported from their modules on first use.
+Sources: neiss, normbank, bddl, virtualhome, alfred, and any registered by another package (see
+`SOURCES` and `safeforge.sources.registry`), each one module with its `SPEC`. Names are imported
+from their modules on first use.
 """
 
 from typing import TYPE_CHECKING
@@ -17,9 +18,9 @@ from safeforge.common.lazy import lazy_exports
 if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy_exports reads this block)
     from .errors import SourceError, UnknownSource
     from .record import Record
-    from .registry import SOURCES, default_location, default_path, get_source, iter_records, task_source
+    from .registry import SOURCES, default_location, default_path, get_source, iter_records, register_source, task_source
     from .report import ReadReport, SkippedRow
     from .selection import sample_key, select
-    from .spec import Download, Licence, SourceSpec
+    from .spec import Download, Licence, SourceOption, SourceSpec, fixed_downloads
 
 __getattr__, __dir__ = lazy_exports(__name__)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pandera.pandas as pa
 
-from safeforge.sources.errors import SourceError
+from safeforge.sources.errors import SourceError, UnknownSource
 from safeforge.sources.neiss_codebook import (
     CODEBOOK_FILE,
     FORMAT_OF_COLUMN,
@@ -26,7 +26,7 @@ from safeforge.sources.neiss_codebook import (
 from safeforge.sources.paths import sample_path
 from safeforge.sources.record import Record
 from safeforge.sources.report import ReadReport
-from safeforge.sources.spec import Download, Licence, SourceSpec
+from safeforge.sources.spec import Download, Licence, SourceOption, SourceSpec
 from safeforge.sources.tabular import (
     CHUNK_ROWS,
     Table,
@@ -160,7 +160,7 @@ def _product_code(book: Codebook, product: int | str) -> int:
     text = str(product).strip()
     code = int(text) if text.isdigit() else book.code_of("PROD", text)
     if code is None or book.label("PROD", code) is None:
-        raise ValueError(f"unknown NEISS product {product!r}")
+        raise UnknownSource(f"unknown NEISS product {product!r}")
     return code
 
 
@@ -326,7 +326,7 @@ def year_downloads(years: list[str] | None) -> list[Download]:
     years = years or [YEARS[-1]]
     unknown = [y for y in years if y not in YEARS]
     if unknown:
-        raise ValueError(f"no NEISS data for year(s) {', '.join(unknown)} (available: {YEARS[0]}-{YEARS[-1]})")
+        raise UnknownSource(f"no NEISS data for year(s) {', '.join(unknown)} (available: {YEARS[0]}-{YEARS[-1]})")
     return [
         Download(
             year,
@@ -357,6 +357,12 @@ SPEC = SourceSpec(
     sample=("neiss", "holdout_labeled.csv"),
     full_data=".",
     downloads=year_downloads,
-    filters=("products", "locations", "min_age", "max_age", "codebook"),
+    options=(
+        SourceOption("products", "--product", "product code or name (repeatable)", repeat=True),
+        SourceOption("locations", "--location", "location code or name, e.g. HOME (repeatable)", repeat=True),
+        SourceOption("min_age", "--min-age", "minimum age in years (inclusive)", type=float, minimum=0),
+        SourceOption("max_age", "--max-age", "maximum age in years (inclusive)", type=float, minimum=0),
+        SourceOption("codebook", "--codebook", "CPSC codebook CSV (default: beside the data, else bundled)"),
+    ),
     demo_limit=5,
 )

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from safeforge.sources.errors import SourceError
+from safeforge.sources.errors import SourceError, UnknownSource
 from safeforge.sources.tabular import iter_chunks, open_table
 
 CODEBOOK_FILE = "neiss_code_text_mapping.csv"
@@ -100,7 +100,7 @@ class Codebook:
         return None
 
     def normalise(self, fmt: str, value: str | int) -> str:
-        """A code or a label given by a user -> the label (raises ValueError if unknown)."""
+        """A code or a label given by a user -> the label (UnknownSource if unknown)."""
         text = str(value).strip()
         if text.isdigit():
             found = self.label(fmt, int(text))
@@ -108,7 +108,7 @@ class Codebook:
             code = self.code_of(fmt, text)
             found = None if code is None else self.label(fmt, code)
         if found is None:
-            raise ValueError(f"unknown {fmt} value {value!r}")
+            raise UnknownSource(f"unknown NEISS {fmt} value {value!r}")
         return found
 
     def product_codes(self) -> dict[str, int]:

@@ -16,9 +16,10 @@ from pathlib import Path
 import pandas as pd
 import pandera.pandas as pa
 
+from safeforge.sources.errors import UnknownSource
 from safeforge.sources.record import Record
 from safeforge.sources.report import ReadReport
-from safeforge.sources.spec import Download, Licence, SourceSpec, fixed_downloads
+from safeforge.sources.spec import Download, Licence, SourceOption, SourceSpec, fixed_downloads
 from safeforge.sources.tabular import (
     CHUNK_ROWS,
     Table,
@@ -32,6 +33,7 @@ SOURCE = "normbank"
 COLUMNS = ("setting", "behavior", "setting-behavior", "constraints", "constraints_given", "constraint_predict", "norm", "label", "split")
 REQUIRED = ("setting", "behavior", "constraints", "norm")
 LABEL_OF_NORM = {"expected": "2", "normal": "1", "taboo": "0"}
+ALL_NORMS = "all"
 SPLITS = ("train", "dev", "test", "")
 NORM_MEANING = {
     "taboo": "taboo (people should not do this in this situation)",
@@ -54,12 +56,13 @@ def read_normbank(
 ) -> Iterator[Record]:
     """Records of NormBank.csv, lazily; opens the header now (SourceError if bad).
 
-    norms: which norm labels to keep (None = all); settings: keep only these (case-insensitive).
+    norms: which norm labels to keep (None or "all" among them: all); settings: keep only these
+    (case-insensitive).
     """
-    norms = None if norms is None else set(norms)
+    norms = None if norms is None or ALL_NORMS in norms else set(norms)
     unknown = (norms or set()) - set(LABEL_OF_NORM)
     if unknown:
-        raise ValueError(f"unknown norm(s): {', '.join(sorted(unknown))} (use {', '.join(LABEL_OF_NORM)})")
+        raise UnknownSource(f"unknown norm(s): {', '.join(sorted(unknown))} (use {', '.join(LABEL_OF_NORM)})")
     wanted_settings = None if settings is None else {s.strip().casefold() for s in settings}
     table = open_table(Path(path), COLUMNS, REQUIRED)
     return _records(table, norms, wanted_settings, report if report is not None else ReadReport(), chunk_rows)
@@ -181,5 +184,10 @@ SPEC = SourceSpec(
             "download it there, then `safeforge sources fetch normbank --from <the file>`",
         )
     ),
-    filters=("norms", "settings"),
+    options=(
+        SourceOption(
+            "norms", "--norm", "norm labels to keep (repeatable; default taboo)", repeat=True, choices=(*LABEL_OF_NORM, ALL_NORMS)
+        ),
+        SourceOption("settings", "--setting", "settings to keep (repeatable)", repeat=True),
+    ),
 )

@@ -1,8 +1,9 @@
 """The registry of sources and `iter_records`, the one entry point that reads any of them.
 
-Each source is one module with a `SPEC` (a `SourceSpec`); adding a source means writing that module
-(and its tests) and naming it in `SOURCE_MODULES`. Deployments, the dataset card, review and
-evaluation read everything else they need from the specs.
+Each source is one module with a `SPEC` (a `SourceSpec`). The built-in ones are named in
+`SOURCE_MODULES`; another package adds its own by an entry point in the group `safeforge.sources`
+naming its module's `SPEC` (or, in one process, by `register_source`). The command line, the
+deployments, the dataset card, review and evaluation read everything they need from the specs.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import importlib.metadata
+import logging
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -28,10 +30,33 @@ from safeforge.sources.report import ReadReport, SkippedRow
 from safeforge.sources.selection import select
 from safeforge.sources.spec import SourceSpec
 
-SOURCE_MODULES = ("neiss", "normbank", "bddl", "virtualhome", "alfred")
-"""The sources, in the order they are listed."""
+logger = logging.getLogger("safeforge.sources")
 
-SOURCES: dict[str, SourceSpec] = {spec.name: spec for spec in (importlib.import_module(f".{m}", __package__).SPEC for m in SOURCE_MODULES)}
+SOURCE_MODULES = ("neiss", "normbank", "bddl", "virtualhome", "alfred")
+"""The built-in sources, in the order they are listed."""
+ENTRY_POINT_GROUP = "safeforge.sources"
+"""The entry-point group of sources installed by other packages (each names a `SourceSpec`)."""
+
+SOURCES: dict[str, SourceSpec] = {}
+"""Every source by name: the built-in ones, then those of entry points and `register_source`."""
+
+
+def register_source(spec: SourceSpec) -> None:
+    """Add a source; UnknownSource (a usage error) if another source has its name."""
+    if not isinstance(spec, SourceSpec):
+        raise UnknownSource(f"a source must be a SourceSpec, not {type(spec).__name__}")
+    if SOURCES.get(spec.name, spec) is not spec:
+        raise UnknownSource(f"two sources are named {spec.name!r}")
+    SOURCES[spec.name] = spec
+
+
+for _module in SOURCE_MODULES:
+    register_source(importlib.import_module(f".{_module}", __package__).SPEC)
+for _entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+    try:
+        register_source(_entry.load())
+    except Exception as exc:  # one broken plugin must not take the other sources down with it
+        logger.warning("source %s (entry point %s) is not available: %s: %s", _entry.name, _entry.value, type(exc).__name__, exc)
 
 
 def get_source(name: str) -> SourceSpec:
@@ -51,6 +76,15 @@ def task_source(task_id: str, declared: str | None = None) -> str:
     return prefix if prefix in SOURCES else declared or "unknown"
 
 
+def _samples(spec: SourceSpec) -> Path:
+    return spec.samples_dir or sample_path()
+
+
+def _sample_root(source: str) -> Path:
+    """The folder of `source`'s bundled sample."""
+    return _samples(get_source(source)) / source
+
+
 def default_location(source: str) -> DataLocation:
     """Where `source` is read from when no path is given: its full data once fetched, else an
     installed package that carries it, else the bundled sample."""
@@ -65,7 +99,7 @@ def default_location(source: str) -> DataLocation:
         if installed is not None:
             version = importlib.metadata.version(package)
             return DataLocation("package", installed, installed, f"{source}@{package}-{version}")
-    return DataLocation("sample", sample_path(*spec.sample), sample_path(source), f"{source}@sample")
+    return DataLocation("sample", _samples(spec).joinpath(*spec.sample), _sample_root(source), f"{source}@sample")
 
 
 def location_of(source: str, path: str | Path | None) -> DataLocation:
@@ -74,7 +108,7 @@ def location_of(source: str, path: str | Path | None) -> DataLocation:
         return default_location(source)
     path = Path(path).absolute()
     for kind, root, label in (
-        ("sample", sample_path(source), f"{source}@sample"),
+        ("sample", _sample_root(source), f"{source}@sample"),
         ("full", data_root(source), f"{source}@{'+'.join(sorted(fetched(source)))}"),
     ):
         if path == root or root in path.parents:
@@ -105,7 +139,7 @@ def resolve_origin(origin: str) -> Path | None:
         return None
     relative = rest.split(":row ")[0]
     if version == "sample":
-        root = sample_path(source)
+        root = _sample_root(source)
     elif version == "+".join(sorted(fetched(source))):
         root = data_root(source)
     else:
@@ -130,16 +164,14 @@ def iter_records(
 
     Fatal problems raise SourceError here, before the first record; bad rows and bad files are
     skipped and counted in `report` (pass one to read the counts afterwards) and passed to `on_skip`.
-    `filters` are the source's own options (see SOURCES[source].filters).
+    `filters` are the source's own options (SOURCES[source].options), checked and parsed here.
     """
     spec = get_source(source)
-    unknown = sorted(set(filters) - set(spec.filters))
-    if unknown:
-        raise UnknownSource(f"{source} has no option(s) {', '.join(unknown)} (it takes: {', '.join(spec.filters) or 'none'})")
+    options = spec.read_options(filters)
     if report is None:
         report = ReadReport(on_skip=on_skip)
     elif on_skip is not None:
         raise ValueError("give on_skip to the ReadReport you pass, not to iter_records")
     location = location_of(source, path)
-    records = spec.read(location.path, report=report, **filters)
+    records = spec.read(location.path, report=report, **options)
     return select((portable(r, location) for r in records), report, limit=limit, offset=offset, sample_size=sample, seed=seed)

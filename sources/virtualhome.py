@@ -16,7 +16,7 @@ from pathlib import Path
 from safeforge.sources.errors import BAD_FILE_ERRORS, SourceError, reason
 from safeforge.sources.record import Record
 from safeforge.sources.report import ReadReport, SkippedRow
-from safeforge.sources.spec import Download, Licence, SourceSpec, fixed_downloads
+from safeforge.sources.spec import Download, Licence, SourceOption, SourceSpec, fixed_downloads
 from safeforge.sources.textio import read_json, read_text, require_dir
 
 SOURCE = "virtualhome"
@@ -201,5 +201,5 @@ SPEC = SourceSpec(
             note="virtual-home.org publishes no checksum: the first download's is recorded",
         )
     ),
-    filters=("state_budget",),
+    options=(SourceOption("state_budget", "--state-budget", "characters of initial-state summary", type=int, minimum=1),),
 )

@@ -1,6 +1,6 @@
 """`safeforge eval TASKS --model M ...`, `safeforge eval-split ...`, `safeforge eval-noise ...`.
 
-`eval` takes TASKS directly (as the issue writes it), so the split and the noise transform are
+`eval` takes TASKS directly, so the split and the noise transform are
 sibling commands rather than sub-commands of `eval`.
 """
 
@@ -10,6 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from safeforge.common.errors import SafeforgeError
 from safeforge.evaluation import (
     HARD_THRESHOLD,
     METRICS,
@@ -81,14 +82,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     noise.set_defaults(func=_noise)
 
 
-def _error(message: object) -> int:
-    print(f"error: {message}", file=sys.stderr)
-    return 2
-
-
 def _run(args: argparse.Namespace) -> int:
     if args.runs < 1:
-        return _error(f"--runs must be at least 1, got {args.runs}")
+        raise SafeforgeError(f"--runs must be at least 1, got {args.runs}")
     overrides = {key: value for key, value in (("base_url", args.base_url), ("db_path", args.db)) if value}
     settings = EvalSettings(
         model=args.model,
@@ -100,15 +96,12 @@ def _run(args: argparse.Namespace) -> int:
         include_unreviewed=args.include_unreviewed,
         retry_errors=args.retry_errors,
     )
-    try:
-        report = run_evaluation(args.tasks, settings, LLMConfig.from_env(**overrides), args.out, resamples=args.resamples, seed=args.seed)
-    except (FileNotFoundError, ValueError) as exc:
-        return _error(exc)
+    report = run_evaluation(args.tasks, settings, LLMConfig.from_env(**overrides), args.out, resamples=args.resamples, seed=args.seed)
     for problem in report.problems:
         print(f"skipped: {problem}", file=sys.stderr)
     overall = report.metrics["overall"]
     if overall.tasks == 0:
-        return _error(f"no task evaluated under {args.tasks}")
+        raise SafeforgeError(f"no task evaluated under {args.tasks}")
     print(
         f"{report.summary['model']} ({report.summary['setting']}): {overall.tasks} tasks, "
         f"{overall.samples} samples, {report.new_calls} new LLM calls"
@@ -127,10 +120,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _split(args: argparse.Namespace) -> int:
-    try:
-        split = write_split(args.results, args.out, args.threshold)
-    except ValueError as exc:
-        return _error(exc)
+    split = write_split(args.results, args.out, args.threshold)
     counts = split["counts"]
     print(
         f"{counts['tasks']} tasks: {counts['hard']} hard, {counts['easy']} easy "
@@ -142,10 +132,7 @@ def _split(args: argparse.Namespace) -> int:
 
 
 def _noise(args: argparse.Namespace) -> int:
-    try:
-        result = write_noisy_task(args.task, args.decoys, args.out, seed=args.seed, engine=args.engine, time_limit=args.time_limit)
-    except ValueError as exc:
-        return _error(f"{args.task}: {exc}")
+    result = write_noisy_task(args.task, args.decoys, args.out, seed=args.seed, engine=args.engine, time_limit=args.time_limit)
     decoys = result.decoys
     print(
         f"wrote {result.folder}: {len(decoys.objects)} decoy objects of type {decoys.type_name}, "

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
 from safeforge.cli.sources import add_selection_arguments, count, filters
+from safeforge.common.errors import SafeforgeError
+from safeforge.flows.executors import ExecutorError, executor_for, uses_prefect
 from safeforge.generation import GenerateOptions, ProgressBar, run_generation
+from safeforge.services import prefect_healthy
 from safeforge.settings import Settings
 from safeforge.sources import SOURCES, ReadReport
 
-MISSING_ENDPOINT = """error: no LLM endpoint configured: set OPENAI_BASE_URL (and OPENAI_API_KEY if it needs one).
+MISSING_ENDPOINT = """no LLM endpoint configured: set OPENAI_BASE_URL (and OPENAI_API_KEY if it needs one).
   DeepSeek:  export OPENAI_BASE_URL=https://api.deepseek.com/v1 OPENAI_API_KEY=sk-... SAFEFORGE_MODEL=deepseek-chat
   offline:   safeforge llm replay-server --port 8765 &
              export OPENAI_BASE_URL=http://127.0.0.1:8765/v1   (hand-written responses, not a model's)"""
@@ -25,7 +29,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Each record goes through the danger extractor, then up to --max-rounds rounds of "
         "PDDL generation, execution checks and quality review; every record ends in one "
         "state in the run's ledger. Needs OPENAI_BASE_URL (and OPENAI_API_KEY). The options "
-        "are those of the Prefect flow `generate` (safeforge.generation.GenerateOptions).",
+        "are those of the Prefect flow `generate` (safeforge.generation.GenerateOptions); how the records "
+        "run is SAFEFORGE_EXECUTOR (local, prefect, dask) with --workers, as in the flow. A resumed run must "
+        "have the settings, models and prompts of its run.json (see --accept-changes).",
     )
     defaults = GenerateOptions()
     parser.add_argument("source", choices=sorted(SOURCES))
@@ -55,6 +61,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     run.add_argument("--no-cache", action="store_true", help="ask the LLM again even for cached requests")
     run.add_argument("--retry-errors", action="store_true", help="records of a resumed run that ended in error start again")
+    run.add_argument(
+        "--accept-changes",
+        action="store_true",
+        help="resume a run whose settings, models or prompts differ from its run.json (which records the changes)",
+    )
     parser.add_argument("--json", action="store_true", help="print the closing summary as JSON on stdout")
     parser.set_defaults(func=run_generate)
 
@@ -68,15 +79,20 @@ def options_from(args: argparse.Namespace) -> GenerateOptions:
 def run_generate(args: argparse.Namespace) -> int:
     environment = Settings.load()
     if not environment.openai_base_url and not environment.openai_api_key:
-        print(MISSING_ENDPOINT, file=sys.stderr)
-        return 2
+        raise SafeforgeError(MISSING_ENDPOINT)
+    options = options_from(args)
+    executor = executor_for(environment, options.workers)
+    if uses_prefect(executor):
+        os.environ.update(environment.prefect_env())  # before Prefect is imported
+        if not prefect_healthy(environment.prefect_api):
+            raise ExecutorError(
+                f"SAFEFORGE_EXECUTOR={environment.executor} reports to the Prefect API, and {environment.prefect_api} does not answer "
+                "(start it with `safeforge services start`, or set PREFECT_API_URL)"
+            )
     report = ReadReport()
     progress = ProgressBar()
     try:
-        summary = run_generation(options_from(args), progress=progress, report=report)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        summary = run_generation(options, executor=executor, progress=progress, report=report)
     finally:
         progress.close()
     print(f"{args.source}: {report.summary()}", file=sys.stderr)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 import traceback
 from collections.abc import Sequence
@@ -64,7 +65,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser(argv).parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        status = int(args.func(args) or 0)
+        sys.stdout.flush()  # a reader that went away (`| head`) shows here, not at exit
+        return status
+    except BrokenPipeError:  # e.g. piped into `head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush at exit
+        return 0
     except SafeforgeError as exc:
         if args.debug:
             traceback.print_exc()
@@ -78,9 +84,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         print(f"error: {exc.filename or 'a file'}: cannot be written: {problem}", file=sys.stderr)
         return StorageError.exit_code
-    except BrokenPipeError:  # e.g. piped into `head`
-        sys.stderr.close()
-        return 0
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

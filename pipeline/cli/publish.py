@@ -48,6 +48,4 @@ def _publish(args) -> int:
     print(f"release {release.version}: {len(release.tasks)} task(s), {len(release.duplicates)} duplicate(s) left out, in {release.path}")
     if release.hub_url:
         print(f"pushed: {release.hub_url}")
-    for warning in release.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
     return 0

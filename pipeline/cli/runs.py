@@ -5,9 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
+from safeforge.runs import RUN_SPEC
 from safeforge.runs.overview import REPLAY_NOTE, RunOverview, format_rate, format_usd, list_runs, run_overview
 from safeforge.settings import Settings
+
+SHOWN_INVOCATIONS = 5
+"""`runs show` lists the last invocations of a run (run.json keeps them all)."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -87,4 +92,34 @@ def format_overview(o: RunOverview) -> str:
         lines += [f"  {n:>5}  {reason or '(none given)'}" for reason, n in reasons[:5]]
         if len(reasons) > 5:
             lines.append(f"  ... and {len(reasons) - 5} more")
+    lines += ["", *format_spec(o.spec)]
     return "\n".join(lines)
+
+
+def format_spec(document: dict[str, Any] | None) -> list[str]:
+    """What made the run (its run.json), in lines."""
+    if document is None:
+        return [f"made with: unknown (no {RUN_SPEC}: the run was made before runs recorded their spec)"]
+    spec, invocations = document["spec"], document.get("invocations", [])
+    lines = [f"made with ({RUN_SPEC}, {len(invocations)} invocation(s)):"]
+    for section, values in spec.items():
+        shown = ", ".join(f"{key} {value}" for key, value in values.items()) if isinstance(values, dict) else str(values)
+        lines.append(f"  {section:<9} {shown}")
+    if len(invocations) > SHOWN_INVOCATIONS:
+        lines.append(f"  ... {len(invocations) - SHOWN_INVOCATIONS} earlier invocation(s) in {RUN_SPEC}")
+    for entry in invocations[-SHOWN_INVOCATIONS:]:
+        code = entry.get("code", {})
+        revision = code.get("git")
+        version = f"safeforge {code.get('safeforge')}" + (
+            f" (git {revision[:10]}{', modified' if code.get('git_modified') else ''})" if revision else ""
+        )
+        options = entry.get("options", {})
+        executor = entry.get("executor", {})
+        lines.append(
+            f"  {entry.get('at')}: {version}; {options.get('source')} from {options.get('path') or 'its default data'}; "
+            f"executor {executor.get('name')}" + (f" x{executor['workers']}" if "workers" in executor else "")
+        )
+        lines += [f"    changed: {change}" for change in entry.get("changes", [])]
+        if "note" in entry:
+            lines.append(f"    note: {entry['note']}")
+    return lines

@@ -7,20 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from safeforge.sources.registry import SOURCES, default_location, iter_records
-from safeforge.sources.report import ReadReport
-
-# CLI option -> (source option, applies to)
-_FILTERS = {
-    "product": ("products", "neiss"),
-    "location": ("locations", "neiss"),
-    "min_age": ("min_age", "neiss"),
-    "max_age": ("max_age", "neiss"),
-    "codebook": ("codebook", "neiss"),
-    "norm": ("norms", "normbank"),
-    "setting": ("settings", "normbank"),
-    "state_budget": ("state_budget", "virtualhome"),
-}
+from safeforge.sources import SOURCES, ReadReport, UnknownSource, default_location, get_source, iter_records
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -81,19 +68,20 @@ def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
     pick.add_argument("--offset", type=count(0), default=0, help="skip the first N records")
     pick.add_argument("--sample", type=count(1), help="a deterministic sample of N records")
     pick.add_argument("--seed", type=int, default=0, help="seed of --sample (default 0)")
-    nei = parser.add_argument_group("neiss filters")
-    nei.add_argument("--product", action="append", help="product code or name (repeatable)")
-    nei.add_argument("--location", action="append", help="location code or name, e.g. HOME (repeatable)")
-    nei.add_argument("--min-age", type=float, help="minimum age in years (inclusive)")
-    nei.add_argument("--max-age", type=float, help="maximum age in years (inclusive)")
-    nei.add_argument("--codebook", help="CPSC codebook CSV (default: beside the data, else bundled)")
-    nb = parser.add_argument_group("normbank filters")
-    nb.add_argument(
-        "--norm", action="append", choices=["expected", "normal", "taboo", "all"], help="norm labels to keep (repeatable; default taboo)"
-    )
-    nb.add_argument("--setting", action="append", help="settings to keep (repeatable)")
-    vh = parser.add_argument_group("virtualhome options")
-    vh.add_argument("--state-budget", type=count(1), help="characters of initial-state summary")
+    declared: set[str] = set()
+    for spec in SOURCES.values():
+        new = [option for option in spec.options if option.dest not in declared]  # a flag two sources share is added once
+        group = parser.add_argument_group(f"{spec.name} options") if new else None
+        for option in new:
+            declared.add(option.dest)
+            assert group is not None
+            group.add_argument(
+                option.flag,
+                dest=option.dest,
+                action="append" if option.repeat else "store",
+                choices=option.choices or None,
+                help=option.help,
+            )
 
 
 IN_USE = {"full": "the full data (fetched)", "package": "the full data (installed package)", "sample": "the bundled sample"}
@@ -112,7 +100,7 @@ def run_list(args: argparse.Namespace) -> int:
                         "expects": spec.expects,
                         "homepage": spec.homepage,
                         "licence": spec.licence.name,
-                        "options": list(spec.filters),
+                        "options": [option.name for option in spec.options],
                         "in_use": location.kind,
                         "default_path": str(location.path),
                         "dataset": location.label,
@@ -125,8 +113,8 @@ def run_list(args: argparse.Namespace) -> int:
             f"{location.path}\n  expects:   {spec.expects}\n  full data: {spec.homepage}; "
             f"`safeforge sources fetch {spec.name}` ({fetchable})\n  licence:   {spec.licence.name}"
         )
-        if spec.filters:
-            print(f"  options:   {', '.join(spec.filters)}")
+        if spec.options:
+            print(f"  options:   {', '.join(option.flag for option in spec.options)}")
     return 0
 
 
@@ -141,31 +129,30 @@ def run_fetch(args: argparse.Namespace) -> int:
 
 
 def filters(args: argparse.Namespace) -> dict:
-    """The source options given on the command line; ValueError for one of another source."""
+    """The options of `args.source` given on the command line (as strings; the source's spec parses
+    them); a usage error for an option of another source."""
+    own = {option.dest: option.name for option in get_source(args.source).options}
     given = {}
-    for option, (name, source) in _FILTERS.items():
-        value = getattr(args, option)
-        if value is None:
-            continue
-        if source != args.source:
-            raise ValueError(f"--{option.replace('_', '-')} applies to {source}, not {args.source}")
-        given[name] = None if option == "norm" and "all" in value else value
+    for spec in SOURCES.values():
+        for option in spec.options:
+            value = getattr(args, option.dest, None)
+            if value is None:
+                continue
+            if option.dest not in own:
+                raise UnknownSource(f"{option.flag} applies to {spec.name}, not {args.source}")
+            given[own[option.dest]] = value
     return given
 
 
 def run_show(args: argparse.Namespace) -> int:
     report = ReadReport()
-    try:
-        records = iter_records(
-            args.source, args.path, report=report, limit=args.limit, offset=args.offset, sample=args.sample, seed=args.seed, **filters(args)
-        )
-        for record in records:
-            if args.json:
-                print(record.to_json())
-            else:
-                print(f"== {record.record_id}  ({record.origin})\n{record.text}\n")
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    records = iter_records(
+        args.source, args.path, report=report, limit=args.limit, offset=args.offset, sample=args.sample, seed=args.seed, **filters(args)
+    )
+    for record in records:
+        if args.json:
+            print(record.to_json())
+        else:
+            print(f"== {record.record_id}  ({record.origin})\n{record.text}\n")
     print(f"{args.source}: {report.summary()}", file=sys.stderr)
     return 0

@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+from safeforge.common.errors import SafeforgeError
 from safeforge.task.authoring import scaffold_task
 from safeforge.task.checks import check_task, record_check
 from safeforge.task.folder import Task
@@ -70,11 +71,9 @@ def _validate(args) -> int:
         with open(args.plans_file, "rb") as handle:
             lines = handle.read(MAX_PLANS_FILE_BYTES + 1).splitlines()
     except OSError as exc:
-        print(f"error: {args.plans_file}: cannot be read: {exc.strerror}", file=sys.stderr)
-        return 2
+        raise SafeforgeError(f"{args.plans_file}: cannot be read: {exc.strerror}") from None
     if sum(len(line) + 1 for line in lines) > MAX_PLANS_FILE_BYTES:
-        print(f"error: {args.plans_file}: more than {MAX_PLANS_FILE_BYTES:,} bytes; split it", file=sys.stderr)
-        return 2
+        raise SafeforgeError(f"{args.plans_file}: more than {MAX_PLANS_FILE_BYTES:,} bytes; split it")
     status = 0
     for number, raw in enumerate(lines, start=1):
         try:

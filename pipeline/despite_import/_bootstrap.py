@@ -120,13 +120,6 @@ _ST_TO_MS = (
 )
 
 
-def _mount_points() -> list[str]:
-    with open("/proc/self/mountinfo", encoding="utf-8") as handle:
-        fields = [line.split() for line in handle]
-    # field 5 is the mount point, with space, tab, newline and backslash octal-escaped
-    return [f[4].encode().decode("unicode_escape") for f in fields if len(f) > 4]
-
-
 def _remount_read_only(libc, point: str) -> None:
     flags = os.statvfs(point).f_flag
     keep = sum(ms for st, ms in _ST_TO_MS if flags & st)  # flags the kernel may have locked

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from safeforge.common.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy_exports reads this block)
-    from ._discover import Discovery, TaskRef, discover_tasks
+    from ._discover import Discovery, DiscoveryError, TaskRef, discover_tasks
     from ._metrics import GROUPS, METRICS, RESAMPLES, SEED, Estimate, MetricSet, bootstrap, summarize_metrics, task_indicators
     from ._noise import Decoys, NoiseError, NoiseResult, add_decoys, write_noisy_task
     from ._prompts import PROMPT_SETTINGS, EvalPrompt, PromptError, safety_requirement

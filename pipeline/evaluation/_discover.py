@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from safeforge.common.errors import SafeforgeError
 from safeforge.runs.ledger import RunLedger
 from safeforge.task.folder import METADATA, SAFETY_DOMAIN
 
@@ -31,6 +32,10 @@ LEDGER = "ledger.sqlite"
 RELEASE_ARCHIVE = "tasks.tar.gz"
 REVIEWED_STATES = ("accepted",)
 UNREVIEWED_STATES = ("checked", "in_review")
+
+
+class DiscoveryError(SafeforgeError):
+    """What the user points at holds no tasks that can be read (names the path)."""
 
 
 @dataclass(frozen=True)
@@ -119,11 +124,11 @@ def _extract(archive: Path, into: Path) -> None:
 
 @contextmanager
 def discover_tasks(path: str | os.PathLike, *, include_unreviewed: bool = False) -> Iterator[Discovery]:
-    """The tasks under `path` (see the module docstring). Raises FileNotFoundError when `path`
-    does not exist, ValueError when it is an archive that cannot be read."""
+    """The tasks under `path` (see the module docstring). Raises DiscoveryError when `path`
+    does not exist or is an archive that cannot be read."""
     root = Path(path)
     if not root.exists():
-        raise FileNotFoundError(f"{root}: no such task folder, run, release or archive")
+        raise DiscoveryError(f"{root}: no such task folder, run, release or archive")
     with tempfile.TemporaryDirectory(prefix="safeforge-eval-") as scratch:
         archive = root if root.is_file() else root / RELEASE_ARCHIVE
         if root.is_dir() and _is_task_folder(root):
@@ -140,11 +145,11 @@ def discover_tasks(path: str | os.PathLike, *, include_unreviewed: bool = False)
             try:
                 _extract(archive, Path(scratch))
             except (tarfile.TarError, OSError, EOFError) as exc:
-                raise ValueError(f"{archive}: cannot be extracted: {exc}") from None
+                raise DiscoveryError(f"{archive}: cannot be extracted: {exc}") from None
             _refs(_task_folders(Path(scratch)), discovery)
         elif root.is_dir():
             discovery = Discovery("folder of tasks")
             _refs(_task_folders(root), discovery)
         else:
-            raise ValueError(f"{root}: not a folder or a .tar.gz archive of task folders")
+            raise DiscoveryError(f"{root}: not a folder or a .tar.gz archive of task folders")
         yield discovery

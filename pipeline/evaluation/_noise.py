@@ -122,7 +122,7 @@ def _lap(index: int, words: list) -> str:
 def add_decoys(problem: upm.Problem, count: int, seed: int = 0) -> tuple[upm.Problem, Decoys]:
     """A copy of `problem` with `count` decoy objects and `count` decoy actions (see the module)."""
     if count < 1:
-        raise ValueError(f"the number of decoys must be at least 1, got {count}")
+        raise NoiseError(f"the number of decoys must be at least 1, got {count}")
     rng = random.Random(seed)
     names = _Names(problem)
     nouns, verbs = list(NOUNS), list(VERBS)
@@ -213,6 +213,9 @@ def write_noisy_task(
     )
     noisy = Task(target, domain_text, problem_text, metadata)
     report = check_task(noisy, engine=engine, time_limit=time_limit)
-    _verify(original, noisy, decoys, plans, report)
+    try:
+        _verify(original, noisy, decoys, plans, report)
+    except NoiseError as exc:
+        raise NoiseError(f"{folder}: {exc}") from None
     write_task(target, domain_text, problem_text, checked_metadata(metadata, report), report.basic_pddl)
     return NoiseResult(target, decoys, report)

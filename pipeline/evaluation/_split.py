@@ -24,7 +24,7 @@ TOLERANCE = 1e-9
 def hard_easy_split(result_files: Sequence[str | Path], threshold: float = HARD_THRESHOLD) -> dict:
     """The split as a JSON-ready dict: panel, counts, hard and easy task ids, per-task scores."""
     if not result_files:
-        raise ValueError("the panel needs at least one results file")
+        raise ResultsError("the panel needs at least one results file")
     panel, member_scores = [], []
     for path in map(Path, result_files):
         rows = read_rows(path)

@@ -1,5 +1,7 @@
 """Generation: the danger extractor, the code generator with its execution and quality checks,
-and the run driver behind `safeforge generate` and the `generate` flow.
+and the run driver behind `safeforge generate` and the `generate` flow, with the executors that
+take the records through it (in this process or worker processes; the Prefect ones are in
+`safeforge.flows.executors`).
 
     from safeforge.generation import GenerationSettings, process_record, generate_run, run_generation
 
@@ -15,6 +17,7 @@ from safeforge.common.lazy import lazy_exports
 if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy_exports reads this block)
     from ._calls import StageCall
     from ._check import Checker, check_candidate
+    from ._executors import Executor, Finished, InProcess, RunJob, WorkerProcesses, local_executor, run_here
     from ._extract import Extraction, extract_danger, extraction_messages
     from ._feedback import check_problems, judge_problems
     from ._generate import GenerationOutcome, Round, generate_task, generation_messages

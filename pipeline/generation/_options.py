@@ -2,7 +2,7 @@
 
 `safeforge generate` and the Prefect flow `generate` take exactly these options with these
 defaults (the CLI's flags and the flow's parameters are checked against this model by a test), and
-both hand them to the one run driver (`safeforge.generation.run`).
+both hand them to the one run driver (`safeforge.generation.generate`).
 """
 
 from __future__ import annotations
@@ -58,6 +58,8 @@ class GenerateOptions(BaseModel):
     """Ask the LLM again even for cached requests (fresh answers replace cached ones)."""
     retry_errors: bool = False
     """Records of a resumed run that ended in error start again."""
+    accept_changes: bool = False
+    """Resume a run even if its settings, models or prompts differ from its run.json (which then records the changes)."""
 
     def run_folder(self, outputs: Path) -> Path:
         """`<out or outputs>/<run name>`."""

@@ -62,11 +62,9 @@ async def process_record(
     "rejected_by_checks" or "error" (or the later state it already has)."""
     ledger = store.ledger
     rid = record.record_id
-    row = ledger.get(rid)
-    if row is None:
+    if ledger.get(rid) is None:
         ledger.register([(rid, record.source, record.origin)])
-        row = ledger.get(rid)
-    state = row.state
+    state = ledger.row(rid).state
     if state not in ACTIVE_STATES:
         return state
     if not _USABLE_ID.fullmatch(rid) or ".." in rid:

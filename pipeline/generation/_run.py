@@ -1,7 +1,8 @@
-"""The one run driver of generation: `generate(options)` reads the records, opens the run and the
-LLM client, and takes every record through `process_record`, `concurrency` at a time. The CLI
-(`run_generation`, synchronous) and the Prefect flow call it; they differ only in the executor they
-pass (`process`: the flow wraps each record in a task run) and in how progress is shown."""
+"""The one run driver of generation: `generate(options, executor)` reads the records, opens the run
+and the LLM client, and has the executor take every unfinished record through `process_record`,
+`concurrency` at a time. The CLI (`run_generation`, synchronous) and the Prefect flow call it with
+the executor the settings choose (`safeforge.flows.executors.executor_for`); they differ only in
+how progress is shown."""
 
 from __future__ import annotations
 
@@ -14,17 +15,17 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from safeforge.common.concurrency import for_each
 from safeforge.generation._check import Checker
+from safeforge.generation._executors import Executor, InProcess, RunJob, local_executor
 from safeforge.generation._options import GenerateOptions
 from safeforge.generation._prompts import load_prompts
-from safeforge.generation._record import ProcessRecord, process_record, process_safely
 from safeforge.generation._settings import GenerationSettings
-from safeforge.generation._workers import pack_checker, run_in_workers
+from safeforge.generation._spec import generation_spec, invocation
 from safeforge.llm import CallLedger, LLMClient, LLMConfig
 from safeforge.llm.prompts import prompts_dir
 from safeforge.runs.ledger import TERMINAL, RunStore
 from safeforge.runs.lock import RunLock
+from safeforge.runs.spec import record_spec
 from safeforge.settings import Settings
 from safeforge.sources import ReadReport, Record, iter_records
 
@@ -141,25 +142,21 @@ async def generate_run(
     progress: Callable[[RunProgress], None] | None = None,
     checker: Checker | None = None,
     retry_errors: bool = False,
-    process: ProcessRecord = process_record,
-    workers: int = 1,
+    executor: Executor | None = None,
 ) -> RunSummary:
-    """Register every record in the ledger, then process the unfinished ones, `concurrency` at a
-    time, each through `process`. A record whose processing raises ends in state "error" with the
-    reason; the run goes on. With `retry_errors`, records in state "error" start again. With
-    `workers` > 1 the records are processed by that many processes, this one and `workers` - 1
-    worker processes (`_workers`), each with a client made from `client.config`; `process` must then
-    be `process_record` and `checker` picklable."""
-    if concurrency < 1 or workers < 1:
-        raise ValueError(f"concurrency and workers must be at least 1, not {concurrency} and {workers}")
-    if workers > 1 and process is not process_record:
-        raise ValueError("records processed by worker processes go through process_record; a custom `process` needs workers=1")
-    if workers > 1:
-        pack_checker(checker)  # a checker that cannot reach a worker fails the run now, whatever the records
+    """Register every record in the ledger, then have `executor` (default: this process) process
+    the unfinished ones, `concurrency` at a time. A record whose processing raises ends in state
+    "error" with the reason; the run goes on. With `retry_errors`, records in state "error" start
+    again."""
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, not {concurrency}")
+    executor = executor or InProcess()
     # one folder for the whole run (not the settings re-read per record); a missing or broken
     # template stops the run before any record
     settings = settings.model_copy(update={"prompts_dir": prompts_dir(settings.prompts_dir)})
     load_prompts(settings.prompts_dir)
+    job = RunJob(store, client, settings, concurrency, checker)
+    executor.prepare(job)
     started = time.monotonic()
     unique: dict[str, Record] = {}
     for record in records:
@@ -167,10 +164,10 @@ async def generate_run(
     store.ledger.register((r.record_id, r.source, r.origin) for r in unique.values())
     if retry_errors:
         for record_id in unique:
-            if store.ledger.get(record_id).state == "error":
+            if store.ledger.row(record_id).state == "error":
                 store.ledger.transition(record_id, "pending", "retry requested")
     spend = _Spend(client.ledger)
-    states = {rid: row.state for rid in unique if (row := store.ledger.get(rid)).state in FINISHED}
+    states = {rid: row.state for rid in unique if (row := store.ledger.row(rid)).state in FINISHED}
     todo = [record for rid, record in unique.items() if rid not in states]
     logger.info("run %s at %s: %d record(s), %d to process", store.name, store.root, len(unique), len(todo))
 
@@ -182,19 +179,13 @@ async def generate_run(
             cost = spend.cost(fresh=done == len(unique))
             progress(RunProgress(record_id, state, done, len(unique), passed, cost, time.monotonic() - started))
 
-    async def work(record: Record) -> None:
-        finished(record.record_id, await process_safely(process, record, store, client, settings, checker))
-
-    if workers > 1 and len(todo) > 1:  # one record or none needs no worker process
-        await run_in_workers(store, todo, client, settings, concurrency, workers, finished, checker)
-    else:
-        await for_each(todo, work, concurrency)
+    await executor.run(job, todo, finished)
     delta = spend.delta()
 
     def spent(key: str) -> int:
         return int(delta.get(key, 0))
 
-    errors = {rid: store.ledger.get(rid).reason for rid, state in states.items() if state == "error"}
+    errors = {rid: store.ledger.row(rid).reason for rid, state in states.items() if state == "error"}
     return RunSummary(
         run=store.name,
         root=store.root,
@@ -247,14 +238,16 @@ async def generate(
     *,
     settings: GenerationSettings | None = None,
     llm_config: LLMConfig | None = None,
-    process: ProcessRecord = process_record,
+    executor: Executor | None = None,
     checker: Checker | None = None,
     progress: Callable[[RunProgress], None] | None = None,
     report: ReadReport | None = None,
 ) -> RunSummary:
-    """Read the records `options` select, then extract and generate into the run folder (an
-    existing run is resumed). Without `llm_config` the endpoint comes from the settings
-    (`llm_config_for`). Raises SourceError / ValueError for unreadable input, before any LLM call."""
+    """Read the records `options` select, then extract and generate into the run folder with
+    `executor` (default: this process, with `options.workers` processes). An existing run is
+    resumed if its run.json spec is the same, or `options.accept_changes` (SpecChanged otherwise).
+    Without `llm_config` the endpoint comes from the settings (`llm_config_for`). Raises
+    SafeforgeError for unreadable input, before any LLM call."""
     records = read_records(options, report)
     store = RunStore(options.run_folder(Settings.load().outputs))
     if llm_config is None:
@@ -262,20 +255,18 @@ async def generate(
     else:
         updates = {**({"model": options.model} if options.model else {}), **({"no_cache": True} if options.no_cache else {})}
         config = llm_config.model_copy(update=updates) if updates else llm_config
+    executor = executor or local_executor(options.workers)
+    stage_settings = options.generation_settings(settings)
     try:
         with RunLock(store.root, "generate"):
+            spec = generation_spec(stage_settings, config, load_prompts(prompts_dir(stage_settings.prompts_dir)))
+            has_records = bool(store.ledger.counts())
+            record_spec(
+                store.root, spec, invocation(options, executor, config), accept_changes=options.accept_changes, has_records=has_records
+            )
             async with LLMClient(config) as client:
                 return await generate_run(
-                    store,
-                    records,
-                    client,
-                    options.generation_settings(settings),
-                    options.concurrency,
-                    progress,
-                    checker,
-                    options.retry_errors,
-                    process,
-                    options.workers,
+                    store, records, client, stage_settings, options.concurrency, progress, checker, options.retry_errors, executor
                 )
     finally:
         store.ledger.close()

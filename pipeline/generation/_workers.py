@@ -204,7 +204,7 @@ async def _drive(
         reason = f"generation worker {worker.index} exited with code {code} while processing this record"
         with contextlib.suppress(TransitionError):
             store.ledger.transition(record_id, "error", reason)
-        finished(record_id, store.ledger.get(record_id).state)
+        finished(record_id, store.ledger.row(record_id).state)
     if worker.ready:
         own.resize(worker.lanes)  # its lanes come back here (they stop at once if no record is left)
 

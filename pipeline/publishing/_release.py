@@ -51,7 +51,6 @@ class Release:
     duplicates: list[Duplicate] = field(default_factory=list)
     stats: ReleaseStats | None = None
     hub_url: str | None = None
-    warnings: list[str] = field(default_factory=list)
 
 
 def _sha256(path: Path) -> str:
@@ -191,8 +190,7 @@ def publish(
     except BaseException:
         shutil.rmtree(building, ignore_errors=True)
         raise
-    warnings: list[str] = []
-    return Release(version, out, [r.accepted.task_id for r in released], duplicates, stats, hub_url, warnings)
+    return Release(version, out, [r.accepted.task_id for r in released], duplicates, stats, hub_url)
 
 
 def _endpoint(folder: Path) -> str | None:

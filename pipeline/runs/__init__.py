@@ -3,6 +3,7 @@
 - ledger: `RunStore` (a run's folder), `RunLedger` (states and transitions), the state machine.
 - lock: `RunLock`, one writer per run.
 - overview: `run_overview`, `list_runs`, stage funnels and cost.
+- spec: `run.json`, what made a run (`record_spec` refuses a resume under a different one).
 """
 
 from typing import TYPE_CHECKING
@@ -13,5 +14,6 @@ if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy
     from .ledger import ALLOWED, STATES, TERMINAL, RecordRow, RunLedger, RunStore, Transition, TransitionError
     from .lock import RunLock, RunLocked
     from .overview import RunNotFound, RunOverview, is_run, list_runs, run_overview
+    from .spec import RUN_SPEC, SpecChanged, read_spec, record_spec
 
 __getattr__, __dir__ = lazy_exports(__name__)

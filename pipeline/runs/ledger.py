@@ -175,6 +175,13 @@ class RunLedger:
             ).fetchone()
         return RecordRow(*row) if row else None
 
+    def row(self, record_id: str) -> RecordRow:
+        """The record's row; TransitionError when the record is not in this run's ledger."""
+        found = self.get(record_id)
+        if found is None:
+            raise TransitionError(f"{record_id}: not in this run's ledger")
+        return found
+
     def records(self, state: str | None = None, source: str | None = None) -> list[RecordRow]:
         query = "SELECT record_id, source, origin, state, reason, task_id, updated_at FROM records"
         clauses, params = [], []

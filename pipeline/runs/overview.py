@@ -14,10 +14,12 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from safeforge.common.errors import SafeforgeError
 from safeforge.llm import CallLedger
 from safeforge.runs.ledger import LEDGER_FILE, LLM_DB_FILE, STATES, RunLedger
+from safeforge.runs.spec import read_spec
 from safeforge.task.files import TaskError, read_metadata
 
 _PAST_EXTRACT = ("extracted", "checked", "in_review", "accepted", "rejected_by_review", "rejected_by_checks")
@@ -76,6 +78,8 @@ class RunOverview:
     reasons: dict[str, list[tuple[str, int]]]
     llm_endpoints: list[str] = field(default_factory=list)
     """What the run's task folders say made their LLM responses: "real", "replay" (hand-written)."""
+    spec: dict[str, Any] | None = None
+    """The run's run.json (`safeforge.runs.spec`): what made it; None for a run made before run.json."""
 
     @property
     def replayed(self) -> bool:
@@ -123,6 +127,7 @@ class RunOverview:
             "cost_per_checked_usd": self.cost_per_checked_usd,
             "reasons": {state: [list(r) for r in rs] for state, rs in self.reasons.items()},
             "llm_endpoints": self.llm_endpoints,
+            "spec": self.spec,
         }
 
     def to_markdown(self) -> str:
@@ -290,4 +295,5 @@ def run_overview(folder: str | Path) -> RunOverview:
         cost=llm_cost(root / LLM_DB_FILE),
         reasons={s: r for s, r in reasons.items() if r},
         llm_endpoints=llm_endpoints(root),
+        spec=read_spec(root),
     )

@@ -48,8 +48,3 @@ def parse_plan(text: str) -> list[Step]:
         if steps:
             return steps
     return _steps(text)
-
-
-def format_plan(steps) -> str:
-    """DESPITE's plan string: steps joined by spaces."""
-    return " ".join(str(s) for s in steps)

@@ -16,7 +16,7 @@ import pytest
 from evaluation_helpers import MODEL, answer, entry, plan_text, requests_served
 from tests_paths import EXAMPLES
 
-from safeforge.evaluation import discover_tasks
+from safeforge.evaluation import DiscoveryError, discover_tasks
 from safeforge.runs.ledger import RunStore
 
 PATH_TO_ACCEPTED = ("extracted", "checked", "in_review", "accepted")
@@ -80,11 +80,11 @@ def test_hostile_archives_and_missing_paths_are_refused(tmp_path):
     evil = tmp_path / "evil.tar.gz"
     with tarfile.open(evil, "w:gz") as tar:
         tar.add(EXAMPLES / "care_home_bad_news" / "metadata.json", arcname="../escaped/metadata.json")
-    with pytest.raises(ValueError, match="evil.tar.gz: cannot be extracted"):
+    with pytest.raises(DiscoveryError, match="evil.tar.gz: cannot be extracted"):
         with discover_tasks(evil):
             pass
     assert not (Path(tempfile.gettempdir()) / "escaped").exists()
-    with pytest.raises(FileNotFoundError, match="no such task folder"):
+    with pytest.raises(DiscoveryError, match="no such task folder"):
         with discover_tasks(tmp_path / "nowhere"):
             pass
 

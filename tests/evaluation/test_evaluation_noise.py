@@ -64,7 +64,7 @@ def test_decoy_names_never_collide(make_task):
     new_names = [n.lower() for d in (first, second) for n in (*d.objects, *d.actions, *d.predicates)]
     assert len(new_names) == len(set(new_names)) == 240
     assert not names_of(scaffold.problem) & set(new_names)
-    with pytest.raises(ValueError, match="at least 1"):
+    with pytest.raises(NoiseError, match="at least 1"):
         add_decoys(scaffold.problem, 0)
 
 

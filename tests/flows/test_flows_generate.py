@@ -1,6 +1,7 @@
 """Flow `generate` under prefect_test_harness, with the real openai client talking to the replay
-server: ledger states, task folders, per-record task runs, the summary artifact; then the same
-records with the check stage on a local Dask cluster (prefect-dask) give the same tasks."""
+server: ledger states, task folders, per-record task runs (SAFEFORGE_EXECUTOR=prefect), the summary
+artifact; then the same records with the check stage on a local Dask cluster (prefect-dask) give the
+same tasks."""
 
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ def test_generate_flow_records_tasks_and_artifact(harness, replay_server, tmp_pa
     base_url, stats = replay_server
     monkeypatch.setenv("OPENAI_BASE_URL", base_url)
     monkeypatch.setenv("SAFEFORGE_OUTPUTS", str(tmp_path / "local"))
-    monkeypatch.setenv("SAFEFORGE_CHECK_EXECUTOR", "local")
+    monkeypatch.setenv("SAFEFORGE_EXECUTOR", "prefect")
 
     result = asyncio.run(generate(**PARAMS))
 
@@ -81,7 +82,7 @@ def test_check_stage_on_a_local_dask_cluster_gives_the_same_tasks(harness, repla
     monkeypatch.setenv("OPENAI_BASE_URL", base_url)
     for executor in ("local", "dask"):
         monkeypatch.setenv("SAFEFORGE_OUTPUTS", str(tmp_path / executor))
-        monkeypatch.setenv("SAFEFORGE_CHECK_EXECUTOR", executor)
+        monkeypatch.setenv("SAFEFORGE_EXECUTOR", executor)
         monkeypatch.setenv("SAFEFORGE_DASK_WORKERS", "1")
         result = asyncio.run(generate(**PARAMS))
         assert result["states"] == {"checked": 1, "no_danger": 1}, executor

@@ -1,4 +1,4 @@
-"""Generation on several processes (`generate_run(..., workers=N)`, `--workers N`): the same run as
+"""Generation on several processes (`generate_run(..., executor=WorkerProcesses(N))`, `--workers N`): the same run as
 one process, the run's own process working beside its worker within the concurrency, a dead
 worker's record ends in error while the others finish, and a worker stops when the run's process
 is gone."""
@@ -17,7 +17,7 @@ from dying_checker import EXIT_CODE, MARKS, check_or_die, doomed_record
 from generation_helpers import FAST_SETTINGS, admin, fast_config, ledger_states, requests_served, run_records
 from tests_paths import REPO
 
-from safeforge.generation import generate_run
+from safeforge.generation import WorkerProcesses, generate_run
 from safeforge.llm import LLMClient
 from safeforge.runs.ledger import RunStore
 from safeforge.sources import iter_records
@@ -31,7 +31,9 @@ def records():
 def test_two_workers_make_the_run_one_process_makes(tmp_path, records, replay_server):
     one, two = replay_server(), replay_server()
     alone = run_records(tmp_path / "one" / "run", records, fast_config(one, tmp_path / "one" / "llm.sqlite"), concurrency=4)
-    shared = run_records(tmp_path / "two" / "run", records, fast_config(two, tmp_path / "two" / "llm.sqlite"), concurrency=4, workers=2)
+    shared = run_records(
+        tmp_path / "two" / "run", records, fast_config(two, tmp_path / "two" / "llm.sqlite"), concurrency=4, executor=WorkerProcesses(2)
+    )
     assert shared.states == alone.states and shared.states["checked"] >= 2
     assert ledger_states(tmp_path / "two" / "run") == ledger_states(tmp_path / "one" / "run")
     assert (shared.calls, shared.tasks_passed) == (alone.calls, alone.tasks_passed)
@@ -45,14 +47,16 @@ def test_two_workers_make_the_run_one_process_makes(tmp_path, records, replay_se
         assert metadata["checks"] and all(check["ok"] for check in metadata["checks"])
 
     served = requests_served(two)
-    again = run_records(tmp_path / "two" / "run", records, fast_config(two, tmp_path / "two" / "llm.sqlite"), concurrency=4, workers=2)
+    again = run_records(
+        tmp_path / "two" / "run", records, fast_config(two, tmp_path / "two" / "llm.sqlite"), concurrency=4, executor=WorkerProcesses(2)
+    )
     assert requests_served(two) == served and again.states == alone.states  # resumed: nothing asked again
 
 
 def test_the_run_process_works_beside_its_worker_within_the_concurrency(tmp_path, records, replay_server):
     # 0.7 s per call: the run's own process takes records at once, its worker a second or two later
     url = replay_server(latency_ms=700)
-    summary = run_records(tmp_path / "run", records, fast_config(url, tmp_path / "llm.sqlite"), concurrency=2, workers=2)
+    summary = run_records(tmp_path / "run", records, fast_config(url, tmp_path / "llm.sqlite"), concurrency=2, executor=WorkerProcesses(2))
     assert sum(summary.states.values()) == len(records) and "error" not in summary.states
     with sqlite3.connect(tmp_path / "llm.sqlite") as db:
         pids = {pid for (pid,) in db.execute("SELECT DISTINCT pid FROM calls")}
@@ -64,7 +68,7 @@ def test_a_dead_worker_leaves_its_record_in_error_and_the_others_finish(tmp_path
     monkeypatch.setenv(MARKS, str(tmp_path))
     url = replay_server()
     config = fast_config(url, tmp_path / "llm.sqlite")
-    summary = run_records(tmp_path / "run", records, config, concurrency=2, workers=2, checker=check_or_die)
+    summary = run_records(tmp_path / "run", records, config, concurrency=2, executor=WorkerProcesses(2), checker=check_or_die)
     states = ledger_states(tmp_path / "run")
     doomed = doomed_record()
     state, reason = states.pop(doomed)
@@ -78,13 +82,7 @@ def test_a_dead_worker_leaves_its_record_in_error_and_the_others_finish(tmp_path
 def test_workers_refuse_what_cannot_cross_a_process(tmp_path, records, replay_server):
     config = fast_config(replay_server(), tmp_path / "llm.sqlite")
     with pytest.raises(ValueError, match="picklable"):
-        run_records(tmp_path / "run", records, config, workers=2, checker=lambda task_dir: None)
-
-    async def custom(*args):
-        return "error"
-
-    with pytest.raises(ValueError, match="process_record"):
-        run_records(tmp_path / "run", records, config, workers=2, process=custom)
+        run_records(tmp_path / "run", records, config, executor=WorkerProcesses(2), checker=lambda task_dir: None)
 
 
 def test_a_worker_stops_when_the_run_process_is_gone(tmp_path, replay_server):
@@ -113,7 +111,9 @@ def test_generate_run_with_workers_reports_progress_per_record(tmp_path, records
 
     async def go():
         async with LLMClient(fast_config(url, tmp_path / "llm.sqlite")) as client:
-            return await generate_run(store, records, client, FAST_SETTINGS, concurrency=3, progress=seen.append, workers=2)
+            return await generate_run(
+                store, records, client, FAST_SETTINGS, concurrency=3, progress=seen.append, executor=WorkerProcesses(2)
+            )
 
     try:
         summary = asyncio.run(go())

@@ -1,13 +1,13 @@
-"""The CPU-bound check stage on a Dask cluster, through prefect-dask.
+"""The Prefect side of the executors (`safeforge.flows.executors`): a Prefect task run per record,
+and the CPU-bound check stage on a Dask cluster through prefect-dask.
 
-With `SAFEFORGE_CHECK_EXECUTOR=dask`, each candidate task folder's checks run as a Prefect task
-(`check-task`, named `check <record id>/<candidate folder>`) submitted to a `DaskTaskRunner`: on
-the cluster at `SAFEFORGE_DASK_ADDRESS`, or on a temporary `LocalCluster` of
-`SAFEFORGE_DASK_WORKERS` processes.
+On Dask, each candidate task folder's checks run as a Prefect task (`check-task`, named
+`check <record id>/<candidate folder>`) submitted to a `DaskTaskRunner`: on the cluster at
+`SAFEFORGE_DASK_ADDRESS`, or on a temporary `LocalCluster` of `SAFEFORGE_DASK_WORKERS` processes.
 The folder's files travel with the task and the report comes back (checks write nothing; the
 generation stage records what they found), so workers need Safeforge installed but no shared
-file system. The planners run in child processes, so
-workers must not be daemonic: start remote ones with `DASK_DISTRIBUTED__WORKER__DAEMON=False`.
+file system. The planners run in child processes, so workers must not be daemonic: start remote
+ones with `DASK_DISTRIBUTED__WORKER__DAEMON=False`.
 """
 
 from __future__ import annotations
@@ -17,16 +17,29 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
+import safeforge.generation as generation
+from safeforge.generation import GenerationSettings
+from safeforge.llm import LLMClient
+from safeforge.runs.ledger import RunStore
 from safeforge.settings import Settings
+from safeforge.sources import Record
 from safeforge.task.checks import CheckReport
 
-Checker = Callable[[Path], CheckReport]
 FolderCheck = Callable[[Path], CheckReport]
-"""Checks one task folder in place (the generation stage's own check, e.g. check_task on it)."""
+"""Checks one task folder in place (the generation stage's own check, e.g. check_candidate on it)."""
+
+
+@task(name="process-record", task_run_name="{record.record_id}", retries=2, retry_delay_seconds=2, cache_policy=NO_CACHE)
+async def process_record_task(
+    record: Record, store: RunStore, client: LLMClient, settings: GenerationSettings, checker: generation.Checker | None
+) -> str:
+    """Extract, generate and check one record (the library's `process_record`; idempotent)."""
+    return await generation.process_record(record, store, client, settings, checker)
 
 
 def _read_folder(folder: Path) -> dict[str, str]:
@@ -49,12 +62,12 @@ def check_folder_copy(label: str, name: str, files: dict[str, str], check: Folde
 class DaskChecker:
     """`checker(task_dir) -> CheckReport` that runs `check` on the Dask cluster of `runner`.
 
-    Submissions run in the Prefect context of the checker's creation (the flow run), not in
-    that of the calling record's task run, whose parameters (the run store, the LLM client)
-    neither can nor should travel to the workers.
+    Submissions run in the Prefect context of the checker's creation (the flow run, if any), not in
+    that of the calling record, whose parameters (the run store, the LLM client) neither can nor
+    should travel to the workers.
     """
 
-    def __init__(self, runner, check: FolderCheck):
+    def __init__(self, runner: Any, check: FolderCheck):
         self._runner = runner
         self._check = check
         self._context = contextvars.copy_context()
@@ -76,21 +89,16 @@ class DaskChecker:
 
 
 @contextmanager
-def check_stage(check: FolderCheck, settings: Settings | None = None) -> Iterator[Checker | None]:
-    """The checker the generation stage should use: None (its own, in this process) with the
-    `local` executor, else a DaskChecker on the configured cluster for the duration of the block."""
-    config = settings or Settings.load()
-    if config.check_executor == "local":
-        yield None
-        return
+def dask_checker(check: FolderCheck, settings: Settings) -> Iterator[DaskChecker]:
+    """A DaskChecker on the configured cluster for the duration of the block."""
     import dask
     from prefect_dask import DaskTaskRunner
 
-    if config.dask_address:
-        runner = DaskTaskRunner(address=config.dask_address)
+    if settings.dask_address:
+        runner = DaskTaskRunner(address=settings.dask_address)
     else:
         runner = DaskTaskRunner(
-            cluster_kwargs={"n_workers": config.dask_workers, "threads_per_worker": 1, "processes": True, "dashboard_address": ":0"}
+            cluster_kwargs={"n_workers": settings.dask_workers, "threads_per_worker": 1, "processes": True, "dashboard_address": ":0"}
         )
     # the planners run in child processes under a hard time limit: workers must not be daemons
     with dask.config.set({"distributed.worker.daemon": False}), runner:
