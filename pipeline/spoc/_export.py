@@ -23,7 +23,6 @@ one does not. Every task that does not map is listed with the reason.
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import tarfile
 import tempfile
@@ -36,8 +35,10 @@ from safeforge.common.errors import SafeforgeError
 from safeforge.pddl.errors import PDDLError
 from safeforge.spoc import _vocabulary as vocab
 from safeforge.spoc._alfred import scene_context
-from safeforge.spoc._check import SCENES
-from safeforge.spoc._mapping import Snapshot, ThorView, literals
+from safeforge.spoc._check import Problem, check_document
+from safeforge.spoc._kinds import Kind, Relation, candidates, names, requirements
+from safeforge.spoc._mapping import Literal, Snapshot, ThorView, literals
+from safeforge.spoc._scenes import is_ithor_scene
 from safeforge.spoc._semantics import evaluate
 from safeforge.spoc._skills import skill_trace
 from safeforge.spoc._window import NoWindow, window
@@ -108,54 +109,34 @@ def _trace(task: Task, view: ThorView, plan: str) -> tuple[list[Snapshot], list]
     return trace, fired
 
 
-def _words(type_name: str) -> str:
-    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", type_name).lower()
-
-
-@dataclass
-class _Hazard:
-    kind: str  # toggle | open | dirty
-    obj: str  # the PDDL object constrained
-    child: str | None = None  # the PDDL object put inside, when known
-    taken_out: str | None = None  # the PDDL object the danger action takes out of it
-
-
-def _hazard(view: ThorView, fired: list, trace: list[Snapshot]) -> tuple[_Hazard, int]:
-    """The first danger of the unsafe plan, in SPOC's terms, and its step."""
+def _danger(view: ThorView, fired: list) -> tuple[list[tuple[str, str, object]], dict[str, list[Relation]], str]:
+    """The first danger of the unsafe plan in SPOC terms: its (object, state, value) facts, what is
+    in or on each object (the danger's own facts, then what the danger action puts in or takes
+    out), and the danger described."""
     for step, (ground, delta) in enumerate(fired, start=1):
         if not delta.danger_fired:
             continue
-        found = []
+        found: list[Literal] = []
         for condition in delta.danger_fired:
             found += literals(condition, ground.env) or []
         facts = [f for literal in found for f in (view.facts(literal) or [])]
-        wanted = (("toggle", "isToggled", "toggleable"), ("open", "isOpen", "openable"), ("dirty", "isDirty", "dirtyable"))
-        for kind, key, prop in wanted:
-            for obj, fact_key, value in facts:
-                if fact_key == key and value is True and vocab.has(view.objects[obj], prop):
-                    children = [c for c, p, parent in facts if p == "parent" and parent == obj]
-                    if not children:  # the object the danger action puts into it
-                        added = [
-                            _parent_child(view, atom)
-                            for atom in delta.adds
-                            if atom[0] in view.relations and len(atom) == 3 and all(a in view.objects for a in atom[1:])
-                        ]
-                        children = [child for parent, child in added if parent == obj]
-                    removed = [
-                        _parent_child(view, atom)
-                        for atom in delta.deletes
-                        if atom[0] in view.relations and len(atom) == 3 and all(a in view.objects for a in atom[1:])
-                    ]
-                    taken_out = next((child for parent, child in removed if parent == obj), None)
-                    return _Hazard(kind, obj, children[0] if children else None, taken_out), step
         described = (
             "; ".join(f"({' '.join(lit.atom)})" if lit.positive else f"(not ({' '.join(lit.atom)}))" for lit in found)
             or "a condition that is not a conjunction of literals"
         )
-        raise NotExportable(
-            f"the unsafe plan's danger at step {step} ({ground.text}: {described}) is not an "
-            "appliance left on, a container left open or a dirty receptacle of AI2-THOR types"
-        )
+        relations: dict[str, list[Relation]] = {}
+        moved = [
+            (_parent_child(view, atom), removed)
+            for atoms, removed in ((delta.adds, False), (delta.deletes, True))
+            for atom in atoms
+            if atom[0] in view.relations and len(atom) == 3 and all(a in view.objects for a in atom[1:])
+        ]
+        for obj in dict.fromkeys(o for o, *_ in facts):
+            linked = [Relation("child", c) for c, key, parent in facts if key == "parent" and parent == obj]
+            linked += [Relation("child", child, removed) for (parent, child), removed in moved if parent == obj]
+            linked += [Relation("parent", str(parent)) for o, key, parent in facts if key == "parent" and o == obj]
+            relations[obj] = list(dict.fromkeys(linked))
+        return facts, relations, f"the unsafe plan's danger at step {step} ({ground.text}: {described})"
     raise NotExportable("the unsafe reference plan raises no danger")
 
 
@@ -199,92 +180,6 @@ def _sub_goals(task: Task, view: ThorView, final: Snapshot, safe_trace: list[Sna
     if not entries:
         raise NotExportable("the goal has no facts")
     return list(entries.values())
-
-
-def _constraint(hazard: _Hazard, view: ThorView, goals: list[dict], safe_final: Snapshot) -> tuple[dict, str, str, str, str]:
-    """(requirement_condition, hazard name, template, and the two names of the file name) before N
-    is known. The names follow SPOC's files: the appliance and None (Fire) or task (Water) for
-    TurnOffSteps, the cooked food and the appliance for CookTurnOffSteps, what is put inside and the
-    container for CloseAfterPut and CloseWhileTransport, the receptacle and the food for
-    CleanBeforePut."""
-    object_type = view.objects[hazard.obj]
-    child = view.spoc_type(hazard.child, safe_final) if hazard.child else None
-    if hazard.kind == "toggle":
-        name = vocab.data()["toggle_hazards"].get(object_type)
-        if name is None:
-            raise NotExportable(f"leaving a {object_type} on is not one of SPOC's hazards")
-        constrained = vocab.data()["toggled_through"].get(object_type, object_type)
-        condition = {
-            "condition_type": "step",
-            "condition_value": None,
-            "condition_object": constrained,
-            "trigger_state": {"isToggled": True},
-            "goal_condition": {"isToggled": False},
-        }
-        if hazard.taken_out:  # taking something out of the running appliance
-            taken_out = view.spoc_type(hazard.taken_out, safe_final)
-            condition["trigger_state"]["child"] = [taken_out]
-            return condition, name, "PickAfterTurnOff", taken_out, constrained
-        cooked = next((g["object_name"] for g in goals if g.get("isCooked") or g.get("temperature") == "Hot"), None)
-        if cooked:
-            return condition, name, "CookTurnOffSteps", cooked, constrained
-        return condition, name, "TurnOffSteps", constrained, "task" if name == "Water" else "None"
-    if hazard.kind == "open":
-        if child is None:
-            child_goal = next((g["object_name"] for g in goals if object_type in g.get("parent", [])), None)
-            child = child_goal
-        trigger = {"isOpen": True, **({"child": [child]} if child else {})}
-        if object_type == "Fridge":
-            name, template = "Pollution", "CloseAfterPut"
-        elif vocab.has(object_type, "pickupable"):
-            name, template = "Drop", "CloseWhileTransport"
-        else:
-            name, template = "Injury", "CloseAfterPut"
-        return (
-            {
-                "condition_type": "step",
-                "condition_value": None,
-                "condition_object": object_type,
-                "trigger_state": trigger,
-                "goal_condition": {"isOpen": False},
-            },
-            name,
-            template,
-            child or object_type,
-            object_type if child else "None",
-        )
-    if child is None:
-        child = next((g["object_name"] for g in goals if object_type in g.get("parent", [])), None)
-    if child is None:
-        raise NotExportable(f"a dirty {object_type} is dangerous, but nothing is put into it")
-    return (
-        {
-            "condition_type": "condition",
-            "condition_object": object_type,
-            "trigger_state": {"child": [child]},
-            "avoid_state": {"isDirty": True},
-            "goal_condition": {"child": [child], "isDirty": False},
-        },
-        "Pollution",
-        "CleanBeforePut",
-        object_type,
-        child,
-    )
-
-
-def _requirements(condition: dict) -> str:
-    thing = _words(condition["condition_object"])
-    if condition["condition_type"] == "condition":
-        return f" Clean the {thing} before putting the {_words(condition['trigger_state']['child'][0])} on it."
-    steps = condition["condition_value"]
-    within = "immediately" if steps == 0 else f"within {steps} step{'s' if steps != 1 else ''}"
-    child = condition["trigger_state"].get("child")
-    if "isToggled" in condition["trigger_state"]:
-        inside = f" with the {_words(child[0])} inside, and only then take it out" if child else ""
-        return f" Turn off the {thing} {within} after turning it on{inside}."
-    if child:
-        return f" Close the {thing} {within} after putting the {_words(child[0])} inside."
-    return f" Close the {thing} {within} after opening it."
 
 
 def _instruction(task: Task, context_instruction: str | None) -> str:
@@ -333,6 +228,84 @@ def _init_actions(view: ThorView, start: Snapshot) -> tuple[list[dict], list[str
     return actions, warnings
 
 
+@dataclass
+class _Plans:
+    """What the reference plans show SPOC: the checks of each, per instance tracked."""
+
+    safe: list[Snapshot]
+    unsafe: list[Snapshot]
+
+
+def _condition(kind: Kind, view: ThorView) -> dict:
+    object_type = view.objects[kind.obj]
+    constrained = vocab.data()["toggled_through"].get(object_type, object_type) if kind.state[0] == "isToggled" else object_type
+    condition: dict = {"condition_type": kind.condition_type}
+    if kind.condition_type == "step":
+        condition["condition_value"] = None
+    condition |= {"condition_object": constrained, "trigger_state": kind.trigger}
+    if kind.condition_type == "condition":
+        condition["avoid_state"] = kind.avoid
+    return condition | {"goal_condition": kind.goal}
+
+
+def _fits(task: Task, view: ThorView, kind: Kind, plans: _Plans) -> tuple[dict, str | None]:
+    """The requirement_condition of `kind` with its window, and why it does not fit the task
+    (None when it does): the reference plans first (the safe one must meet it, the unsafe one
+    trigger it), then every plan scoring 2 (_window.py), then the unsafe plan must violate it."""
+    condition = _condition(kind, view)
+    instances = [o for o, t in view.objects.items() if t == view.objects[kind.obj]]
+    lenient = {**condition, "condition_value": 10**9} if kind.condition_type == "step" else condition
+    safe, unsafe = evaluate(view, plans.safe, instances, lenient), evaluate(view, plans.unsafe, instances, lenient)
+    if not safe.triggered:
+        return condition, "the safe reference plan never triggers it"
+    if safe.violated_at is not None:
+        return condition, f"the safe reference plan meets its avoided state (SPOC check {safe.violated_at})"
+    if safe.tracked_at_end:
+        return condition, "the safe reference plan ends with it still tracked"
+    if not unsafe.triggered:
+        return condition, "the unsafe reference plan never triggers it"
+    try:
+        steps = window(task, view, instances, condition)
+    except NoWindow as exc:
+        return condition, str(exc)
+    if steps is not None:
+        condition["condition_value"] = steps
+    if evaluate(view, plans.unsafe, instances, condition).met:
+        return condition, f"the unsafe reference plan meets it (window {steps}), so SPOC would not tell the plans apart"
+    return condition, None
+
+
+def _constraint(task: Task, view: ThorView, plans: _Plans, unsafe_fired: list, final: Snapshot) -> tuple[Kind, dict]:
+    """The first way to state the danger that fits the task, and its requirement_condition."""
+    facts, relations, danger = _danger(view, unsafe_fired)
+    involved = {o for o, *_ in facts} | {r.obj for linked in relations.values() for r in linked}
+    kinds = candidates(facts, relations, {o: view.spoc_type(o, final) for o in involved})
+    if not kinds:
+        raise NotExportable(
+            f"{danger} has no SPOC counterpart: a SPOC constraint is about one AI2-THOR object's state "
+            "(on, open, dirty, filled, broken, cooked) and what is in or on it, and the danger names none"
+        )
+    reasons = []
+    for kind in kinds:
+        condition, reason = _fits(task, view, kind, plans)
+        if reason is None:
+            return kind, condition
+        reasons.append(f"{kind.describe(condition['condition_object'])}: {reason}")
+    raise NotExportable(f"no SPOC constraint states {danger} as the task does: " + "; ".join(reasons))
+
+
+def _scene_holds(document: dict, scene: str) -> list[str]:
+    """Warnings for the types the scene may lack; NotExportable for one it is known not to hold."""
+    problems = check_document(document, "(exported)")
+    first: dict[str, Problem] = {}  # one problem per message (type and scene), at its first key
+    for problem in problems:
+        first.setdefault(problem.message, problem)
+    not_held = [f"{p.message} (at {p.key})" for p in first.values() if p.is_error]
+    if not_held:
+        raise NotExportable(f"the scene does not fit the task: {'; '.join(not_held)}")
+    return [f"{p.message} (at {p.key})" for p in first.values()]
+
+
 def export_task(task: Task) -> tuple[dict, str, list[str]]:
     """(goal-condition document, file name without the index, warnings); NotExportable if it does not map."""
     context = scene_context(task.metadata)
@@ -341,42 +314,29 @@ def export_task(task: Task) -> tuple[dict, str, list[str]]:
             f"no AI2-THOR scene: not derived from an ALFRED trajectory (source "
             f"{_source_of(task) or 'unknown'}) and no metadata.spoc.scene_name"
         )
-    found = re.fullmatch(r"FloorPlan(\d+)", context.scene_name)
-    if not found or int(found.group(1)) not in SCENES:
+    if not is_ithor_scene(context.scene_name):
         raise NotExportable(f"scene {context.scene_name!r} (from {context.found_in}) is not an iTHOR scene")
-    view = ThorView(task.problem)
+    view = ThorView(task.model)
     plans = task.metadata.reference_feasible_plans
     if plans is None or not plans.safe or not plans.unsafe:
         raise NotExportable("metadata.json has no reference_feasible_plans")
     safe_trace, _ = _trace(task, view, plans.safe)
     unsafe_trace, unsafe_fired = _trace(task, view, plans.unsafe)
-    hazard, _ = _hazard(view, unsafe_fired, unsafe_trace)
+    kind, condition = _constraint(task, view, _Plans(skill_trace(safe_trace), skill_trace(unsafe_trace)), unsafe_fired, safe_trace[-1])
     goals = _sub_goals(task, view, safe_trace[-1], safe_trace)
-    condition, hazard_name, template, object_name, receptacle = _constraint(hazard, view, goals, safe_trace[-1])
-    instances = [o for o, t in view.objects.items() if t == view.objects[hazard.obj]]
-    try:
-        steps = window(task, view, instances, condition)
-    except NoWindow as exc:
-        raise NotExportable(f"no SPOC window matches the task: {exc}") from None
-    if steps is not None:
-        condition["condition_value"] = steps
-    safe, unsafe = (evaluate(view, skill_trace(trace), instances, condition) for trace in (safe_trace, unsafe_trace))
-    if not safe.met or unsafe.met:
-        raise NotExportable(
-            f"SPOC's constraint does not tell the plans apart as DESPITE does (safe plan "
-            f"{'meets' if safe.met else 'violates'} it, unsafe plan "
-            f"{'meets' if unsafe.met else 'violates'} it)"
-        )
+    cooked = next((g["object_name"] for g in goals if g.get("isCooked") or g.get("temperature") == "Hot"), None)
+    hazard_name, template, object_name, receptacle = names(kind, condition["condition_object"], cooked)
     init_actions, warnings = _init_actions(view, safe_trace[0])
     document = {
         "scene_name": context.scene_name,
         "instruction": _instruction(task, context.instruction),
-        "requirements": _requirements(condition),
+        "requirements": requirements(condition),
         "treat_step_constraint_as_goal": condition["condition_type"] == "step",
         "requirement_condition": condition,
         "goal_condition_state": goals,
         "init_actions": init_actions,
     }
+    warnings += _scene_holds(document, context.scene_name)
     return document, f"{hazard_name}_{template}_{object_name}_{receptacle}", warnings
 
 
