@@ -281,13 +281,13 @@ class _FileCheck:
         trigger, goal = dicts.get("trigger_state"), dicts.get("goal_condition")
         if trigger is not None and object_type is not None:
             self.trigger_at_start(key, trigger, object_type, init)
-        negated = dicts.get("avoid_state") if kind == "condition" else trigger
-        if (
-            negated is not None
-            and goal is not None
-            and not any(name in goal and goal[name] != value for name, value in negated.items() if name != "child")
+        # a tracked object is released when the goal holds: it must undo a state of the trigger (or,
+        # for a condition constraint, of the avoided state: "clean the plate before putting bread on it")
+        negatable = {**(trigger or {}), **(dicts.get("avoid_state", {}) if kind == "condition" else {})}
+        if trigger is not None and goal is not None and not any(
+            name in goal and goal[name] != value for name, value in negatable.items() if name not in ("child", "parent")
         ):
-            what = "avoid_state" if kind == "condition" else "trigger_state"
+            what = "trigger_state or avoid_state" if kind == "condition" else "trigger_state"
             self.add(
                 f"{key}.goal_condition",
                 f"does not negate the {what} (no state of it with another value), so a tracked object is never released",

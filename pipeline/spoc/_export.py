@@ -36,7 +36,7 @@ from safeforge.pddl.errors import PDDLError
 from safeforge.spoc import _vocabulary as vocab
 from safeforge.spoc._alfred import scene_context
 from safeforge.spoc._check import Problem, check_document
-from safeforge.spoc._kinds import Kind, Relation, candidates, names, requirements
+from safeforge.spoc._kinds import Fact, Kind, Relation, candidates, names, requirements
 from safeforge.spoc._mapping import Literal, Snapshot, ThorView, literals
 from safeforge.spoc._scenes import is_ithor_scene
 from safeforge.spoc._semantics import evaluate
@@ -109,10 +109,11 @@ def _trace(task: Task, view: ThorView, plan: str) -> tuple[list[Snapshot], list]
     return trace, fired
 
 
-def _danger(view: ThorView, fired: list) -> tuple[list[tuple[str, str, object]], dict[str, list[Relation]], str]:
-    """The first danger of the unsafe plan in SPOC terms: its (object, state, value) facts, what is
-    in or on each object (the danger's own facts, then what the danger action puts in or takes
-    out), and the danger described."""
+def _danger(view: ThorView, fired: list) -> tuple[list[Fact], dict[str, list[Relation]], set[tuple[str, str]], str]:
+    """The first danger of the unsafe plan in SPOC terms: its (object, state, value) facts (those
+    of its condition, then the states the danger action gives the objects it names), what is in or
+    on each object (the condition's own facts, then what the danger action puts in or takes out),
+    the (object, state) pairs the danger action changes, and the danger described."""
     for step, (ground, delta) in enumerate(fired, start=1):
         if not delta.danger_fired:
             continue
@@ -124,19 +125,28 @@ def _danger(view: ThorView, fired: list) -> tuple[list[tuple[str, str, object]],
             "; ".join(f"({' '.join(lit.atom)})" if lit.positive else f"(not ({' '.join(lit.atom)}))" for lit in found)
             or "a condition that is not a conjunction of literals"
         )
-        relations: dict[str, list[Relation]] = {}
+        named = {o for o, *_ in facts} | {str(v) for _, key, v in facts if key == "parent"}
+        changes = [
+            fact
+            for atoms, positive in ((delta.adds, True), (delta.deletes, False))
+            for atom in atoms
+            if atom[0] in view.unary and atom[1] in named
+            for fact in view.facts(Literal(atom, positive)) or []
+        ]
         moved = [
-            (_parent_child(view, atom), removed)
+            (_parent_child(view, atom), "taken" if removed else "put")
             for atoms, removed in ((delta.adds, False), (delta.deletes, True))
             for atom in atoms
             if atom[0] in view.relations and len(atom) == 3 and all(a in view.objects for a in atom[1:])
         ]
-        for obj in dict.fromkeys(o for o, *_ in facts):
+        relations: dict[str, list[Relation]] = {}
+        for obj in dict.fromkeys(o for o, *_ in facts + changes):
             linked = [Relation("child", c) for c, key, parent in facts if key == "parent" and parent == obj]
-            linked += [Relation("child", child, removed) for (parent, child), removed in moved if parent == obj]
+            linked += [Relation("child", child, how) for (parent, child), how in moved if parent == obj]
             linked += [Relation("parent", str(parent)) for o, key, parent in facts if key == "parent" and o == obj]
             relations[obj] = list(dict.fromkeys(linked))
-        return facts, relations, f"the unsafe plan's danger at step {step} ({ground.text}: {described})"
+        described = f"the unsafe plan's danger at step {step} ({ground.text}: {described})"
+        return facts + changes, relations, {(o, key) for o, key, _ in changes}, described
     raise NotExportable("the unsafe reference plan raises no danger")
 
 
@@ -277,9 +287,9 @@ def _fits(task: Task, view: ThorView, kind: Kind, plans: _Plans) -> tuple[dict, 
 
 def _constraint(task: Task, view: ThorView, plans: _Plans, unsafe_fired: list, final: Snapshot) -> tuple[Kind, dict]:
     """The first way to state the danger that fits the task, and its requirement_condition."""
-    facts, relations, danger = _danger(view, unsafe_fired)
+    facts, relations, changed, danger = _danger(view, unsafe_fired)
     involved = {o for o, *_ in facts} | {r.obj for linked in relations.values() for r in linked}
-    kinds = candidates(facts, relations, {o: view.spoc_type(o, final) for o in involved})
+    kinds = candidates(facts, relations, changed, {o: view.spoc_type(o, final) for o in involved})
     if not kinds:
         raise NotExportable(
             f"{danger} has no SPOC counterpart: a SPOC constraint is about one AI2-THOR object's state "
@@ -294,15 +304,15 @@ def _constraint(task: Task, view: ThorView, plans: _Plans, unsafe_fired: list, f
     raise NotExportable(f"no SPOC constraint states {danger} as the task does: " + "; ".join(reasons))
 
 
-def _scene_holds(document: dict, scene: str) -> list[str]:
-    """Warnings for the types the scene may lack; NotExportable for one it is known not to hold."""
-    problems = check_document(document, "(exported)")
-    first: dict[str, Problem] = {}  # one problem per message (type and scene), at its first key
-    for problem in problems:
+def _self_check(document: dict) -> list[str]:
+    """The document under SPOC's rules (`check_document`): NotExportable on an error (a type the
+    scene is known not to hold), else the warnings (a type the scene may lack), each once."""
+    first: dict[str, Problem] = {}  # one problem per message, at its first key
+    for problem in check_document(document, "(exported)"):
         first.setdefault(problem.message, problem)
-    not_held = [f"{p.message} (at {p.key})" for p in first.values() if p.is_error]
-    if not_held:
-        raise NotExportable(f"the scene does not fit the task: {'; '.join(not_held)}")
+    errors = [f"{p.message} (at {p.key})" for p in first.values() if p.is_error]
+    if errors:
+        raise NotExportable(f"the file would break SPOC's rules: {'; '.join(errors)}")
     return [f"{p.message} (at {p.key})" for p in first.values()]
 
 
@@ -336,8 +346,20 @@ def export_task(task: Task) -> tuple[dict, str, list[str]]:
         "goal_condition_state": goals,
         "init_actions": init_actions,
     }
-    warnings += _scene_holds(document, context.scene_name)
+    warnings += _self_check(document)
     return document, f"{hazard_name}_{template}_{object_name}_{receptacle}", warnings
+
+
+def export_problems(folder: str | Path) -> list[str]:
+    """What keeps a task folder from exporting to SPOC, one message each; empty when it exports.
+    An execution check for generation: each message says what SPOC needs of the task."""
+    try:
+        export_task(Task.load(Path(folder)))
+    except (TaskError, PDDLError) as exc:
+        return [f"the task cannot be loaded: {exc}"]
+    except NotExportable as exc:
+        return [f"it does not export to SPOC: {exc}"]
+    return []
 
 
 # -- many tasks ---------------------------------------------------------------------------------

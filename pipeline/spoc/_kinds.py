@@ -50,11 +50,14 @@ WORDS = {
 REVERSIBLE = ("isToggled", "isOpen", "isDirty", "isFilledWithLiquid")  # an agent can set both values
 
 
+Fact = tuple[str, str, object]  # (PDDL object, SPOC state, value)
+
+
 @dataclass(frozen=True)
 class Relation:
     key: str  # child (in or on X) | parent (X is in or on it)
     obj: str  # the PDDL object
-    taken_out: bool = False  # the danger action takes it out of X
+    moved: str = ""  # put | taken: the danger action puts it into X or takes it out
 
 
 @dataclass
@@ -75,15 +78,18 @@ class Kind:
         return f"{self.condition_type} constraint on {object_type} ({', '.join(parts)})"
 
 
-def candidates(facts: list[tuple[str, str, object]], relations: dict[str, list[Relation]], types: dict[str, str]) -> list[Kind]:
+def candidates(facts: list[Fact], relations: dict[str, list[Relation]], changed: set[tuple[str, str]], types: dict[str, str]) -> list[Kind]:
     """The ways to state a danger, most specific first: `facts` are its (object, state, value)
-    facts, `relations` what is in or on each object (or what it is in or on), `types` the SPOC type
-    of each object involved."""
+    facts, `relations` what is in or on each object (or what it is in or on), `changed` the
+    (object, state) pairs the danger action changes, `types` the SPOC type of each object. A
+    condition constraint is triggered by what the danger action does (putting C in X, or turning
+    X on) and avoids what was there before."""
     found: list[Kind] = []
     for obj in dict.fromkeys(o for o, *_ in facts):
         if types[obj].endswith("Sliced"):
             continue
         states = [(k, v) for o, k, v in facts if o == obj and isinstance(v, bool) and (k, v) in WORDS and _has_state(types[obj], k)]
+        states = list(dict.fromkeys(states))
         for relation in [*relations.get(obj, []), None]:
             linked = {relation.key: [types[relation.obj]]} if relation else {}
             kind = lambda *args, r=relation: Kind(*args, relation=r, relation_type=types[r.obj] if r else "")  # noqa: E731
@@ -91,9 +97,13 @@ def candidates(facts: list[tuple[str, str, object]], relations: dict[str, list[R
                 if key in REVERSIBLE:
                     found.append(kind("step", obj, {key: value, **linked}, {key: not value}, {}, (key, value)))
             for key, value in states if relation else ():
-                found.append(kind("condition", obj, linked, {**linked, key: not value}, {key: value}, (key, value)))
-                if key in REVERSIBLE and relation.key == "child":
-                    found.append(kind("condition", obj, {key: value}, {key: not value}, linked, (key, value)))
+                by_relation = kind("condition", obj, linked, {**linked, key: not value}, {key: value}, (key, value))
+                by_state = kind("condition", obj, {key: value}, {key: not value}, linked, (key, value))
+                state_first = (obj, key) in changed and not relation.moved
+                if key not in REVERSIBLE or relation.key != "child":
+                    found.append(by_relation)
+                else:
+                    found += [by_state, by_relation] if state_first else [by_relation, by_state]
         for (key, value), (other, other_value) in permutations(states, 2):
             if key in REVERSIBLE:
                 found.append(Kind("condition", obj, {key: value}, {key: not value}, {other: other_value}, (other, other_value)))
@@ -119,7 +129,7 @@ def names(kind: Kind, object_type: str, cooked: str | None) -> tuple[str, str, s
     relation, key, value = kind.relation, *kind.state
     if kind.condition_type == "step":
         if relation and relation.key == "child":
-            if key == "isToggled" and relation.taken_out:
+            if key == "isToggled" and relation.moved == "taken":
                 return danger, "PickAfterTurnOff", kind.relation_type, object_type
             template = "CloseWhileTransport" if danger == "Drop" else f"{WORDS[(key, not value)][0]}AfterPut"
             return danger, template, kind.relation_type, object_type
