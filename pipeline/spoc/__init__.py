@@ -9,7 +9,8 @@ from safeforge.common.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy_exports reads this block)
     from ._check import Problem, check_document, check_file, check_folder
-    from ._export import REPORT, ExportReport, NotExportable, export, export_problems, export_task, report_path
+    from ._constraint import NotExportable
+    from ._export import REPORT, ExportReport, export, export_problems, export_task, report_path
     from ._scenes import Presence, Scene, SceneCatalogue, scene_catalogue, type_states
 
 __getattr__, __dir__ = lazy_exports(__name__)

@@ -284,8 +284,10 @@ class _FileCheck:
         # a tracked object is released when the goal holds: it must undo a state of the trigger (or,
         # for a condition constraint, of the avoided state: "clean the plate before putting bread on it")
         negatable = {**(trigger or {}), **(dicts.get("avoid_state", {}) if kind == "condition" else {})}
-        if trigger is not None and goal is not None and not any(
-            name in goal and goal[name] != value for name, value in negatable.items() if name not in ("child", "parent")
+        if (
+            trigger is not None
+            and goal is not None
+            and not any(name in goal and goal[name] != value for name, value in negatable.items() if name not in ("child", "parent"))
         ):
             what = "trigger_state or avoid_state" if kind == "condition" else "trigger_state"
             self.add(

@@ -1,23 +1,10 @@
 """`export`: SPOC goal-condition files for the tasks of a release, a run or a folder of tasks.
 
 For each task (ALFRED-derived ones first, then by task_id) the exporter needs an iTHOR scene
-(see _alfred.py) and reads the PDDL in AI2-THOR terms (_mapping.py). The danger that the unsafe
-reference plan raises first gives the constraint:
-- an appliance on (isToggled true) -> step type, trigger {isToggled: true}, goal
-  {isToggled: false}: Fire or Water; PickAfterTurnOff when the danger action takes O out of the
-  running appliance (trigger also {child: [O]}), else CookTurnOffSteps when a sub-goal is
-  cooked/hot, else TurnOffSteps;
-- a container left open (isOpen true) -> step type, trigger {isOpen: true[, child: [O]]}, goal
-  {isOpen: false}: Pollution for a fridge, Drop (CloseWhileTransport) for a container one
-  carries, otherwise Injury (CloseAfterPut);
-- putting O into a dirty receptacle (isDirty true) -> condition type, trigger {child: [O]},
-  avoid {isDirty: true}, goal {child: [O], isDirty: false}: Pollution, CleanBeforePut.
-N of a step constraint comes from the task's semantics (_window.py): the largest SPOC step counter
-any plan the validator scores 2 reaches; a task where some such plan would fail SPOC's constraint
-whatever N is, or where the counter has no bound, is not exported. The goal's facts become the
-sub-goals and the start states `init_actions`. The file is written only when SPOC's semantics, run
-on both reference plans, agree with DESPITE's: the safe plan meets the constraint and the unsafe
-one does not. Every task that does not map is listed with the reason.
+(_alfred.py), reads the PDDL in AI2-THOR terms (_mapping.py), states the danger as a SPOC
+constraint that fits the task (_constraint.py, named by _kinds.py), makes the goal's facts the
+sub-goals and the start states `init_actions`, and checks the file under SPOC's rules against
+the scene catalogue (_check.py). Every task that does not map is listed with the reason.
 """
 
 from __future__ import annotations
@@ -31,17 +18,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from safeforge.common.errors import SafeforgeError
 from safeforge.pddl.errors import PDDLError
 from safeforge.spoc import _vocabulary as vocab
 from safeforge.spoc._alfred import scene_context
 from safeforge.spoc._check import Problem, check_document
-from safeforge.spoc._kinds import Fact, Kind, Relation, candidates, names, requirements
-from safeforge.spoc._mapping import Literal, Snapshot, ThorView, literals
+from safeforge.spoc._constraint import NotExportable, Plans, constraint
+from safeforge.spoc._kinds import names, requirements
+from safeforge.spoc._mapping import Snapshot, ThorView, literals
 from safeforge.spoc._scenes import is_ithor_scene
-from safeforge.spoc._semantics import evaluate
 from safeforge.spoc._skills import skill_trace
-from safeforge.spoc._window import NoWindow, window
 from safeforge.task.folder import Task, TaskError
 from safeforge.validation.plan_text import parse_plan
 
@@ -52,10 +37,6 @@ def report_path(out: Path) -> Path:
     """Where the export's report goes: beside the export folder, which holds only goal-condition
     files (SPOC loads every *.json of its dataset folder)."""
     return out.parent / f"{out.name}.{REPORT}"
-
-
-class NotExportable(SafeforgeError):
-    """Why a task has no SPOC counterpart."""
 
 
 @dataclass
@@ -109,52 +90,6 @@ def _trace(task: Task, view: ThorView, plan: str) -> tuple[list[Snapshot], list]
     return trace, fired
 
 
-def _danger(view: ThorView, fired: list) -> tuple[list[Fact], dict[str, list[Relation]], set[tuple[str, str]], str]:
-    """The first danger of the unsafe plan in SPOC terms: its (object, state, value) facts (those
-    of its condition, then the states the danger action gives the objects it names), what is in or
-    on each object (the condition's own facts, then what the danger action puts in or takes out),
-    the (object, state) pairs the danger action changes, and the danger described."""
-    for step, (ground, delta) in enumerate(fired, start=1):
-        if not delta.danger_fired:
-            continue
-        found: list[Literal] = []
-        for condition in delta.danger_fired:
-            found += literals(condition, ground.env) or []
-        facts = [f for literal in found for f in (view.facts(literal) or [])]
-        described = (
-            "; ".join(f"({' '.join(lit.atom)})" if lit.positive else f"(not ({' '.join(lit.atom)}))" for lit in found)
-            or "a condition that is not a conjunction of literals"
-        )
-        named = {o for o, *_ in facts} | {str(v) for _, key, v in facts if key == "parent"}
-        changes = [
-            fact
-            for atoms, positive in ((delta.adds, True), (delta.deletes, False))
-            for atom in atoms
-            if atom[0] in view.unary and atom[1] in named
-            for fact in view.facts(Literal(atom, positive)) or []
-        ]
-        moved = [
-            (_parent_child(view, atom), "taken" if removed else "put")
-            for atoms, removed in ((delta.adds, False), (delta.deletes, True))
-            for atom in atoms
-            if atom[0] in view.relations and len(atom) == 3 and all(a in view.objects for a in atom[1:])
-        ]
-        relations: dict[str, list[Relation]] = {}
-        for obj in dict.fromkeys(o for o, *_ in facts + changes):
-            linked = [Relation("child", c) for c, key, parent in facts if key == "parent" and parent == obj]
-            linked += [Relation("child", child, how) for (parent, child), how in moved if parent == obj]
-            linked += [Relation("parent", str(parent)) for o, key, parent in facts if key == "parent" and o == obj]
-            relations[obj] = list(dict.fromkeys(linked))
-        described = f"the unsafe plan's danger at step {step} ({ground.text}: {described})"
-        return facts + changes, relations, {(o, key) for o, key, _ in changes}, described
-    raise NotExportable("the unsafe reference plan raises no danger")
-
-
-def _parent_child(view: ThorView, atom) -> tuple[str, str]:
-    name, first, second = atom
-    return (second, first) if view.relations[name] == "child_in_parent" else (first, second)
-
-
 def _sub_goals(task: Task, view: ThorView, final: Snapshot, safe_trace: list[Snapshot]) -> list[dict]:
     entries: dict[str, dict] = {}
     found = literals(task.validator.simulator.task.goal)
@@ -203,7 +138,7 @@ def _instruction(task: Task, context_instruction: str | None) -> str:
 # Scenes do not all start as AI2-THOR usually does (SPOC's own files close a Box that starts open),
 # so a start state the task states is set even when it is the usual one; slicing, breaking and
 # cooking cannot be undone, so they are set only when true.
-REVERSIBLE = ("isOpen", "isToggled", "isDirty", "isFilledWithLiquid")
+SET_EVEN_WHEN_FALSE = ("isOpen", "isToggled", "isDirty", "isFilledWithLiquid")
 
 
 def _init_actions(view: ThorView, start: Snapshot) -> tuple[list[dict], list[str]]:
@@ -224,7 +159,7 @@ def _init_actions(view: ThorView, start: Snapshot) -> tuple[list[dict], list[str
                 wanted.setdefault((target, key), {})[obj] = value
     actions = []
     for (type_name, key), values in sorted(wanted.items(), key=lambda item: (item[0][1] != "sliced", item[0])):
-        if set(values.values()) == {False} and key not in REVERSIBLE:
+        if set(values.values()) == {False} and key not in SET_EVEN_WHEN_FALSE:
             continue
         if len(set(values.values())) > 1:
             raise NotExportable(
@@ -236,72 +171,6 @@ def _init_actions(view: ThorView, start: Snapshot) -> tuple[list[dict], list[str
         spec = {"objectType": type_name, "stateChange": change, field_name: value}
         actions.append({"action": "SetObjectStates", "args": {"SetObjectStates": spec}})
     return actions, warnings
-
-
-@dataclass
-class _Plans:
-    """What the reference plans show SPOC: the checks of each, per instance tracked."""
-
-    safe: list[Snapshot]
-    unsafe: list[Snapshot]
-
-
-def _condition(kind: Kind, view: ThorView) -> dict:
-    object_type = view.objects[kind.obj]
-    constrained = vocab.data()["toggled_through"].get(object_type, object_type) if kind.state[0] == "isToggled" else object_type
-    condition: dict = {"condition_type": kind.condition_type}
-    if kind.condition_type == "step":
-        condition["condition_value"] = None
-    condition |= {"condition_object": constrained, "trigger_state": kind.trigger}
-    if kind.condition_type == "condition":
-        condition["avoid_state"] = kind.avoid
-    return condition | {"goal_condition": kind.goal}
-
-
-def _fits(task: Task, view: ThorView, kind: Kind, plans: _Plans) -> tuple[dict, str | None]:
-    """The requirement_condition of `kind` with its window, and why it does not fit the task
-    (None when it does): the reference plans first (the safe one must meet it, the unsafe one
-    trigger it), then every plan scoring 2 (_window.py), then the unsafe plan must violate it."""
-    condition = _condition(kind, view)
-    instances = [o for o, t in view.objects.items() if t == view.objects[kind.obj]]
-    lenient = {**condition, "condition_value": 10**9} if kind.condition_type == "step" else condition
-    safe, unsafe = evaluate(view, plans.safe, instances, lenient), evaluate(view, plans.unsafe, instances, lenient)
-    if not safe.triggered:
-        return condition, "the safe reference plan never triggers it"
-    if safe.violated_at is not None:
-        return condition, f"the safe reference plan meets its avoided state (SPOC check {safe.violated_at})"
-    if safe.tracked_at_end:
-        return condition, "the safe reference plan ends with it still tracked"
-    if not unsafe.triggered:
-        return condition, "the unsafe reference plan never triggers it"
-    try:
-        steps = window(task, view, instances, condition)
-    except NoWindow as exc:
-        return condition, str(exc)
-    if steps is not None:
-        condition["condition_value"] = steps
-    if evaluate(view, plans.unsafe, instances, condition).met:
-        return condition, f"the unsafe reference plan meets it (window {steps}), so SPOC would not tell the plans apart"
-    return condition, None
-
-
-def _constraint(task: Task, view: ThorView, plans: _Plans, unsafe_fired: list, final: Snapshot) -> tuple[Kind, dict]:
-    """The first way to state the danger that fits the task, and its requirement_condition."""
-    facts, relations, changed, danger = _danger(view, unsafe_fired)
-    involved = {o for o, *_ in facts} | {r.obj for linked in relations.values() for r in linked}
-    kinds = candidates(facts, relations, changed, {o: view.spoc_type(o, final) for o in involved})
-    if not kinds:
-        raise NotExportable(
-            f"{danger} has no SPOC counterpart: a SPOC constraint is about one AI2-THOR object's state "
-            "(on, open, dirty, filled, broken, cooked) and what is in or on it, and the danger names none"
-        )
-    reasons = []
-    for kind in kinds:
-        condition, reason = _fits(task, view, kind, plans)
-        if reason is None:
-            return kind, condition
-        reasons.append(f"{kind.describe(condition['condition_object'])}: {reason}")
-    raise NotExportable(f"no SPOC constraint states {danger} as the task does: " + "; ".join(reasons))
 
 
 def _self_check(document: dict) -> list[str]:
@@ -332,7 +201,7 @@ def export_task(task: Task) -> tuple[dict, str, list[str]]:
         raise NotExportable("metadata.json has no reference_feasible_plans")
     safe_trace, _ = _trace(task, view, plans.safe)
     unsafe_trace, unsafe_fired = _trace(task, view, plans.unsafe)
-    kind, condition = _constraint(task, view, _Plans(skill_trace(safe_trace), skill_trace(unsafe_trace)), unsafe_fired, safe_trace[-1])
+    kind, condition = constraint(task, view, Plans(skill_trace(safe_trace), skill_trace(unsafe_trace)), unsafe_fired, safe_trace[-1])
     goals = _sub_goals(task, view, safe_trace[-1], safe_trace)
     cooked = next((g["object_name"] for g in goals if g.get("isCooked") or g.get("temperature") == "Hot"), None)
     hazard_name, template, object_name, receptacle = names(kind, condition["condition_object"], cooked)

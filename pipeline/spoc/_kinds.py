@@ -90,20 +90,23 @@ def candidates(facts: list[Fact], relations: dict[str, list[Relation]], changed:
             continue
         states = [(k, v) for o, k, v in facts if o == obj and isinstance(v, bool) and (k, v) in WORDS and _has_state(types[obj], k)]
         states = list(dict.fromkeys(states))
-        for relation in [*relations.get(obj, []), None]:
-            linked = {relation.key: [types[relation.obj]]} if relation else {}
-            kind = lambda *args, r=relation: Kind(*args, relation=r, relation_type=types[r.obj] if r else "")  # noqa: E731
+        for relation in relations.get(obj, []):
+            linked, related = {relation.key: [types[relation.obj]]}, (relation, types[relation.obj])
+            found += [
+                Kind("step", obj, {key: value, **linked}, {key: not value}, {}, (key, value), *related)
+                for key, value in states
+                if key in REVERSIBLE
+            ]
             for key, value in states:
-                if key in REVERSIBLE:
-                    found.append(kind("step", obj, {key: value, **linked}, {key: not value}, {}, (key, value)))
-            for key, value in states if relation else ():
-                by_relation = kind("condition", obj, linked, {**linked, key: not value}, {key: value}, (key, value))
-                by_state = kind("condition", obj, {key: value}, {key: not value}, linked, (key, value))
-                state_first = (obj, key) in changed and not relation.moved
+                by_relation = Kind("condition", obj, linked, {**linked, key: not value}, {key: value}, (key, value), *related)
+                by_state = Kind("condition", obj, {key: value}, {key: not value}, linked, (key, value), *related)
                 if key not in REVERSIBLE or relation.key != "child":
                     found.append(by_relation)
+                elif (obj, key) in changed and not relation.moved:
+                    found += [by_state, by_relation]
                 else:
-                    found += [by_state, by_relation] if state_first else [by_relation, by_state]
+                    found += [by_relation, by_state]
+        found += [Kind("step", obj, {key: value}, {key: not value}, {}, (key, value)) for key, value in states if key in REVERSIBLE]
         for (key, value), (other, other_value) in permutations(states, 2):
             if key in REVERSIBLE:
                 found.append(Kind("condition", obj, {key: value}, {key: not value}, {other: other_value}, (other, other_value)))

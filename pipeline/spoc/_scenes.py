@@ -29,7 +29,7 @@ def article(word: str) -> str:
 
 def is_ithor_scene(name: str) -> bool:
     found = re.fullmatch(r"FloorPlan(\d+)", name)
-    return bool(found) and int(found.group(1)) in SCENE_NUMBERS
+    return found is not None and int(found.group(1)) in SCENE_NUMBERS
 
 
 def source_type(type_name: str) -> str:

@@ -16,7 +16,6 @@ at SPOC's next check.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
 
 from safeforge.spoc._mapping import Snapshot
 
@@ -32,7 +31,7 @@ _SKILL_OF_STATE = {  # (state, new value) -> the SPOC action that makes the chan
     ("isFilledWithLiquid", False): "empty",
 }
 
-Change = Callable[[Snapshot], None]
+Change = tuple[str, str, object]  # (object, "parents-" | "parents+" | a state, the parents or the new value)
 
 
 def _changes(before: Snapshot, after: Snapshot) -> tuple[dict[str, list[Change]], list[Change]]:
@@ -40,18 +39,27 @@ def _changes(before: Snapshot, after: Snapshot) -> tuple[dict[str, list[Change]]
     by_skill: dict[str, list[Change]] = {}
     effects: list[Change] = []
     for obj in sorted(after.states):
-        left, joined = before.parents[obj] - after.parents[obj], after.parents[obj] - before.parents[obj]
-        if left:
-            by_skill.setdefault("pick up", []).append(lambda s, o=obj, p=left: s.parents[o].difference_update(p))
-        if joined:
-            by_skill.setdefault("put down", []).append(lambda s, o=obj, p=joined: s.parents[o].update(p))
+        if left := before.parents[obj] - after.parents[obj]:
+            by_skill.setdefault("pick up", []).append((obj, "parents-", left))
+        if joined := after.parents[obj] - before.parents[obj]:
+            by_skill.setdefault("put down", []).append((obj, "parents+", joined))
         for key, value in after.states[obj].items():
-            if before.states[obj].get(key) == value:
-                continue
-            change = lambda s, o=obj, k=key, v=value: s.states[o].__setitem__(k, v)  # noqa: E731
-            skill = _SKILL_OF_STATE.get((key, value))
-            (by_skill.setdefault(skill, []) if skill else effects).append(change)
+            if before.states[obj].get(key) != value:
+                skill = _SKILL_OF_STATE.get((key, value))
+                (by_skill.setdefault(skill, []) if skill else effects).append((obj, key, value))
     return by_skill, effects
+
+
+def _apply(snapshot: Snapshot, changes: list[Change]) -> Snapshot:
+    following = copy.deepcopy(snapshot)
+    for obj, key, value in changes:
+        if key == "parents-" and isinstance(value, set):
+            following.parents[obj] -= value
+        elif key == "parents+" and isinstance(value, set):
+            following.parents[obj] |= value
+        else:
+            following.states[obj][key] = value
+    return following
 
 
 def skill_snapshots(before: Snapshot, after: Snapshot) -> list[Snapshot]:
@@ -63,13 +71,10 @@ def skill_snapshots(before: Snapshot, after: Snapshot) -> list[Snapshot]:
         return [] if effects else [after]
     carrier = next((s for s in CAUSES_EFFECTS if s in by_skill), skills[-1])
     by_skill[carrier] += effects
-    snapshots, current = [], before
+    snapshots = [before]
     for skill in skills[:-1]:
-        current = copy.deepcopy(current)
-        for change in by_skill[skill]:
-            change(current)
-        snapshots.append(current)
-    return [*snapshots, after]
+        snapshots.append(_apply(snapshots[-1], by_skill[skill]))
+    return [*snapshots[1:], after]
 
 
 def skill_trace(trace: list[Snapshot]) -> list[Snapshot]:
