@@ -28,6 +28,7 @@ Names follow SPOC's files, `{Hazard}_{Template}_{Object}_{Receptacle}`:
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from itertools import permutations
@@ -74,8 +75,10 @@ class Kind:
     relation_type: str = ""  # the AI2-THOR type of the relation's object
 
     def describe(self, object_type: str) -> str:
-        parts = [f"trigger {self.trigger}"] + ([f"avoid {self.avoid}"] if self.avoid else []) + [f"goal {self.goal}"]
-        return f"{self.condition_type} constraint on {object_type} ({', '.join(parts)})"
+        """The kind as a SPOC file would write it: `step constraint on Fridge (trigger {"isOpen": true}, ...)`."""
+        parts = {"trigger": self.trigger, "avoid": self.avoid, "goal": self.goal}
+        shown = ", ".join(f"{name} {json.dumps(states)}" for name, states in parts.items() if states)
+        return f"{self.condition_type} constraint on {object_type} ({shown})"
 
 
 def candidates(facts: list[Fact], relations: dict[str, list[Relation]], changed: set[tuple[str, str]], types: dict[str, str]) -> list[Kind]:

@@ -51,6 +51,9 @@ def test_an_appliance_that_fills_as_it_turns_on_allows_no_other_action(folder, u
     plans = task.metadata.reference_feasible_plans
     assert plans is not None and unsafe_part in plans.unsafe
     assert spoc_result(task, document, plans.unsafe)[0] is False
+    unsafe = [p for p in itertools.chain(mutations(task, plans.safe), mutations(task, plans.unsafe)) if task.validator.check(p).score == 1]
+    assert len(unsafe) >= 5
+    assert [p for p in unsafe if spoc_result(task, document, p)[0]] == []  # any action while it runs is the danger, and SPOC sees it
 
 
 def test_a_window_never_depends_on_object_names(tmp_path):
