@@ -72,7 +72,7 @@ def _parent_child(view: ThorView, atom) -> tuple[str, str]:
 
 @dataclass
 class Plans:
-    """What the reference plans show SPOC: the checks of each, per instance tracked."""
+    """The states SPOC checks while each reference plan runs (`skill_trace`)."""
 
     safe: list[Snapshot]
     unsafe: list[Snapshot]

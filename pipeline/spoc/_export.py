@@ -251,7 +251,7 @@ def export(source: str | Path, out: str | Path, progress: Callable[[str], None] 
         for task in loaded:
             try:
                 document, stem, warnings = export_task(task)
-            except NotExportable as exc:
+            except (NotExportable, TaskError, PDDLError) as exc:
                 report.skipped.append({"task_id": task.task_id, "reason": str(exc)})
                 progress(f"{task.task_id}: skipped: {exc}")
                 continue

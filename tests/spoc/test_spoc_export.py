@@ -323,6 +323,10 @@ def test_export_problems_is_an_execution_check(tmp_path):
     (broken / "safety_problem.pddl").write_text("(define (problem p)")
     [problem] = export_problems(broken)
     assert problem.startswith("the task cannot be loaded: ") and "safety_problem.pddl" in problem
+    shutil.copytree(FIXTURES / "alfred_egg_fridge", tmp_path / "good")
+    report = export(tmp_path, tmp_path.parent / "spoc")  # the rest of an export goes on
+    assert [s["task_id"] for s in report.skipped] == ["broken"] and "safety_problem.pddl" in report.skipped[0]["reason"]
+    assert [e["task_id"] for e in report.exported] == ["alfred_egg_fridge"]
 
 
 def _kind(condition_type, trigger, goal, avoid=None, state=("isToggled", True), relation=None, relation_type=""):
