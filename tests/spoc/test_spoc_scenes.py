@@ -125,3 +125,28 @@ def test_the_script_refuses_a_trajectory_showing_what_its_scene_lacks(tmp_path):
     (tmp_path / "alfred" / "gen" / "layouts" / "FloorPlan1-objects.json").write_text(json.dumps(["Apple"]))
     with pytest.raises(SystemExit, match="shows a Fridge, which .*FloorPlan1-objects.json does not list"):
         script.build(script.open_tree(tmp_path / "alfred", "HEAD"), "alfred", None)
+
+
+# The first rows of AI2-THOR's object-type table (ai2thor.allenai.org/ithor/documentation/objects/
+# object-types): in how many scenes of each room type a type appears. (BathtubBasin, 19 of 30
+# bathrooms there, is in 20 of ALFRED's: the scenes changed a little after AI2-THOR 2.1.0.)
+DOCUMENTED = {
+    "AlarmClock": {"Bedroom": 30},
+    "Apple": {"Kitchen": 30},
+    "ArmChair": {"LivingRoom": 27, "Bedroom": 6},
+    "BaseballBat": {"Bedroom": 13},
+    "BasketBall": {"Bedroom": 11},
+    "Bathtub": {"Bathroom": 21},
+    "Bed": {"Bedroom": 30},
+}
+
+
+@pytest.mark.parametrize("type_name, rooms", DOCUMENTED.items(), ids=list(DOCUMENTED))
+def test_room_types_agree_with_ai2thor_s_documentation(type_name, rooms):
+    catalogue = scene_catalogue()
+    found = {}
+    for scene in catalogue.scenes.values():
+        if scene.presence(type_name).status == "held":
+            found[scene.room_type] = found.get(scene.room_type, 0) + 1
+    assert found == rooms
+    assert all(catalogue.presence(s, type_name).status == "not_held" for s in catalogue.scenes if catalogue.scene(s).room_type not in rooms)
