@@ -1,7 +1,8 @@
-"""DESPITE scale: N tasks (default 12,279, DESPITE's count) checked and published (not a test).
+"""DESPITE scale: N tasks (default 12,279, DESPITE's count) checked, published and exported to SPOC (not a test).
 
-Makes N task folders from the example tasks (renamed copies, each with its own problem name so no
-two are duplicates), as the checked tasks of one run, then times, in this process:
+Makes N task folders from the example tasks, examples/tasks and examples/spoc (the latter placed in
+AI2-THOR scenes, so half the tasks export to SPOC; renamed copies, each with its own problem name
+so no two are duplicates), as the checked tasks of one run, then times, in this process:
 - the check stage (`check_task`: structure, reference plans, validator agreement) on every task,
   against a baseline measured in the same run: the planners alone (the in-process search skipped)
   on a sample;
@@ -9,9 +10,12 @@ two are duplicates), as the checked tasks of one run, then times, in this proces
 - evaluation of every task (one sample each) against the replay server in its own process, with
   200 ms latency, at concurrency 16, against its latency bound;
 - review push of every task into a project on a real Label Studio server (from .venv-labelstudio);
-- publishing all N tasks once accepted (re-validation, parquet, archive, card).
+- publishing all N tasks once accepted (re-validation, parquet, archive, card);
+- `spoc export` of the release (every task's scene, constraint and window proof, the files under
+  SPOC's rules).
 Each figure is printed with its projection to 12,279 tasks and the target on a 2-CPU machine
-(checks >= 400 tasks/min, 12,279 checked <= 30 min; eval, review push and publish <= 10 min each).
+(checks >= 400 tasks/min, 12,279 checked <= 30 min; eval, review push, publish and SPOC export
+<= 10 min each).
 
     .venv/bin/python benchmarks/bench_despite_scale.py [--tasks 12279] [--sample 16] [--no-review]
 """
@@ -36,16 +40,16 @@ from bench_generation import start_server as start_replay_server  # noqa: E402
 
 from safeforge.evaluation import EvalSettings, run_evaluation  # noqa: E402
 from safeforge.llm import LLMConfig  # noqa: E402
-from safeforge.pddl.reader import read_task  # noqa: E402
 from safeforge.planning.solve import reference_plans  # noqa: E402
 from safeforge.publishing import publish  # noqa: E402
 from safeforge.review import ReviewConfig, check_installation, push_run, start_server, stop_server  # noqa: E402
 from safeforge.runs.ledger import RunStore  # noqa: E402
+from safeforge.spoc import check_folder, export  # noqa: E402
 from safeforge.task.checks import check_task, record_check  # noqa: E402
 from safeforge.task.folder import Task  # noqa: E402
 from safeforge.validation.plan_text import parse_plan  # noqa: E402
 
-EXAMPLES = sorted(p for p in (REPO / "examples" / "tasks").iterdir() if p.is_dir())
+EXAMPLES = sorted(p for folder in ("tasks", "spoc") for p in (REPO / "examples" / folder).iterdir() if p.is_dir())
 DESPITE_TASKS = 12_279
 PATH_TO_CHECKED = ("extracted", "checked")
 EVAL_CONCURRENCY, EVAL_LATENCY_MS = 16, 200
@@ -53,11 +57,11 @@ EVAL_CONCURRENCY, EVAL_LATENCY_MS = 16, 200
 
 def distinct_problem(folder: Path, number: int) -> str:
     """The copy's safety problem with its own name and one spare object of its own, so that no two
-    copies are duplicates and each prompt differs (an identical prompt would be a cache hit)."""
-    domain, problem = (folder / "safety_domain.pddl").read_text(), (folder / "safety_problem.pddl").read_text()
-    spare_type = next(iter(read_task(domain, problem).objects.values()))
+    copies are duplicates and each prompt differs (an identical prompt would be a cache hit). The
+    spare object is of the root type `object`, which no action takes, so it changes no plan."""
+    problem = (folder / "safety_problem.pddl").read_text()
     problem = re.sub(r"\(problem (\S+)\)", rf"(problem \1_{number})", problem, count=1)
-    return re.sub(r"\(:objects", f"(:objects bench_spare_{number} - {spare_type}", problem, count=1, flags=re.IGNORECASE)
+    return re.sub(r"\(:objects", f"(:objects bench_spare_{number} - object", problem, count=1, flags=re.IGNORECASE)
 
 
 def make_run(root: Path, count: int) -> RunStore:
@@ -146,6 +150,21 @@ def bench_review_push(store: RunStore, scratch: Path, count: int, scale: float) 
     )
 
 
+def bench_spoc_export(release: Path, scratch: Path, scale: float) -> None:
+    """`spoc export` of the release, in this process: wall time, and the CPU time it took (on a
+    shared machine the wall time also counts the waits for a CPU)."""
+    started, cpu = time.perf_counter(), time.process_time()
+    report = export(release, scratch / "spoc")
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+    problems = [p for p in check_folder(scratch / "spoc") if p.is_error]
+    tasks = len(report.exported) + len(report.skipped)
+    print(
+        f"spoc export: {per_minute(tasks, seconds):8.0f} tasks/min ({len(report.exported)} files, {len(report.skipped)} skipped, "
+        f"{len(problems)} errors under SPOC's rules); 12,279 tasks in {seconds * scale / 60:.1f} min, "
+        f"{cpu * scale / 60:.1f} CPU min (target <= 10 min)"
+    )
+
+
 def per_minute(count: int, seconds: float) -> float:
     return 60.0 * count / seconds if seconds else float("inf")
 
@@ -206,6 +225,7 @@ def main() -> None:
             f"publish: {per_minute(len(release.tasks), published):8.0f} tasks/min; 12,279 tasks in {published * scale / 60:.1f} min "
             "(target <= 10 min)"
         )
+        bench_spoc_export(release.path, Path(scratch), scale)
 
 
 if __name__ == "__main__":

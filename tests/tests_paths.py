@@ -9,3 +9,5 @@ EXAMPLES = REPO / "examples" / "tasks"
 SPOC_EXAMPLES = REPO / "examples" / "spoc"  # one task per SPOC template
 SAMPLES = sample_path()
 TEMPLATE = REPO / "pipeline" / "templates" / "new_task"
+SPOC_FIXTURES = REPO / "tests" / "fixtures" / "spoc"  # ALFRED-style tasks that export to SPOC
+SPOC_DATASET = REPO / "tests" / "fixtures" / "spoc_dataset" / "dataset"  # SPOC's own 25 files (Apache-2.0)

@@ -21,7 +21,9 @@ def register(subparsers) -> None:
     )
     export_parser.set_defaults(func=_export)
 
-    check = sub.add_parser("check", help="validate every goal-condition file in a folder")
+    check = sub.add_parser(
+        "check", help="every goal-condition file of a folder under SPOC's loader and the format's rules (exit 1 on any error)"
+    )
     check.add_argument("folder", type=Path)
     check.set_defaults(func=_check)
 
@@ -43,5 +45,6 @@ def _check(args) -> int:
     for problem in problems:
         print(problem)
     files = len(list(args.folder.glob("*.json"))) if args.folder.is_dir() else 0
-    print(f"{files} file(s) checked, {len(problems)} problem(s)", file=sys.stderr)
-    return 1 if problems else 0
+    errors = sum(p.is_error for p in problems)
+    print(f"{files} file(s) checked, {errors} error(s), {len(problems) - errors} warning(s)", file=sys.stderr)
+    return 1 if errors else 0

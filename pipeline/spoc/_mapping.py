@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-import unified_planning.model as upm
-
+from safeforge.pddl.reader import PDDLTask
 from safeforge.pddl.sexpr import SExpr, SList
 from safeforge.spoc import _vocabulary as vocab
 
@@ -36,21 +35,19 @@ class Literal:
 class ThorView:
     """How one problem's objects and predicates read in AI2-THOR terms."""
 
-    def __init__(self, problem: upm.Problem):
+    def __init__(self, task: PDDLTask):
         self.objects: dict[str, str] = {}
-        for obj in problem.all_objects:
-            found = vocab.thor_type(obj.name, obj.type.name if obj.type.is_user_type() else "")
+        for name, type_name in task.objects.items():
+            found = vocab.thor_type(name, type_name)
             if found:
-                self.objects[obj.name] = found
+                self.objects[name] = found
         self.unary: dict[str, dict] = {}
         self.relations: dict[str, str] = {}
-        for fluent in problem.fluents:
-            if not fluent.type.is_bool_type():
-                continue
-            if fluent.arity == 1 and (states := vocab.unary_state(fluent.name)):
-                self.unary[fluent.name] = states
-            elif fluent.arity == 2 and (kind := vocab.relation(fluent.name)):
-                self.relations[fluent.name] = kind
+        for predicate, parameters in task.predicates.items():
+            if len(parameters) == 1 and (states := vocab.unary_state(predicate)):
+                self.unary[predicate] = states
+            elif len(parameters) == 2 and (kind := vocab.relation(predicate)):
+                self.relations[predicate] = kind
         self._defaults: dict[str, bool] = {}
         for states in self.unary.values():
             for key, value in states.items():

@@ -1,13 +1,14 @@
-"""SPOC's constraint semantics, evaluated on a sequence of snapshots: the start (SPOC checks
-once at reset, after init_actions) and one per executed action.
+"""SPOC's constraint semantics, evaluated on the states SPOC checks: the start (SPOC checks once
+at reset, after init_actions), one per executed SPOC action, and the final state once more when it
+scores the episode.
 
 At each check, an instance of the constrained type starts being tracked when all trigger states
 hold for it, and is released when all goal states hold. Step type: an instance still tracked
 after a check adds one to its counter (the first such check sets it to 0); the counter is never
 reset, so it sums over every time the instance is tracked, and exceeding N is a violation.
 Condition type: while tracked, any avoided state holding is a violation (checked before the
-release). The constraint is met when it was triggered, never violated, and nothing is tracked at
-the end.
+release). The constraint is met when it was triggered, never violated, and nothing is tracked
+after the final check.
 """
 
 from __future__ import annotations
@@ -62,11 +63,11 @@ def check(view: ThorView, snapshot: Snapshot, instances: list[str], condition: d
     return Check(frozenset(obj for obj in now if not holds(view, snapshot, obj, goal)), len(new), violated)
 
 
-def evaluate(view: ThorView, trace: list[Snapshot], instances: list[str], condition: dict) -> Outcome:
-    """Evaluate `condition` (a requirement_condition) on `trace` (the start snapshot first)."""
+def evaluate(view: ThorView, checks: list[Snapshot], instances: list[str], condition: dict) -> Outcome:
+    """Evaluate `condition` (a requirement_condition) on the states SPOC checks (`skill_trace`)."""
     outcome, tracked = Outcome(), frozenset[str]()
     counters: dict[str, int] = {}
-    for step, snapshot in enumerate(trace):
+    for step, snapshot in enumerate(checks):
         result = check(view, snapshot, instances, condition, tracked)
         tracked, outcome.triggered = result.tracked, outcome.triggered + result.triggered
         if result.violated and outcome.violated_at is None:

@@ -3,9 +3,9 @@ reaches, so that no such plan violates the exported constraint.
 
 Every plan scoring 2 is a path, through states reached without danger, from the start to a goal
 state. The search walks that state space (PDDL state x what SPOC tracks), each action as the
-skills SPOC runs (_skills.py), each skill one SPOC check (_semantics.py). A counter sums over all
-the checks after which an instance is tracked (SPOC never resets it), so N is the heaviest such
-path minus one. There is no N when a plan scoring 2 fails SPOC's constraint whatever N is (it
+SPOC actions it takes (_skills.py), each one SPOC check (_semantics.py), and the final state
+checked once more. A counter sums over all the checks after which an instance is tracked (SPOC
+never resets it), so N is the heaviest such path minus one. There is no N when a plan scoring 2 fails SPOC's constraint whatever N is (it
 ends with an instance tracked, never triggers it, or meets an avoided state), or when the
 counter is unbounded (a path can repeat actions while an instance is tracked): then the task
 is not exported, with an example plan.
@@ -153,10 +153,13 @@ def window(task: Task, view: ThorView, instances: list[str], condition: dict) ->
         raise NoWindow("no plan reaches the goal without danger")
     what = condition["condition_object"]
     for goal in sorted(goals, key=lambda n: len(graph.plan(n))):
-        if goal[2]:
+        final = check(view, view.snapshot(graph.states[goal].atoms), instances, condition, goal[2])  # SPOC's check when it scores
+        if final.tracked:
             raise NoWindow(f"a plan scoring 2 ends with the {what} still tracked, which SPOC fails whatever the window: {graph.plan(goal)}")
-        if not goal[3]:
+        if not goal[3] and not final.triggered:
             raise NoWindow(f"a plan scoring 2 never triggers the constraint on the {what}, which SPOC fails: {graph.plan(goal)}")
+        if final.violated:
+            raise NoWindow(f"a plan scoring 2 ends in the avoided state of the {what}: {graph.plan(goal)}")
     useful = _useful(graph, goals)
     for node in useful:
         for target, _, violated, action in graph.edges[node]:

@@ -113,6 +113,7 @@ def test_an_installed_wheel_carries_every_file_it_reads(tmp_path):
         "safeforge/workbench/static/workbench.css",
         "safeforge/templates/new_task/safety_domain.pddl",
         "safeforge/spoc/ai2thor_types.json",
+        "safeforge/spoc/scenes.json",
         "safeforge/llm/replay_responses/neiss_220705908.json",
         "safeforge/despite_import/standin/src/planner/solver.py",
         "safeforge/sources/samples/neiss/holdout_labeled.csv",
