@@ -191,8 +191,12 @@ SPEC = SourceSpec(
   title = {{VirtualHome}: Simulating Household Activities via Programs},
   author = {Puig, Xavier and Ra, Kevin and Boben, Marko and Li, Jiaman and Wang, Tingwu and Fidler, Sanja and
             Torralba, Antonio},
-  booktitle = {Proceedings of the IEEE Conference on Computer Vision and Pattern Recognition (CVPR)},
-  year = {2018}
+  booktitle = {2018 IEEE Conference on Computer Vision and Pattern Recognition (CVPR)},
+  pages = {8494--8502},
+  year = {2018},
+  doi = {10.1109/CVPR.2018.00886},
+  eprint = {1806.07011},
+  archivePrefix = {arXiv}
 }""",
     sample=("virtualhome", "programs_processed_precond_nograb_morepreconds"),
     full_data="programs_processed_precond_nograb_morepreconds",
