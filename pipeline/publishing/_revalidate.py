@@ -64,7 +64,7 @@ def _problems(task: Task, accepted: AcceptedTask, engine: str | None, time_limit
 
 def revalidate(accepted: AcceptedTask, content_hash: str, engine: str | None = None, time_limit: float = 60.0) -> ReleasedTask:
     """The task ready for release; PublishError naming the task and every problem found."""
-    where = f"task {accepted.task_id} (run {accepted.run}, {accepted.folder})"
+    where = f"task {accepted.task_id} ({accepted.collection}, {accepted.folder})"
     try:
         task = Task.load(accepted.folder)
         problems, report = _problems(task, accepted, engine, time_limit)
