@@ -49,6 +49,8 @@ def publish(
         "version": release.version,
         "path": str(release.path),
         "tasks": release.tasks,
+        "license": release.license,
+        "spoc_files": release.spoc_files,
         "hub_url": release.hub_url,
         "warnings": release.warnings,
     }

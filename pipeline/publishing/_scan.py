@@ -20,12 +20,12 @@ from pathlib import Path
 from safeforge.settings import Settings
 
 _NOT_INSIDE_A_PATH = r"(?<![\w.~:/\\-])"  # not inside a URL, a relative path or a word
-PATTERNS = (
-    ("an absolute path", re.compile(_NOT_INSIDE_A_PATH + r"/[\w.@%+-]+(?:/[\w.@%+-]+)+")),
-    ("a path in a home folder", re.compile(r"(?<![\w/])~/[\w.@%+-]+")),
-    ("a Windows path", re.compile(r"(?<![\w])[A-Za-z]:\\[\w.@%+ -]+")),
-    ("a file URL", re.compile(r"\bfile:/[^\s\"'<>)]*")),
-    ("an e-mail address", re.compile(r"[\w.%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")),
+PATTERNS = (  # (what, regular expression); each needs a "/", "@" or backslash; the first is checked apart
+    ("an absolute path", _NOT_INSIDE_A_PATH + r"/[\w.@%+-]+(?:/[\w.@%+-]+)+"),
+    ("a path in a home folder", r"(?<![\w/])~/[\w.@%+-]+"),
+    ("a Windows path", r"(?<![\w])[A-Za-z]:\\[\w.@%+ -]+"),
+    ("a file URL", r"\bfile:/[^\s\"'<>)]*"),
+    ("an e-mail address", r"[\w.%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b"),
 )
 
 
@@ -42,18 +42,23 @@ class LeakScanner:
     """Finds machine paths and e-mail addresses in strings (the folders are read once, when made)."""
 
     def __init__(self) -> None:
-        self.patterns = PATTERNS + tuple(
-            (f"this machine's folder {folder}", re.compile(_NOT_INSIDE_A_PATH + re.escape(folder) + r"(?![\w.-])"))
-            for folder in machine_folders()
-        )
+        patterns = [
+            *PATTERNS,
+            *((f"this machine's folder {f}", _NOT_INSIDE_A_PATH + re.escape(f) + r"(?![\w.-])") for f in machine_folders()),
+        ]
+        self.names = [what for what, _ in patterns]
+        self.pattern = re.compile("|".join(f"(?P<p{n}>{pattern})" for n, (_, pattern) in enumerate(patterns)))
 
     def leaks(self, value, field: str = "") -> Iterator[tuple[str, str, str]]:
         """(field, what, the text found) for every string in `value` (nested dicts and lists too;
         fields named as `a.b[0].c`) that holds a machine path or an e-mail address."""
         if isinstance(value, str):
-            for what, pattern in self.patterns:
-                for match in pattern.finditer(value):
-                    yield field, what, match.group()
+            if "/" in value or "@" in value or "\\" in value:  # every pattern needs one of them
+                for match in self.pattern.finditer(value):
+                    kind = int(str(match.lastgroup)[1:])
+                    if kind == 0 and match.group() == match.group().upper():
+                        continue  # "/ABRASION/LAC": prose in capitals (NEISS narratives), not a path
+                    yield field, self.names[kind], match.group()
         elif isinstance(value, dict):
             for key, item in value.items():
                 yield from self.leaks(str(key), f"{field}{'.' if field else ''}{key} (key)")

@@ -1,4 +1,5 @@
-"""A Hugging Face Hub-compatible HTTP server that stores repositories on disk (tests, offline use).
+"""A Hugging Face Hub-compatible HTTP server that stores repositories on disk, for the tests (in a
+checkout: the wheel does not ship it; a developer can also start it by hand, see below).
 
 It speaks the part of the Hub's HTTP API that `huggingface_hub` (2.4) and `datasets` (5.2) use to
 publish and read a dataset, so the real clients talk to it unchanged: point them at it with

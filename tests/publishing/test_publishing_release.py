@@ -138,7 +138,7 @@ def test_the_scanner_finds_paths_and_addresses_but_not_urls_or_prose():
         "doi = {10.1109/CVPR42600.2020.01075}",
         "neiss@sample/holdout_labeled.csv:row 3",
         "withoutconds/results/file1.txt",
-        "PT FELL OFF BIKE/SCOOTER S/P FALL, and/or 1/2 cup",
+        "PT FELL OFF BIKE/SCOOTER S/P FALL, and/or 1/2 cup; DX: CONTUSION /ABRASION/LAC",
         "(increase (danger) (/ (weight) 2))",
         "@inproceedings{ziems2023normbank,",
         "annotator-1a2b3c4d",
