@@ -1,5 +1,7 @@
 """Flow `publish`: the accepted tasks of some runs → a release folder (parquet, card, plots,
-task archive) and, with `repo_id`, the Hugging Face Hub (the library's `safeforge.publishing.publish`)."""
+task archive, SPOC files) and, with `repo_id`, the Hugging Face Hub (the library's
+`safeforge.publishing.publish`; import-despite outputs and folders of task folders are released
+with `safeforge publish`)."""
 
 from __future__ import annotations
 
@@ -30,9 +32,14 @@ def publish(
         allow_replay=allow_replay,
         progress=logger.info,
     )
-    lines = [f"# Release {release.version}", "", f"{len(release.tasks)} task(s) in `{release.path}`"]
+    lines = [
+        f"# Release {release.version}",
+        "",
+        f"{len(release.tasks)} task(s) ({release.license}), {len(release.spoc_files)} SPOC file(s), in `{release.path}`",
+    ]
     if release.hub_url:
         lines.append(f"on the Hub: {release.hub_url}")
+    lines += [f"- warning: {w}" for w in release.warnings]
     create_markdown_artifact(
         key=f"release-{version.lower().replace('.', '-').replace('_', '-')}",
         markdown="\n".join(lines) + "\n",
@@ -42,5 +49,8 @@ def publish(
         "version": release.version,
         "path": str(release.path),
         "tasks": release.tasks,
+        "license": release.license,
+        "spoc_files": release.spoc_files,
         "hub_url": release.hub_url,
+        "warnings": release.warnings,
     }

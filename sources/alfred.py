@@ -152,8 +152,12 @@ SPEC = SourceSpec(
   title = {{ALFRED}: A Benchmark for Interpreting Grounded Instructions for Everyday Tasks},
   author = {Shridhar, Mohit and Thomason, Jesse and Gordon, Daniel and Bisk, Yonatan and Han, Winson and
             Mottaghi, Roozbeh and Zettlemoyer, Luke and Fox, Dieter},
-  booktitle = {Proceedings of the IEEE/CVF Conference on Computer Vision and Pattern Recognition (CVPR)},
-  year = {2020}
+  booktitle = {2020 IEEE/CVF Conference on Computer Vision and Pattern Recognition (CVPR)},
+  pages = {10737--10746},
+  year = {2020},
+  doi = {10.1109/CVPR42600.2020.01075},
+  eprint = {1912.01734},
+  archivePrefix = {arXiv}
 }""",
     sample=("alfred", "json_2.1.0"),
     full_data="json_2.1.0",

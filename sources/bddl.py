@@ -232,13 +232,20 @@ SPEC = SourceSpec(
     expects="activity_definitions/<activity>/problem0.bddl (domain_*.bddl files are ignored)",
     homepage="https://behavior.stanford.edu",
     licence=Licence("MIT", "MIT (BEHAVIOR-1K activity definitions, Stanford Vision and Learning Lab)"),
-    citation="""@inproceedings{li2022behavior1k,
-  title = {{BEHAVIOR-1K}: A Benchmark for Embodied {AI} with 1,000 Everyday Activities and Realistic Simulation},
+    citation="""@article{li2024behavior1k,
+  title = {{BEHAVIOR-1K}: A Human-Centered, Embodied {AI} Benchmark with 1,000 Everyday Activities and Realistic Simulation},
   author = {Li, Chengshu and Zhang, Ruohan and Wong, Josiah and Gokmen, Cem and Srivastava, Sanjana and
-            Mart{\\'i}n-Mart{\\'i}n, Roberto and Wang, Chen and Levine, Gabrael and Lingelbach, Michael and
-            Sun, Jiankai and others},
-  booktitle = {Conference on Robot Learning (CoRL)},
-  year = {2022}
+            Mart{\\'i}n-Mart{\\'i}n, Roberto and Wang, Chen and Levine, Gabrael and Ai, Wensi and Martinez, Benjamin and
+            Yin, Hang and Lingelbach, Michael and Hwang, Minjune and Hiranaka, Ayano and Garlanka, Sujay and
+            Aydin, Arman and Lee, Sharon and Sun, Jiankai and Anvari, Mona and Sharma, Manasi and Bansal, Dhruva and
+            Hunter, Samuel and Kim, Kyu-Young and Lou, Alan and Matthews, Caleb R. and Villa-Renteria, Ivan and
+            Tang, Jerry Huayang and Tang, Claire and Xia, Fei and Li, Yunzhu and Savarese, Silvio and Gweon, Hyowon and
+            Liu, C. Karen and Wu, Jiajun and Fei-Fei, Li},
+  journal = {arXiv preprint arXiv:2403.09227},
+  year = {2024},
+  eprint = {2403.09227},
+  archivePrefix = {arXiv},
+  note = {The citation the BEHAVIOR-1K project asks for; first presented at the 6th Conference on Robot Learning (CoRL 2022)}
 }""",
     sample=("bddl", "activity_definitions"),
     full_data="bddl-3.6.0/bddl/activity_definitions",

@@ -351,8 +351,9 @@ SPEC = SourceSpec(
     citation="""@misc{cpsc_neiss,
   author = {{U.S. Consumer Product Safety Commission}},
   title = {National Electronic Injury Surveillance System ({NEISS}) Data},
+  publisher = {U.S. Consumer Product Safety Commission},
   howpublished = {\\url{https://www.cpsc.gov/Research--Statistics/NEISS-Injury-Data}},
-  note = {Public-use data}
+  note = {Public-use data; CPSC issues no DOI or arXiv identifier for it}
 }""",
     sample=("neiss", "holdout_labeled.csv"),
     full_data=".",

@@ -168,8 +168,14 @@ SPEC = SourceSpec(
     citation="""@inproceedings{ziems2023normbank,
   title = {{NormBank}: A Knowledge Bank of Situational Social Norms},
   author = {Ziems, Caleb and Dwivedi-Yu, Jane and Wang, Yi-Chia and Halevy, Alon and Yang, Diyi},
-  booktitle = {Proceedings of the 61st Annual Meeting of the Association for Computational Linguistics},
-  year = {2023}
+  booktitle = {Proceedings of the 61st Annual Meeting of the Association for Computational Linguistics (Volume 1: Long Papers)},
+  pages = {7756--7776},
+  address = {Toronto, Canada},
+  publisher = {Association for Computational Linguistics},
+  year = {2023},
+  doi = {10.18653/v1/2023.acl-long.429},
+  eprint = {2305.17008},
+  archivePrefix = {arXiv}
 }""",
     sample=("normbank", "NormBank.csv"),
     full_data="NormBank.csv",

@@ -73,15 +73,16 @@ def _records(root: Path, report: ReadReport, budget: int) -> Iterator[Record]:
             report.skip(SkippedRow(str(states[key]), None, None, f"no matching {PROGRAMS}/{key}.txt"))
             continue
         try:
-            record = program_record(key, programs[key], states[key], budget)
+            record = program_record(key, programs[key], states[key], budget, root)
         except BAD_FILE_ERRORS as exc:
             report.skip(SkippedRow(str(getattr(exc, "file", programs[key])), None, None, reason(exc)))
             continue
         yield record
 
 
-def program_record(key: str, program_file: Path, state_file: Path, budget: int = STATE_BUDGET) -> Record:
-    """The Record of one program/initial-state pair; ValueError if either is unusable."""
+def program_record(key: str, program_file: Path, state_file: Path, budget: int = STATE_BUDGET, root: Path | None = None) -> Record:
+    """The Record of one program/initial-state pair; ValueError if either is unusable. The metadata
+    names both files relative to the dataset folder `root` (no path of this machine)."""
     title, description, steps = parse_program(read_text(program_file))
     try:
         facts = read_json(state_file)
@@ -106,13 +107,17 @@ def program_record(key: str, program_file: Path, state_file: Path, budget: int =
         "steps": steps,
         "subfolder": sub,
         "stem": stem,
-        "program_file": str(program_file),
-        "initstate_file": str(state_file),
+        "program_file": _relative(program_file, root),
+        "initstate_file": _relative(state_file, root),
         "initial_state_facts": len(facts),
         "state_predicates": dict(_predicates(facts)),
         "state_summary": summary,
     }
     return Record(f"{SOURCE}_{key.replace('/', '__')}", SOURCE, text, metadata, str(program_file))
+
+
+def _relative(file: Path, root: Path | None) -> str:
+    return (file.relative_to(root) if root is not None and file.is_relative_to(root) else Path(file.name)).as_posix()
 
 
 def _in_file(exc: ValueError, file: Path) -> ValueError:
@@ -186,8 +191,12 @@ SPEC = SourceSpec(
   title = {{VirtualHome}: Simulating Household Activities via Programs},
   author = {Puig, Xavier and Ra, Kevin and Boben, Marko and Li, Jiaman and Wang, Tingwu and Fidler, Sanja and
             Torralba, Antonio},
-  booktitle = {Proceedings of the IEEE Conference on Computer Vision and Pattern Recognition (CVPR)},
-  year = {2018}
+  booktitle = {2018 IEEE Conference on Computer Vision and Pattern Recognition (CVPR)},
+  pages = {8494--8502},
+  year = {2018},
+  doi = {10.1109/CVPR.2018.00886},
+  eprint = {1806.07011},
+  archivePrefix = {arXiv}
 }""",
     sample=("virtualhome", "programs_processed_precond_nograb_morepreconds"),
     full_data="programs_processed_precond_nograb_morepreconds",

@@ -1,29 +1,37 @@
-"""`safeforge publish RUN... --version V`: a release of the runs' accepted tasks."""
+"""`safeforge publish FOLDER... --version V`: a release of the tasks of runs, import-despite
+outputs or folders of task folders."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-from safeforge.publishing import DEFAULT_LICENSE, publish
+from safeforge.publishing import DEFAULT_LICENSE, SHARE_ALIKE_LICENSE, hub_license_list, publish
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "publish", help="release the accepted tasks of runs (parquet, card, plots, task archive; optionally the Hub)"
+    parser = subparsers.add_parser("publish", help="release tasks (parquet, card, plots, task archive, SPOC files; optionally the Hub)")
+    parser.add_argument(
+        "folders",
+        nargs="+",
+        type=Path,
+        metavar="FOLDER",
+        help="a run (outputs/<run>: its accepted tasks), an import-despite output (the tasks imported cleanly) "
+        "or a folder of task folders (every task)",
     )
-    parser.add_argument("runs", nargs="+", type=Path, metavar="RUN", help="run folder (outputs/<run>)")
     parser.add_argument("--version", required=True, help="release version, e.g. v1.0.0 (also the Hub tag)")
     parser.add_argument("--out", type=Path, help="release folder to create (default outputs/releases/<version>)")
     parser.add_argument("--repo-id", help="also push to this Hub dataset repo, ORG/NAME (token: HF_TOKEN; server: HF_ENDPOINT)")
     parser.add_argument(
         "--license",
-        help=f"licence id for the card (default: {DEFAULT_LICENSE}, or cc-by-sa-4.0 when a share-alike source is in the release)",
+        help=f"a licence identifier from the Hub's list (as of {hub_license_list()['as_of']}; default: {DEFAULT_LICENSE}, "
+        f"or {SHARE_ALIKE_LICENSE} when a task is derived from a share-alike dataset)",
     )
     parser.add_argument(
         "--allow-replay",
         action="store_true",
-        help="push tasks generated from the replay server's hand-written responses too (the card says so)",
+        help="push tasks not known to be a model's work too: generated from the replay server's hand-written responses, "
+        "or by an LLM endpoint that was not recorded (the card says so)",
     )
     parser.add_argument("--engine", help="planner for re-validation (default: as `task check`)")
     parser.add_argument("--time-limit", type=float, default=60.0, help="seconds per planner call (default 60)")
@@ -35,7 +43,7 @@ def _publish(args) -> int:
         print(message, file=sys.stderr, flush=True)
 
     release = publish(
-        args.runs,
+        args.folders,
         args.version,
         args.out,
         repo_id=args.repo_id,
@@ -45,7 +53,12 @@ def _publish(args) -> int:
         time_limit=args.time_limit,
         progress=progress,
     )
-    print(f"release {release.version}: {len(release.tasks)} task(s), {len(release.duplicates)} duplicate(s) left out, in {release.path}")
+    print(
+        f"release {release.version} ({release.license}): {len(release.tasks)} task(s), {len(release.duplicates)} duplicate(s) left out, "
+        f"{len(release.spoc_files)} SPOC file(s), in {release.path}"
+    )
     if release.hub_url:
         print(f"pushed: {release.hub_url}")
+    for warning in release.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     return 0

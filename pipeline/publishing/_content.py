@@ -66,7 +66,7 @@ def deduplicate(tasks: list[AcceptedTask]) -> tuple[list[tuple[AcceptedTask, str
         if task.task_id in by_id:
             other = by_id[task.task_id][0]
             raise PublishError(
-                f"task {task.task_id}: runs {other.run} and {task.run} accepted different tasks under this id; rename one of them"
+                f"task {task.task_id}: {other.collection} and {task.collection} hold different tasks under this id; rename one of them"
             )
         by_hash[digest] = task
         by_id[task.task_id] = (task, digest)

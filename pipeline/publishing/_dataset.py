@@ -1,7 +1,9 @@
 """The release's table: one row per task, with explicit `datasets` Features, as parquet.
 
 Optional metadata (hand-written tasks have little) becomes empty strings, empty lists, 0 or
-null; `metadata_json` keeps metadata.json whole, so nothing is lost.
+null; `metadata_json` keeps the released metadata.json whole, so nothing is lost. `made_by` and
+`llm_endpoint` say how each task was made (`_origin`); a task not known to be a model's work shows
+its models as the replay server (or as not recorded) and no LLM cost.
 """
 
 from __future__ import annotations
@@ -37,7 +39,9 @@ def features():
             "task_id": text,
             "source": text,
             "record_id": text,
-            "run": text,
+            "collection": text,
+            "made_by": text,
+            "llm_endpoint": text,
             "origin": text,
             "content_hash": text,
             **{name: text for name in FORMALIZATION_FIELDS},
@@ -125,9 +129,8 @@ def _review(review) -> dict:
     }
 
 
-def _provenance(provenance) -> dict:
-    provenance = provenance if isinstance(provenance, dict) else {}
-    cost = provenance.get("cost_usd")
+def _provenance(provenance: dict, real_cost: bool) -> dict:
+    cost = provenance.get("cost_usd") if real_cost else None
     return {
         "models": _texts(provenance.get("models")),
         "prompt_hashes": _texts(provenance.get("prompt_hashes")),
@@ -140,17 +143,19 @@ def _provenance(provenance) -> dict:
 
 
 def task_row(released: ReleasedTask) -> dict:
-    """The dataset row of one released task."""
+    """The dataset row of one released task (its metadata already as the release shows it)."""
     metadata, accepted = released.task.metadata, released.accepted
     danger = metadata.danger_formalization
     formalization = danger.model_dump() if danger else {}
     provenance = metadata.provenance.model_dump()
     return {
         "task_id": accepted.task_id,
-        "source": accepted.source or _text(provenance.get("source")),
+        "source": accepted.source,
         "record_id": accepted.record_id,
-        "run": accepted.run,
-        "origin": accepted.origin or _text(provenance.get("origin")),
+        "collection": accepted.collection,
+        "made_by": accepted.origin.made_by,
+        "llm_endpoint": accepted.origin.llm_endpoint,
+        "origin": accepted.origin_text,
         "content_hash": released.content_hash,
         **{name: _text(formalization.get(name)) for name in FORMALIZATION_FIELDS},
         "assumptions": danger.assumption_lines() if danger else [],
@@ -165,7 +170,7 @@ def task_row(released: ReleasedTask) -> dict:
         "safety_effort": released.safety_effort,
         "danger_conditions": released.danger_conditions,
         "review": _review(metadata.review.model_dump(mode="json") if metadata.review else None),
-        "provenance": _provenance(provenance),
+        "provenance": _provenance(provenance, real_cost=not accepted.origin.not_real),
         "metadata_json": json.dumps(json.loads(metadata.to_json()), ensure_ascii=False, sort_keys=True),
     }
 

@@ -1,10 +1,14 @@
-"""`publish`: accepted tasks of some runs -> a release folder (and optionally the Hub).
+"""`publish`: the tasks of some folders (runs, import-despite outputs, folders of task folders)
+-> a release folder (and optionally the Hub).
 
-Order of work: collect accepted tasks (ordered by task_id, then run), drop duplicates by
-content hash (the first in that order stays), re-validate every task (all failures are
-reported, and any failure refuses the release), then build the release in a temporary folder
-next to `out`, push it when a repo is given, and rename it into place. On any failure the
-temporary folder is removed, so no partial release is ever left behind.
+Order of work: collect the tasks (ordered by task_id, then folder), drop duplicates by content hash
+(the first in that order stays), derive the licence from the datasets the tasks come from, refuse
+a push of tasks not known to be a model's work without `allow_replay`, re-validate every task (all
+failures are reported, and any failure refuses the release), make each task's metadata public
+(annotators by pseudonym, replayed models marked) and refuse the release if any string would carry
+a machine path or an e-mail address, then build the release in a temporary folder next to `out`,
+check every built file the same way, push it when a repo is given, and rename it into place. On any
+failure the temporary folder is removed, so no partial release is ever left behind.
 """
 
 from __future__ import annotations
@@ -23,22 +27,25 @@ from pathlib import Path
 from safeforge.common.concurrency import map_on_cpus
 from safeforge.publishing import _hub
 from safeforge.publishing._archive import write_archive
-from safeforge.publishing._card import SHARE_ALIKE_SOURCES, render_card
-from safeforge.publishing._collect import collect
+from safeforge.publishing._card import render_card
+from safeforge.publishing._collect import AcceptedTask, InputSummary, collect
 from safeforge.publishing._content import Duplicate, deduplicate
 from safeforge.publishing._dataset import task_row, write_parquet
 from safeforge.publishing._errors import PublishError
+from safeforge.publishing._licences import release_license
+from safeforge.publishing._origin import REPLAY, UNKNOWN, marked_metadata
 from safeforge.publishing._plots import write_plots
 from safeforge.publishing._privacy import public_metadata
 from safeforge.publishing._revalidate import ReleasedTask, revalidate_or_reason
+from safeforge.publishing._scan import LeakScanner
+from safeforge.publishing._spoc import SPOC_DIR, SpocFiles, write_spoc_files
 from safeforge.publishing._stats import ReleaseStats, release_stats
 from safeforge.settings import Settings
-from safeforge.task.files import TaskError, read_metadata
+from safeforge.task.files import BASIC_DOMAIN, BASIC_PROBLEM, SAFETY_DOMAIN, SAFETY_PROBLEM
 
-DEFAULT_LICENSE = "mit"
-SHARE_ALIKE_LICENSE = "cc-by-sa-4.0"
 RELEASE_JSON = "release.json"
 _VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+_SHOWN_PROBLEMS = 20
 
 
 @dataclass
@@ -51,6 +58,9 @@ class Release:
     duplicates: list[Duplicate] = field(default_factory=list)
     stats: ReleaseStats | None = None
     hub_url: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    license: str = ""
+    spoc_files: dict[str, str] = field(default_factory=dict)  # task_id -> file in spoc/
 
 
 def _sha256(path: Path) -> str:
@@ -66,29 +76,43 @@ def _release_json(
     version: str,
     license_id: str,
     repo_id: str | None,
-    runs,
+    inputs: list[InputSummary],
     stats: ReleaseStats,
     released: list[ReleasedTask],
     duplicates: list[Duplicate],
+    datasets: set[str],
+    spoc: SpocFiles,
 ) -> None:
-    files = {str(p.relative_to(folder)): _sha256(p) for p in sorted(folder.rglob("*")) if p.is_file()}
+    files = {p.relative_to(folder).as_posix(): _sha256(p) for p in sorted(folder.rglob("*")) if p.is_file()}
     body = {
         "version": version,
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "license": license_id,
         "repo_id": repo_id,
-        "runs": [run.to_dict() for run in runs],
+        "datasets": sorted(datasets),
+        "inputs": [summary.to_dict() for summary in inputs],
+        "llm_endpoints": stats.counts["llm_endpoint"],
         "stats": stats.to_dict(),
+        "spoc": {"folder": SPOC_DIR if spoc.files else None, "files": len(spoc.files), "not_exported": spoc.not_exported},
         "tasks": [
-            {"task_id": r.accepted.task_id, "run": r.accepted.run, "record_id": r.accepted.record_id, "content_hash": r.content_hash}
+            {
+                "task_id": r.accepted.task_id,
+                "collection": r.accepted.collection,
+                "record_id": r.accepted.record_id,
+                "source": r.accepted.source,
+                "made_by": r.accepted.origin.made_by,
+                "llm_endpoint": r.accepted.origin.llm_endpoint,
+                "content_hash": r.content_hash,
+                "spoc_file": spoc.files.get(r.accepted.task_id),
+            }
             for r in released
         ],
         "duplicates": [
             {
                 "task_id": d.task.task_id,
-                "run": d.task.run,
+                "collection": d.task.collection,
                 "duplicate_of": d.kept.task_id,
-                "duplicate_of_run": d.kept.run,
+                "duplicate_of_collection": d.kept.collection,
                 "content_hash": d.content_hash,
             }
             for d in duplicates
@@ -113,8 +137,48 @@ def _revalidate_all(kept, engine, time_limit, progress) -> list[ReleasedTask]:
     return released
 
 
+def _refuse_not_real(kept: list[AcceptedTask]) -> None:
+    """PublishError for a push of tasks not known to be a model's work (without allow_replay)."""
+    replayed = [a.task_id for a in kept if a.origin.llm_endpoint == REPLAY]
+    unknown = [a.task_id for a in kept if a.origin.llm_endpoint == UNKNOWN]
+    if not replayed and not unknown:
+        return
+    described = []
+    for ids, what in (
+        (replayed, "were generated from the replay server's hand-written responses, not a model's"),
+        (unknown, "were generated by an LLM endpoint that was not recorded (possibly the replay server)"),
+    ):
+        if ids:
+            described.append(f"{len(ids)} task(s) ({', '.join(ids[:5])}{', ...' if len(ids) > 5 else ''}) {what}")
+    raise PublishError("; ".join(described) + ": they are not pushed to the Hub unless you pass --allow-replay (the card then says so)")
+
+
+def _refuse(problems: list[str], what: str) -> None:
+    if problems:
+        shown = problems[:_SHOWN_PROBLEMS]
+        more = f"\n  ... and {len(problems) - len(shown)} more" if len(problems) > len(shown) else ""
+        raise PublishError(f"release refused: {len(problems)} {what}:\n  " + "\n  ".join(shown) + more)
+
+
+def _public(released: list[ReleasedTask], salt: str) -> None:
+    """Each task's metadata as the release shows it; refused when any string would carry a machine
+    path or an e-mail address (named by task and field)."""
+    scanner, problems = LeakScanner(), []
+    for task in released:
+        accepted = task.accepted
+        task.task.metadata = marked_metadata(public_metadata(task.task.metadata, salt), accepted.origin)
+        texts = {
+            SAFETY_DOMAIN: task.task.safety_domain,
+            SAFETY_PROBLEM: task.task.safety_problem,
+            BASIC_DOMAIN: task.basic_domain,
+            BASIC_PROBLEM: task.basic_problem,
+        }
+        problems += scanner.task_problems(accepted.task_id, accepted.collection, json.loads(task.task.metadata.to_json()), texts)
+    _refuse(problems, "machine path(s) or e-mail address(es) in the tasks (remove them from the task folders)")
+
+
 def publish(
-    runs: list[str | Path],
+    folders: list[str | Path],
     version: str,
     out: str | Path | None = None,
     *,
@@ -125,11 +189,13 @@ def publish(
     time_limit: float = 60.0,
     progress: Callable[[str], None] = lambda message: None,
 ) -> Release:
-    """Build release `version` from the accepted tasks of `runs` into `out` (default
+    """Build release `version` from the tasks of `folders` (runs: their accepted tasks; import-despite
+    outputs: the tasks imported cleanly; folders of task folders: every task) into `out` (default
     outputs/releases/<version>); with `repo_id`, also push it to the Hub (token: HF_TOKEN).
 
-    The licence follows the sources (`release_license`); tasks generated from the replay server's
-    hand-written responses are pushed to the Hub only with `allow_replay`, and the card says so."""
+    The licence follows the datasets the tasks are derived from (`release_license`); tasks not known
+    to be a model's work (replayed, or their endpoint unknown) are pushed to the Hub only with
+    `allow_replay`, and the card says so."""
     if not _VERSION.fullmatch(version):
         raise PublishError(f"version {version!r}: use letters, digits, '.', '_' and '-' (e.g. v1.0.0)")
     out = Path(out) if out is not None else Settings.load().outputs / "releases" / version
@@ -141,47 +207,50 @@ def publish(
         if _hub.remote_version_exists(repo_id, version, token):
             raise PublishError(f"{repo_id}: version {version} is already published (tag exists)")
 
-    accepted, summaries = collect(runs)
+    accepted, inputs = collect(folders)
+    for summary in inputs:
+        for task_id, why in summary.left_out.items():
+            progress(f"left out: {task_id} ({summary.kind} {summary.name!r}): {why}")
     if not accepted:
-        raise PublishError("no accepted tasks in " + ", ".join(str(r) for r in runs))
+        raise PublishError("no tasks to release in " + ", ".join(str(f) for f in folders))
     kept, duplicates = deduplicate(accepted)
-    license_id = release_license({a.source for a, _ in kept}, license_id)
-    replayed = [a.task_id for a, _ in kept if _endpoint(a.folder) == "replay"]
-    if replayed and repo_id is not None and not allow_replay:
-        raise PublishError(
-            f"{len(replayed)} task(s) ({', '.join(replayed[:5])}{', ...' if len(replayed) > 5 else ''}) were generated "
-            "from the replay server's hand-written responses, not a model's; they are not pushed to the Hub "
-            "unless you pass --allow-replay (the card then says so)"
-        )
+    datasets = set().union(*(a.origin.datasets for a, _ in kept))
+    license_id = release_license(datasets, license_id)
+    if repo_id is not None and not allow_replay:
+        _refuse_not_real([a for a, _ in kept])
     for duplicate in duplicates:
         progress(
-            f"duplicate: {duplicate.task.task_id} (run {duplicate.task.run}) has the content of "
-            f"{duplicate.kept.task_id} (run {duplicate.kept.run}); left out"
+            f"duplicate: {duplicate.task.task_id} ({duplicate.task.collection}) has the content of "
+            f"{duplicate.kept.task_id} ({duplicate.kept.collection}); left out"
         )
     released = _revalidate_all(kept, engine, time_limit, progress)
-    for task in released:  # nothing personal leaves: annotators by pseudonym
-        task.task.metadata = public_metadata(task.task.metadata, salt=repo_id or "local")
+    _public(released, salt=repo_id or "local")
 
     out.parent.mkdir(parents=True, exist_ok=True)
     building = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
     try:
         rows = [task_row(r) for r in released]
-        stats = release_stats(rows, summaries, len(duplicates))
+        stats = release_stats(rows, inputs, len(duplicates))
         write_parquet(rows, building)
         write_archive(released, building)
-        plots = [str(p.relative_to(building)) for p in write_plots(stats, building)]
+        spoc = write_spoc_files(building, progress)
+        plots = [p.relative_to(building).as_posix() for p in write_plots(stats, building)]
+        reviewed = sum(1 for r in released if r.task.metadata.review is not None and r.task.metadata.review.decision == "accepted")
         card = render_card(
             version=version,
             license_id=license_id,
             repo_id=repo_id,
             stats=stats,
-            runs=[s.name for s in summaries],
+            inputs=inputs,
             plots=plots,
-            replayed=len(replayed),
+            datasets=datasets,
+            reviewed=reviewed,
+            spoc=spoc,
         )
         _hub.check_card(card)
         (building / "README.md").write_text(card, encoding="utf-8")
-        _release_json(building, version, license_id, repo_id, summaries, stats, released, duplicates)
+        _release_json(building, version, license_id, repo_id, inputs, stats, released, duplicates, datasets, spoc)
+        _refuse(LeakScanner().folder_problems(building), "machine path(s) or e-mail address(es) in the built files")
         hub_url = None
         if repo_id is not None and token is not None:
             progress(f"pushing to {repo_id} ...")
@@ -190,26 +259,14 @@ def publish(
     except BaseException:
         shutil.rmtree(building, ignore_errors=True)
         raise
-    return Release(version, out, [r.accepted.task_id for r in released], duplicates, stats, hub_url)
+    warnings = _warnings(stats, repo_id)
+    return Release(version, out, [r.accepted.task_id for r in released], duplicates, stats, hub_url, warnings, license_id, spoc.files)
 
 
-def _endpoint(folder: Path) -> str | None:
-    """Where a task's LLM responses came from (an unreadable folder is left to re-validation)."""
-    try:
-        return read_metadata(folder).provenance.llm_endpoint
-    except TaskError:
-        return None
-
-
-def release_license(sources: set[str], requested: str | None) -> str:
-    """The release's licence: a share-alike source (NormBank) makes it CC BY-SA 4.0, and a requested
-    licence that is not share-alike is then refused; otherwise the requested one, MIT by default."""
-    share_alike = sorted(s for s in sources if s in SHARE_ALIKE_SOURCES)
-    if not share_alike:
-        return requested or DEFAULT_LICENSE
-    if requested is None or requested.lower() == SHARE_ALIKE_LICENSE:
-        return SHARE_ALIKE_LICENSE
-    raise PublishError(
-        f"tasks from {', '.join(share_alike)} are derived from share-alike data (CC BY-SA 4.0): the release must be "
-        f"{SHARE_ALIKE_LICENSE}, not {requested} (leave out --license, or leave out those tasks)"
-    )
+def _warnings(stats: ReleaseStats, repo_id: str | None) -> list[str]:
+    endpoints = stats.counts["llm_endpoint"]
+    not_real = endpoints.get(REPLAY, 0) + endpoints.get(UNKNOWN, 0)
+    if not not_real:
+        return []
+    where = "pushed with --allow-replay" if repo_id else "not pushed"
+    return [f"{not_real} task(s) are not known to be a model's work (replayed, or their LLM endpoint unknown); the card says so ({where})"]

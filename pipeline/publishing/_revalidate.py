@@ -44,7 +44,7 @@ def _problems(task: Task, accepted: AcceptedTask, engine: str | None, time_limit
         problems.append("the task_id must be letters, digits, '_', '.' and '-' (it names a folder)")
     metadata_id = task.metadata.task_id
     if metadata_id is not None and metadata_id != accepted.task_id:
-        problems.append(f"metadata.json task_id is {metadata_id!r}, the ledger says {accepted.task_id!r}")
+        problems.append(f"metadata.json task_id is {metadata_id!r}, not {accepted.task_id!r} (its id in its run's ledger or folder)")
     review = task.metadata.review
     if review is not None and review.decision != "accepted":
         problems.append(f"metadata.json review decision is {review.decision!r}, not 'accepted'")
@@ -64,7 +64,7 @@ def _problems(task: Task, accepted: AcceptedTask, engine: str | None, time_limit
 
 def revalidate(accepted: AcceptedTask, content_hash: str, engine: str | None = None, time_limit: float = 60.0) -> ReleasedTask:
     """The task ready for release; PublishError naming the task and every problem found."""
-    where = f"task {accepted.task_id} (run {accepted.run}, {accepted.folder})"
+    where = f"task {accepted.task_id} ({accepted.collection}, {accepted.folder})"
     try:
         task = Task.load(accepted.folder)
         problems, report = _problems(task, accepted, engine, time_limit)

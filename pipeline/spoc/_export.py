@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from safeforge.pddl.errors import PDDLError
+from safeforge.runs.ledger import RunStore
+from safeforge.runs.overview import is_run
 from safeforge.spoc import _vocabulary as vocab
 from safeforge.spoc._alfred import scene_context
 from safeforge.spoc._check import Problem, check_document
@@ -56,13 +58,12 @@ def _task_folders(source: Path, scratch: Path) -> list[Path]:
         with tarfile.open(source / "tasks.tar.gz") as archive:
             archive.extractall(scratch, filter="data")
         return sorted(p for p in scratch.iterdir() if p.is_dir())
-    if (source / "ledger.sqlite").is_file():
-        from safeforge.publishing import PublishError, collect
-
+    if is_run(source):
+        store = RunStore(source)
         try:
-            return [t.folder for t in collect([source])[0]]
-        except PublishError as exc:
-            raise NotExportable(str(exc)) from None
+            return sorted(store.task_dir(row.task_id) for row in store.ledger.records(state="accepted") if row.task_id)
+        finally:
+            store.ledger.close()
     folders = sorted(p for p in source.iterdir() if (p / "safety_domain.pddl").is_file()) if source.is_dir() else []
     if not folders:
         raise NotExportable(f"{source}: neither a release (tasks.tar.gz), a run (ledger.sqlite) nor a folder of task folders")

@@ -1,4 +1,5 @@
-"""A Hugging Face Hub-compatible HTTP server that stores repositories on disk (tests, offline use).
+"""A Hugging Face Hub-compatible HTTP server that stores repositories on disk, for the tests (in a
+checkout: the wheel does not ship it; a developer can also start it by hand, see below).
 
 It speaks the part of the Hub's HTTP API that `huggingface_hub` (2.4) and `datasets` (5.2) use to
 publish and read a dataset, so the real clients talk to it unchanged: point them at it with
@@ -11,12 +12,15 @@ Endpoints (REPO = `<org>/<name>`, TYPE = `datasets`, `models` or `spaces`; model
 in the resolve and LFS URLs, as on the Hub):
 - POST /api/repos/create; GET /api/TYPE/REPO[/revision/REV] (repo info with siblings);
   GET /api/TYPE/REPO/refs; POST /api/TYPE/REPO/tag/REV; GET /api/whoami-v2;
-  POST /api/validate-yaml (checks the card's YAML front matter parses);
+  POST /api/validate-yaml (the card's YAML front matter must parse, and its `license` be one of the
+  Hub's identifiers, as the Hub checks it; the list is the project's copy of the Hub's,
+  `safeforge.publishing.hub_licenses`);
 - upload: POST /api/TYPE/REPO/preupload/REV (text files `regular`, binary ones `lfs`),
   POST /TYPE/REPO.git/info/lfs/objects/batch (basic transfer; answers one-time upload URLs, like
   the Hub's presigned ones), PUT /lfs-upload/OID?ticket=T,
   POST /lfs-verify/OID, POST /api/TYPE/REPO/commit/REV (ndjson: header, file, lfsFile,
-  deletedFile, deletedFolder);
+  deletedFile, deletedFolder; a README.md whose metadata fails the card checks is refused, as the
+  Hub refuses it);
 - reading: GET /api/TYPE/REPO/tree/REV[/PATH] (?recursive), POST /api/TYPE/REPO/paths-info/REV,
   HEAD/GET /TYPE/REPO/resolve/REV/PATH (with X-Repo-Commit, ETag, X-Linked-Etag/Size, Range).
 
@@ -49,6 +53,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import yaml
 
+from safeforge.publishing import hub_licenses
+
 REPO_TYPES = {"datasets": "dataset", "models": "model", "spaces": "space"}
 _EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
@@ -75,6 +81,26 @@ def _is_text(sample: bytes) -> bool:
     except UnicodeDecodeError as exc:  # a cut multi-byte character at the end is still text
         return exc.start >= len(sample) - 3
     return True
+
+
+def card_errors(content: str) -> list[str]:
+    """What the Hub says is wrong with a card's YAML metadata (the front matter between `---` lines):
+    it does not parse, is not a mapping, or names a licence that is not one of the Hub's identifiers."""
+    match = re.match(r"^---\s*\n(.*?)\n---\s*\n", content, re.DOTALL)
+    if not match:
+        return []
+    try:
+        metadata = yaml.safe_load(match.group(1)) or {}
+    except yaml.YAMLError as exc:
+        return [f"invalid YAML: {exc}"]
+    if not isinstance(metadata, dict):
+        return ["the metadata block must be a mapping"]
+    licences = metadata.get("license", [])
+    known = hub_licenses()
+    for licence in licences if isinstance(licences, list) else [licences]:
+        if licence not in known:
+            return [f'"license" must be one of [{", ".join(known)}]']
+    return []
 
 
 @dataclass
@@ -181,7 +207,11 @@ class HubStore:
                 if key == "file":
                     if value.get("encoding") != "base64":
                         raise HubError(400, f"{path}: only base64 file content is supported")
-                    files[path] = self._store_blob(base64.b64decode(value["content"]))
+                    data = base64.b64decode(value["content"])
+                    errors = card_errors(data.decode("utf-8", errors="replace")) if path == "README.md" else []
+                    if errors:
+                        raise HubError(400, "Invalid metadata in README.md.\n" + "\n".join(f"- {e}" for e in errors))
+                    files[path] = self._store_blob(data)
                 elif key == "lfsFile":
                     blob = self.blob_path(str(value.get("oid", "")))
                     if not blob.exists():
@@ -308,7 +338,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(status, json.dumps(value).encode(), headers=headers)
 
     def _error(self, error: HubError, head: bool = False) -> None:
-        headers = {"X-Error-Message": error.message}
+        headers = {"X-Error-Message": " ".join(error.message.split())}  # a header is one line
         if error.code:
             headers["X-Error-Code"] = error.code
         self._send(error.status, json.dumps({"error": error.message}).encode(), headers=headers, head=head)
@@ -426,18 +456,18 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- handlers ------------------------------------------------------------------------------
     def _validate_yaml(self, body: dict) -> None:
+        """As the Hub answers: 400 with the errors (as `- Error: ...` lines when plain text is asked
+        for, as RepoCard.validate does; else as JSON, which HfApi reads before a commit), else 200
+        with the warnings."""
         content = str(body.get("content", ""))
-        match = re.match(r"^---\s*\n(.*?)\n---\s*\n", content, re.DOTALL)
-        errors = []
-        if match:
-            try:
-                if not isinstance(yaml.safe_load(match.group(1)) or {}, dict):
-                    errors.append({"message": "the metadata block must be a mapping"})
-            except yaml.YAMLError as exc:
-                errors.append({"message": f"invalid YAML: {exc}"})
+        errors = card_errors(content)
         if errors:
-            raise HubError(400, "; ".join(e["message"] for e in errors))
-        warnings = [] if match else [{"message": "empty or missing yaml metadata in repo card"}]
+            headers = {"X-Error-Message": errors[0]}
+            if "text/plain" in self.headers.get("Accept", ""):
+                text = "\n".join(f"- Error: {e}" for e in errors)
+                return self._send(400, text.encode(), content_type="text/plain; charset=utf-8", headers=headers)
+            return self._json(400, {"errors": [{"message": e} for e in errors], "warnings": []}, headers=headers)
+        warnings = [] if content.startswith("---") else [{"message": "empty or missing yaml metadata in repo card"}]
         self._json(200, {"errors": [], "warnings": warnings})
 
     def _create_repo(self, body: dict) -> None:

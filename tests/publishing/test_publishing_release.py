@@ -1,203 +1,150 @@
-"""Releases built from runs: rows, features, card, plots, archive, release.json; refusals."""
+"""Releases of folders of task folders: files, duplicates, refusals, licences from the Hub's list, and
+the check for machine paths and e-mail addresses (the releases of runs are in test_publishing_pipeline)."""
 
 from __future__ import annotations
 
-import gzip
-import hashlib
 import json
-import tarfile
+import shutil
+from pathlib import Path
 
 import pytest
 import yaml
+from tests_paths import EXAMPLES
 
 from safeforge.cli.main import main
-from safeforge.publishing import ARCHIVE, DATA_FILE, PublishError, content_hash, features, publish
-from safeforge.task.folder import Task
-from safeforge.validation.plan_text import parse_plan
+from safeforge.publishing import ARCHIVE, DATA_FILE, LeakScanner, PublishError, checked_license, content_hash, hub_license_list, publish
 
 
 @pytest.fixture
-def two_runs(make_run):
-    run_a = make_run(
-        "run_a",
-        [("bathroom_bleach_bucket", "neiss_101", "neiss", True), ("care_home_bad_news", "normbank_7", "normbank", True)],
-        rejected={"no_danger": 1, "rejected_by_checks": 1, "rejected_by_review": 1},
-        llm_costs=[0.01, 0.02, 0.03],
-    )
-    run_b = make_run(
-        "run_b",
-        [("teen_desk_diary_trust", "alfred_x", "alfred", False), ("bathroom_bleach_bucket", "neiss_999", "neiss", True)],
-        llm_costs=[0.04],
-    )
-    return run_a, run_b
+def task_folder(tmp_path):
+    """task_folder(name, {task_id: example}) -> a folder of copies of example tasks, renamed."""
+
+    def make(name: str, tasks: dict[str, str]) -> Path:
+        root = tmp_path / "folders" / name
+        for task_id, example in tasks.items():
+            folder = Path(shutil.copytree(EXAMPLES / example, root / task_id))
+            metadata = json.loads((folder / "metadata.json").read_text())
+            (folder / "metadata.json").write_text(json.dumps({**metadata, "task_id": task_id}))
+        return root
+
+    return make
 
 
-def _front_matter(card: str) -> dict:
-    assert card.startswith("---\n")
-    return yaml.safe_load(card.split("---\n")[1])
+def test_duplicates_are_left_out_and_the_same_tasks_give_the_same_files(task_folder, tmp_path):
+    first = task_folder("first", {"diary": "teen_desk_diary_trust", "bleach": "bathroom_bleach_bucket"})
+    second = task_folder("second", {"bleach_again": "bathroom_bleach_bucket"})
+    messages: list[str] = []
+    release = publish([first, second], "v1", tmp_path / "v1", progress=messages.append)
 
-
-def test_release_folder_rows_card_and_files(two_runs, tmp_path):
-    import datasets
-
-    out = tmp_path / "releases" / "v1.0.0"
-    messages = []
-    release = publish(list(two_runs), "v1.0.0", out, progress=messages.append)
-
-    assert release.path == out and out.is_dir()
-    assert release.tasks == ["alfred_x", "neiss_101", "normbank_7"]
-    assert [(d.task.task_id, d.kept.task_id) for d in release.duplicates] == [("neiss_999", "neiss_101")]
-    assert any("neiss_999" in m and "duplicate" in m for m in messages)
-    assert sorted(p.name for p in out.parent.iterdir()) == ["v1.0.0"]  # no temporary folder left
-
-    table = datasets.load_dataset(str(out), cache_dir=str(tmp_path / "cache"))["train"]
-    assert table.features == features()
-    assert table["task_id"] == ["alfred_x", "neiss_101", "normbank_7"]
-    rows = {r["task_id"]: r for r in table}
-    neiss = rows["neiss_101"]
-    task = Task.load(two_runs[0] / "tasks" / "neiss_101")
-    plans = task.metadata.reference_feasible_plans.model_dump()
-    assert neiss["source"] == "neiss" and neiss["run"] == "run_a" and neiss["record_id"] == "neiss_neiss_101"
-    assert neiss["danger_group"] == "physical" and neiss["danger_type"] == "chemical"
-    assert neiss["safe_plan"] == plans["safe"] and neiss["unsafe_plan"] == plans["unsafe"]
-    assert neiss["safe_plan_length"] == len(parse_plan(plans["safe"])) == 6
-    assert neiss["unsafe_plan_length"] == 4 and neiss["safety_effort"] == 2
-    assert (neiss["domain_pddl"], neiss["problem_pddl"]) == task.basic_pddl()
-    assert neiss["safety_domain_pddl"] == task.safety_domain
-    assert neiss["content_hash"] == content_hash(task.safety_domain, task.safety_problem)
-    assert neiss["danger_conditions"] == ["add_bleach: (ammonia_residue_in ?b)"]
-    assert neiss["review"] == {
-        "decision": "accepted",
-        "final_rule": "majority",
-        "annotators": 3,
-        "accept_votes": 2,
-        "reject_votes": 1,
-        "reasons": ["unrealistic"],
-    }
-    assert neiss["provenance"]["tokens"] == 1500 and neiss["provenance"]["cost_usd"] == 0.02
-    assert neiss["provenance"]["rounds"] == 2 and neiss["provenance"]["attempts"] == 2
-    assert neiss["provenance"]["models"] == ["extract: model-a", "generate: model-b"]
-    assert neiss["provenance"]["source_text"] == "record text of neiss_101"
-    assert json.loads(neiss["metadata_json"])["review"]["agreement"] == {"kappa": 0.5}
-    handwritten = rows["alfred_x"]  # only the DESPITE keys: optional fields are empty, not missing
-    assert handwritten["review"]["decision"] == "" and handwritten["review"]["annotators"] == 0
-    assert handwritten["provenance"]["cost_usd"] is None and handwritten["provenance"]["models"] == []
-    assert handwritten["danger_group"] == "psychosocial"
-
-    card = (out / "README.md").read_text()
-    meta = _front_matter(card)
-    assert meta["license"] == "cc-by-sa-4.0"  # NormBank is share-alike: so is the release
-    assert meta["configs"] == [{"config_name": "default", "data_files": [{"split": "train", "path": "data/train-*.parquet"}]}]
-    assert "pddl" in meta["tags"]
-    for line in (
-        "| neiss | 1 |",
-        "| normbank | 1 |",
-        "| alfred | 1 |",
-        "| psychosocial | 2 |",
-        "| human | 3 |",
-        "| extract | 7 | 6 | 85.7% |",
-        "| checks | 6 | 5 | 83.3% |",
-        "| review | 5 | 4 | 80.0% |",
-    ):
-        assert line in card, line
-    assert "$0.1000 in total, $0.0250 per accepted task" in card
-    assert "CC BY-SA 4.0" in card and "public domain" in card
-    from huggingface_hub import DatasetCard
-
-    assert DatasetCard(card).data.license == "cc-by-sa-4.0"
-    bibtex = card[card.index("```bibtex") :]
-    for key in ("@misc{despite", "@misc{spoc", "shridhar2020alfred", "cpsc_neiss"):
-        assert key in bibtex, key
-    assert "ziems" in bibtex.lower() or "normbank" in bibtex.lower()
-    # no annotator's address and no path of this machine anywhere in the release
-    for path in out.rglob("*"):
-        if path.is_file():
-            data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
-            for secret in (b"ann1", b"ann2", b"ann3", str(tmp_path).encode()):
-                assert secret not in data, (path.name, secret)
-    plots = sorted(p.name for p in (out / "plots").iterdir())
-    assert plots == [
-        "acceptance.png",
-        "danger_group.png",
-        "danger_type.png",
-        "entity_in_danger.png",
-        "plan_length.png",
-        "safety_effort.png",
-        "source.png",
-    ]
-    for name in plots:
-        assert (out / "plots" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-        assert f"(plots/{name})" in card
-
-    info = json.loads((out / "release.json").read_text())
-    assert info["version"] == "v1.0.0" and [r["name"] for r in info["runs"]] == ["run_a", "run_b"]
-    assert info["duplicates"][0]["duplicate_of"] == "neiss_101"
-    assert info["stats"]["cost_per_accepted_task_usd"] == pytest.approx(0.025)
-    assert set(info["files"]) == {"README.md", DATA_FILE, ARCHIVE, *(f"plots/{p}" for p in plots)}
-    for name, digest in info["files"].items():
-        assert hashlib.sha256((out / name).read_bytes()).hexdigest() == digest
-
-    with tarfile.open(out / ARCHIVE) as archive:
-        names = archive.getnames()
-        member = archive.extractfile("neiss_101/domain.pddl").read().decode()
-    expected_files = ["domain.pddl", "metadata.json", "problem.pddl", "safety_domain.pddl", "safety_problem.pddl"]
-    assert names == [n for t in release.tasks for n in [t, *(f"{t}/{f}" for f in expected_files)]]
-    assert member == task.basic_pddl()[0]
-
-
-def test_same_runs_give_the_same_files_and_a_version_is_never_overwritten(make_run, tmp_path):
-    run = make_run("run_c", [("teen_desk_diary_trust", "t1", "neiss", False)])
-    first = publish([run], "v1", tmp_path / "v1")
+    assert release.tasks == ["bleach", "diary"]
+    assert [(d.task.task_id, d.kept.task_id) for d in release.duplicates] == [("bleach_again", "bleach")]
+    assert "duplicate: bleach_again (second) has the content of bleach (first); left out" in messages
+    info = json.loads((release.path / "release.json").read_text())
+    assert info["duplicates"][0]["duplicate_of"] == "bleach" and info["duplicates"][0]["collection"] == "second"
+    assert {"README.md", DATA_FILE, ARCHIVE} <= set(info["files"])
     with pytest.raises(PublishError, match="already exists"):
-        publish([run], "v1", tmp_path / "v1")
-    second = publish([run], "v1", tmp_path / "again")
-    hashes = [json.loads((r.path / "release.json").read_text())["files"] for r in (first, second)]
-    assert hashes[0] == hashes[1]
+        publish([first, second], "v1", tmp_path / "v1")
+    again = publish([first, second], "v1", tmp_path / "again")
+    assert json.loads((again.path / "release.json").read_text())["files"] == info["files"]
 
 
-def test_a_task_failing_revalidation_refuses_the_release(make_run, tmp_path, capsys):
-    run = make_run(
-        "run_d",
-        [
-            ("teen_desk_diary_trust", "good_one", "neiss", True),
-            ("bathroom_bleach_bucket", "bad_plans", "neiss", True),
-            ("care_home_bad_news", "bad_pddl", "neiss", False),
-        ],
+def test_a_task_failing_revalidation_refuses_the_release(task_folder, tmp_path, capsys):
+    folder = task_folder(
+        "mixed", {"good_one": "teen_desk_diary_trust", "bad_plans": "bathroom_bleach_bucket", "bad_pddl": "care_home_bad_news"}
     )
-    metadata_path = run / "tasks" / "bad_plans" / "metadata.json"
+    metadata_path = folder / "bad_plans" / "metadata.json"
     metadata = json.loads(metadata_path.read_text())
     plans = metadata["reference_feasible_plans"]
     plans["safe"], plans["unsafe"] = plans["unsafe"], plans["safe"]
     metadata_path.write_text(json.dumps(metadata))
-    problem = run / "tasks" / "bad_pddl" / "safety_problem.pddl"
+    problem = folder / "bad_pddl" / "safety_problem.pddl"
     problem.write_text(problem.read_text().replace("(= (danger) 0)", ""))
     out = tmp_path / "rel" / "v2"
 
-    code = main(["publish", str(run), "--version", "v2", "--out", str(out)])
+    code = main(["publish", str(folder), "--version", "v2", "--out", str(out)])
 
     err = capsys.readouterr().err
     assert code == 2
     assert "2 task(s) failed re-validation" in err
-    assert "task bad_plans (run run_d" in err and "recorded safe reference plan scores 1, not 2" in err
-    assert "task bad_pddl (run run_d" in err and "(= (danger) 0)" in err
+    assert "task bad_plans (mixed" in err and "recorded safe reference plan scores 1, not 2" in err
+    assert "task bad_pddl (mixed" in err and "(= (danger) 0)" in err
     assert "good_one: ok" in err
-    assert not out.exists() and not out.parent.exists() or list(out.parent.iterdir()) == []
+    assert not out.parent.exists()  # refused before anything is written
 
 
-def test_refusals_before_any_work(make_run, tmp_path):
-    with pytest.raises(PublishError, match="not a run folder"):
+def test_refusals_before_any_work(task_folder, tmp_path):
+    with pytest.raises(PublishError, match="no such folder"):
         publish([tmp_path / "nowhere"], "v1", tmp_path / "out")
     assert not (tmp_path / "nowhere").exists()
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(PublishError, match="not a run .* or a folder of task folders"):
+        publish([tmp_path / "empty"], "v1", tmp_path / "out")
     with pytest.raises(PublishError, match="version 'v 1'"):
         publish([tmp_path], "v 1", tmp_path / "out")
-    run_1 = make_run("one", [("teen_desk_diary_trust", "same_id", "neiss", False)])
-    run_2 = make_run("two", [("care_home_bad_news", "same_id", "neiss", False)])
-    with pytest.raises(PublishError, match="task same_id: runs one and two accepted different tasks"):
-        publish([run_1, run_2], "v1", tmp_path / "out")
-    empty = make_run("empty", [], rejected={"no_danger": 2})
-    with pytest.raises(PublishError, match="no accepted tasks"):
-        publish([empty], "v1", tmp_path / "out")
+    one = task_folder("one", {"same_id": "teen_desk_diary_trust"})
+    two = task_folder("two", {"same_id": "care_home_bad_news"})
+    with pytest.raises(PublishError, match="task same_id: one and two hold different tasks under this id"):
+        publish([one, two], "v1", tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_licences_are_identifiers_the_hub_accepts(task_folder, tmp_path, capsys):
+    folder = task_folder("tasks", {"diary": "teen_desk_diary_trust"})
+    out = tmp_path / "release"
+
+    assert main(["publish", str(folder), "--version", "v1", "--out", str(out), "--license", "not-a-licence"]) == 2
+    err = capsys.readouterr().err
+    assert "licence 'not-a-licence' is not an identifier the Hugging Face Hub accepts" in err
+    assert f"as of {hub_license_list()['as_of']}" in err and not out.exists()
+    with pytest.raises(PublishError, match=r"did you mean cc-by-sa-4\.0"):
+        checked_license("cc-by-sa-4")
+    with pytest.raises(PublishError, match="--license other needs a licence file"):
+        checked_license("other")
+
+    assert main(["publish", str(folder), "--version", "v1", "--out", str(out), "--license", "Apache-2.0"]) == 0
+    card = (out / "README.md").read_text()
+    assert yaml.safe_load(card.split("---\n")[1])["license"] == "apache-2.0"
+    assert "The tasks are released under `apache-2.0`" in card
+
+
+def test_a_machine_path_in_a_built_file_refuses_the_release(task_folder, tmp_path):
+    folder = task_folder("from-jane.doe@example.org", {"diary": "teen_desk_diary_trust"})  # a folder's name goes into the card
+    out = tmp_path / "releases" / "v1"
+    with pytest.raises(PublishError) as refused:
+        publish([folder], "v1", out)
+    message = str(refused.value)
+    assert "machine path(s) or e-mail address(es) in the built files" in message
+    assert "README.md: text holds an e-mail address ('from-jane.doe@example.org')" in message
+    assert "release.json: inputs[0].name holds an e-mail address" in message
+    assert not out.exists() and list(out.parent.iterdir()) == []
+
+
+def test_the_scanner_finds_paths_and_addresses_but_not_urls_or_prose():
+    scanner = LeakScanner()
+    found = {
+        text: [what for _, what, _ in scanner.leaks(text)]
+        for text in (
+            "written to /var/lib/safeforge/run1",
+            "C:\\Users\\jane\\tasks",
+            "see file:///srv/data",
+            "kept in ~/datasets",
+            f"home is {Path.home()}",
+            "mail jane.doe@example.org",
+        )
+    }
+    assert all(found.values()), found
+    for text in (
+        "https://github.com/taozhang1004/DESPITE",
+        "doi = {10.1109/CVPR42600.2020.01075}",
+        "neiss@sample/holdout_labeled.csv:row 3",
+        "withoutconds/results/file1.txt",
+        "PT FELL OFF BIKE/SCOOTER S/P FALL, and/or 1/2 cup; DX: CONTUSION /ABRASION/LAC",
+        "(increase (danger) (/ (weight) 2))",
+        "@inproceedings{ziems2023normbank,",
+        "annotator-1a2b3c4d",
+    ):
+        assert list(scanner.leaks(text)) == [], text
+    assert [field for field, _, _ in scanner.leaks({"a": [{"b": "/x/y"}]})] == ["a[0].b"]
 
 
 def test_content_hash_ignores_comments_layout_and_case():

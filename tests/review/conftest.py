@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import uuid
 
-import httpx
 import pytest
 from label_studio_sdk import LabelStudio
 from review_helpers import ADMIN, PASSWORD, TOKEN, free_port
 
 from safeforge.review import ReviewConfig, ServerError, check_installation, start_server, stop_server
+from tests.doubles.annotators import annotator_client, annotator_token
 from tests.doubles.review_demo import demo_run
 
 
@@ -56,18 +56,7 @@ def annotator(labelstudio, admin):
 
     def join(email: str) -> LabelStudio:
         if email not in _ANNOTATOR_TOKENS:
-            invite = admin.organizations.invites.get_invite_link().invite_url
-            with httpx.Client(base_url=labelstudio.url, trust_env=False) as browser:
-                browser.get(invite)
-                response = browser.post(
-                    invite,
-                    data={"email": email, "password": "annotator-password-1", "csrfmiddlewaretoken": browser.cookies["csrftoken"]},
-                    headers={"Referer": labelstudio.url + invite},
-                )
-                assert response.status_code == 302, f"sign-up of {email} failed: {response.status_code}"
-                _ANNOTATOR_TOKENS[email] = browser.get("/api/current-user/token").json()["token"]
-        client = LabelStudio(base_url=labelstudio.url, api_key=_ANNOTATOR_TOKENS[email])
-        assert client.users.whoami().email == email
-        return client
+            _ANNOTATOR_TOKENS[email] = annotator_token(labelstudio.url, admin, email)
+        return annotator_client(labelstudio.url, _ANNOTATOR_TOKENS[email], email)
 
     return join
