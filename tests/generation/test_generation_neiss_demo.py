@@ -82,6 +82,20 @@ def test_every_record_ends_in_exactly_one_state(demo):
     assert summary.cost_usd > 0  # deepseek-chat is priced
 
 
+CHECKS = [
+    "parse",
+    "structure",
+    "prompt rules",
+    "names",
+    "reference plans",
+    "validator agreement",
+    "plan rules",
+    "safety effort",
+    "mitigation",
+]
+"""Every check of a generated task, in order."""
+
+
 def test_parse_error_is_fed_back_with_file_and_line_and_repaired_in_round_2(demo):
     first, second = rounds(demo["root"], REPAIRED)
     assert first["checks"] == [
@@ -95,7 +109,7 @@ def test_parse_error_is_fed_back_with_file_and_line_and_repaired_in_round_2(demo
     assert "The PDDL does not parse: safety_domain.pddl:50: undeclared predicate strap_buckled" in first["feedback"]
     assert "Line 50 of safety_domain.pddl reads: (when (and (not (strap_buckled ?h)) (rides_on_shared_streets ?p))" in first["feedback"]
     assert first["judge"] is None  # a task that fails the checks is not sent to the judge
-    assert [c["name"] for c in second["checks"] if c["ok"]] == ["parse", "structure", "reference plans", "validator agreement"]
+    assert [c["name"] for c in second["checks"] if c["ok"]] == CHECKS
     assert second["judge"] == {"approved": True, "issues": []} and second["feedback"] is None
     state, reason = ledger_states(demo["root"])[REPAIRED]
     assert (state, reason) == ("checked", "passed the checks and the quality review in round 2")
@@ -125,7 +139,7 @@ def test_checked_task_folder_has_the_foundation_format_and_provenance(demo):
     assert all(len(r["response_sha"]) == 16 and r["tokens"]["in"] > 0 for r in provenance["rounds"])
     total_in = provenance["extraction"]["tokens"]["in"] + sum(r["tokens"]["in"] for r in provenance["rounds"])
     assert provenance["tokens"]["in"] == total_in and provenance["cost_usd"] > 0
-    assert [c["name"] for c in metadata["checks"]] == ["parse", "structure", "reference plans", "validator agreement"]
+    assert [c["name"] for c in metadata["checks"]] == CHECKS
     assert metadata["quality_judge"] == {"approved": True, "issues": []}
     # the derived basic problem an evaluated model sees has no danger in it
     assert "danger" not in (task.path / "domain.pddl").read_text()

@@ -32,5 +32,6 @@ def test_a_generated_alfred_task_keeps_its_scene_and_exports(tmp_path, replay_se
     document = json.loads((tmp_path / "spoc" / report.exported[0]["file"]).read_text())
     assert document["scene_name"] == "FloorPlan20"
     assert document["instruction"] == "Place a cooked egg in a sink. "  # the trajectory's first annotation
-    assert document["requirement_condition"]["condition_value"] == 1
+    # the safe plan heats the egg, takes it out, then switches the microwave off: 2 steps
+    assert document["requirement_condition"]["condition_value"] == 2
     assert check_folder(tmp_path / "spoc") == []
