@@ -87,4 +87,5 @@ def format_overview(o: RunOverview) -> str:
         lines += [f"  {n:>5}  {reason or '(none given)'}" for reason, n in reasons[:5]]
         if len(reasons) > 5:
             lines.append(f"  ... and {len(reasons) - 5} more")
+    lines += ["", *o.distribution.lines()]
     return "\n".join(lines)

@@ -8,6 +8,7 @@ import yaml
 from safeforge.publishing._archive import ARCHIVE
 from safeforge.publishing._dataset import DATA_FILE
 from safeforge.publishing._stats import COUNTED, ReleaseStats
+from safeforge.runs import Distribution
 from safeforge.sources.registry import SOURCES
 
 # Licences of the records tasks are derived from: every registered source's, and two origins that
@@ -71,7 +72,15 @@ def _money(value: float | None) -> str:
 
 
 def render_card(
-    *, version: str, license_id: str, repo_id: str | None, stats: ReleaseStats, runs: list[str], plots: list[str], replayed: int = 0
+    *,
+    version: str,
+    license_id: str,
+    repo_id: str | None,
+    stats: ReleaseStats,
+    runs: list[str],
+    plots: list[str],
+    replayed: int = 0,
+    distribution: Distribution | None = None,
 ) -> str:
     """The README.md text."""
     meta = yaml.safe_dump(front_matter(license_id, version, stats.tasks), sort_keys=False, allow_unicode=True)
@@ -118,6 +127,8 @@ def render_card(
         )
         + "\n"
     )
+    if distribution is not None:
+        parts.append(distribution.card_section())
     if replayed:
         parts.append(
             f"**{replayed} of the {stats.tasks} tasks were generated from hand-written responses served by Safeforge's "

@@ -32,6 +32,7 @@ from safeforge.publishing._plots import write_plots
 from safeforge.publishing._privacy import public_metadata
 from safeforge.publishing._revalidate import ReleasedTask, revalidate_or_reason
 from safeforge.publishing._stats import ReleaseStats, release_stats
+from safeforge.runs import release_distribution
 from safeforge.settings import Settings
 from safeforge.task.files import TaskError, read_metadata
 
@@ -179,6 +180,9 @@ def publish(
             runs=[s.name for s in summaries],
             plots=plots,
             replayed=len(replayed),
+            distribution=release_distribution(
+                [(r.task.path, r.task.metadata) for r in released], [s.root for s in summaries], stats.llm_cost_usd
+            ),
         )
         _hub.check_card(card)
         (building / "README.md").write_text(card, encoding="utf-8")
