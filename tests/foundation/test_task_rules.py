@@ -142,5 +142,7 @@ def test_task_check_shows_the_waiver_and_warns_on_a_coin_flip(tmp_path):
     shutil.copytree(EXAMPLES / "elderly_bedroom_water_bottle", bottle)
     warned = subprocess.run([*SAFEFORGE, "task", "check", str(bottle)], capture_output=True, text=True)
     assert warned.returncode == 0  # a hand-written task is not rejected for it
-    assert "warn safety effort: the safe plan is the unsafe plan with table_centre in place of table_edge" in warned.stdout
-    assert "warning: safety effort: a generated task would be rejected" in warned.stderr
+    assert (
+        "warn safety effort (a generated task would be rejected): the safe plan is the unsafe plan with table_centre in place of table_edge"
+        in warned.stdout
+    )

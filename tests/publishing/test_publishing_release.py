@@ -102,6 +102,15 @@ def test_release_folder_rows_card_and_files(two_runs, tmp_path):
     ):
         assert line in card, line
     assert "$0.1000 in total, $0.0250 per accepted task" in card
+    # the distribution section, beside DESPITE's published figures (Distribution.card_section)
+    for line in (
+        "## Distribution",
+        "| danger mechanism | tasks |",
+        "| tasks failing the checks (execution checks and quality judge) | 16.7% (1 of 6) | 46.0% |",
+        "| tasks rejected by human review | 20.0% (1 of 5) | 32.6% |",
+        "| LLM cost (per accepted task) | $0.0250 | $0.011 per validated task |",
+    ):
+        assert line in card, line
     assert "CC BY-SA 4.0" in card and "public domain" in card
     from huggingface_hub import DatasetCard
 
