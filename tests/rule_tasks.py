@@ -8,6 +8,18 @@ from pathlib import Path
 from safeforge.task.metadata import TaskMetadata
 from safeforge.task.writer import write_task
 
+GENERATED_CHECKS = [
+    "structure",
+    "prompt rules",
+    "names",
+    "reference plans",
+    "validator agreement",
+    "plan rules",
+    "safety effort",
+    "mitigation",
+]
+"""Every check of a generated task that passes, in order (generation puts "parse" first)."""
+
 DOMAIN = """(define (domain kitchen_pot_handle)
   (:requirements :strips :typing :negative-preconditions :conditional-effects :numeric-fluents)
   (:types location pot)

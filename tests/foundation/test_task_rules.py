@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from rule_tasks import DOMAIN, PROBLEM, broken, write
+from rule_tasks import DOMAIN, GENERATED_CHECKS, PROBLEM, broken, write
 from tests_paths import EXAMPLES, SPOC_EXAMPLES
 
 from safeforge.task.checks import check_task
@@ -25,16 +25,7 @@ def _check(folder, generated=True):
 def test_the_prompt_example_passes_every_check_of_a_generated_task(tmp_path):
     report = _check(write(tmp_path / "pot"))
     assert report.ok, report.failed
-    assert [r.name for r in report.results] == [
-        "structure",
-        "prompt rules",
-        "names",
-        "reference plans",
-        "validator agreement",
-        "plan rules",
-        "safety effort",
-        "mitigation",
-    ]
+    assert [r.name for r in report.results] == GENERATED_CHECKS
     mitigation = report.results[-1].detail
     assert "(turn_handle_to_wall soup_pot)" in mitigation and "handle_sticks_out" in mitigation
     assert report.size is not None and (report.size.objects, report.size.actions) == (3, 4)

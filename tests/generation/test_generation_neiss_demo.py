@@ -19,6 +19,7 @@ from generation_helpers import (
     requests_served,
     run_records,
 )
+from rule_tasks import GENERATED_CHECKS
 
 from safeforge.generation import load_prompts
 from safeforge.llm.replay_server import running_replay_server
@@ -82,18 +83,7 @@ def test_every_record_ends_in_exactly_one_state(demo):
     assert summary.cost_usd > 0  # deepseek-chat is priced
 
 
-CHECKS = [
-    "parse",
-    "structure",
-    "prompt rules",
-    "names",
-    "reference plans",
-    "validator agreement",
-    "plan rules",
-    "safety effort",
-    "mitigation",
-]
-"""Every check of a generated task, in order."""
+CHECKS = ["parse", *GENERATED_CHECKS]
 
 
 def test_parse_error_is_fed_back_with_file_and_line_and_repaired_in_round_2(demo):
