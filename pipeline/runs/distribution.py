@@ -277,11 +277,12 @@ def _objects(folder: Path, metadata: TaskMetadata) -> int | None:
     """The task's object count: recorded by `task check`, else read from its problem."""
     if metadata.size is not None:
         return metadata.size.objects
+    from safeforge.pddl.errors import PDDLError
     from safeforge.task.folder import Task  # the reader, for folders checked before sizes were recorded
 
     try:
         return len(Task.load(folder).model.objects)
-    except Exception:  # a folder that no longer reads is counted without its objects
+    except (TaskError, PDDLError, OSError):  # a folder that no longer reads is counted without its objects
         return None
 
 

@@ -40,6 +40,7 @@ REQUIREMENTS = (":strips", ":typing", ":negative-preconditions", ":conditional-e
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 _SPLIT = re.compile(r"[_\-0-9]+")
 _QUANTIFIERS = {"or", "imply", "forall", "exists", "="}
+_NOT_ATOMS = _QUANTIFIERS | {"and", "not", "when", "<", ">", "<=", ">=", "increase", "decrease", "assign", "scale-up", "scale-down"}
 
 
 @dataclass(frozen=True)
@@ -241,11 +242,7 @@ def _literals(node: SExpr) -> bool:
 
 
 def _is_atom(node: SList) -> bool:
-    return (
-        isinstance(node[0], str)
-        and str(node[0]).lower() not in _QUANTIFIERS | {"and", "not", "when"}
-        and not str(node[0]).startswith(("<", ">", "increase", "decrease", "assign"))
-    )
+    return isinstance(node[0], str) and str(node[0]).lower() not in _NOT_ATOMS
 
 
 def _arguments(node: SExpr) -> Iterator[str]:
