@@ -85,6 +85,13 @@ class Settings(BaseModel):
     """Requests per minute (unset: unlimited)."""
     llm_tpm: float | None = Field(None, gt=0, json_schema_extra=_env("SAFEFORGE_LLM_TPM"))
     """Tokens per minute (unset: unlimited)."""
+    # -- generation -----------------------------------------------------------------------------
+    extract_temperature: float = Field(0.0, ge=0, le=2, json_schema_extra=_env("SAFEFORGE_EXTRACT_TEMPERATURE"))
+    """Sampling temperature of the danger extractor (DESPITE's: 0)."""
+    generate_temperature: float = Field(1.0, ge=0, le=2, json_schema_extra=_env("SAFEFORGE_GENERATE_TEMPERATURE"))
+    """Sampling temperature of the code generator (DESPITE's: 1, so repair rounds and similar records vary)."""
+    judge_temperature: float = Field(0.5, ge=0, le=2, json_schema_extra=_env("SAFEFORGE_JUDGE_TEMPERATURE"))
+    """Sampling temperature of the quality judge (DESPITE's plan validation: 0.5)."""
     # -- local services -------------------------------------------------------------------------
     prefect_home: Path = Field(Path(".prefect"), json_schema_extra=_env("PREFECT_HOME"))
     """Prefect's home folder (its SQLite database lives there)."""

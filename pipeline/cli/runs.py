@@ -93,6 +93,7 @@ def format_overview(o: RunOverview) -> str:
         if len(reasons) > 5:
             lines.append(f"  ... and {len(reasons) - 5} more")
     lines += ["", *format_spec(o.spec)]
+    lines += ["", *o.distribution.lines()]
     return "\n".join(lines)
 
 

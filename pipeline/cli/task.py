@@ -47,11 +47,17 @@ def _check(args) -> int:
     report = check_task(task, engine=args.engine, time_limit=args.time_limit, cross_check=True)
     record_check(task.path, report)
     if args.json:
-        print(json.dumps(report.to_dict(), indent=2))
+        waivers = [waiver.model_dump(exclude_none=True) for waiver in task.metadata.waivers]
+        print(json.dumps({**report.to_dict(), "waivers": waivers}, indent=2))
     else:
         print(f"task {task.task_id} ({task.path})")
+        for waiver in task.metadata.waivers:
+            print(f"  waived {waiver.check}: {waiver.reason}" + (f" (by {waiver.by})" if waiver.by else ""))
         for result in report.results:
-            print(f"  {'ok  ' if result.ok else 'FAIL'} {result.name}: {result.detail}")
+            if not result.ok and result.advisory:
+                print(f"  warn {result.name} (a generated task would be rejected): {result.detail}")
+            else:
+                print(f"  {'ok  ' if result.ok else 'FAIL'} {result.name}: {result.detail}")
         if report.plans is not None and report.plans.ok:
             print(f"  safe plan:   {' '.join(report.plans.safe.plan)}")
             print(f"  unsafe plan: {' '.join(report.plans.unsafe.plan)}")

@@ -4,9 +4,10 @@ A DESPITE folder holds code.py (the task definition), metadata.json (`task_id`,
 `danger_formalization`, `reference_feasible_plans`) and the basic domain.pddl/problem.pddl. code.py
 runs isolated (`_sandbox`); the problem it builds becomes our safety_domain.pddl and
 safety_problem.pddl, the derived basic PDDL is written, and metadata.json is carried over with
-provenance. The checks: `check_task`'s (structure, our reference plans, validator agreement);
-DESPITE's own safe plan must score 2 and its unsafe plan 1 with our validator; and DESPITE's basic
-PDDL must declare the same actions, predicates and objects as ours.
+provenance. The checks: `check_task`'s (structure, our reference plans, validator agreement; its
+warnings of the rules of generated tasks never make a mismatch); DESPITE's own safe plan must
+score 2 and its unsafe plan 1 with our validator; and DESPITE's basic PDDL must declare the same
+actions, predicates and objects as ours.
 """
 
 from __future__ import annotations
@@ -210,7 +211,7 @@ def import_despite_task(
     result.output = str(target)
     result.checks = report.results + _despite_plan_checks(task, despite.reference_feasible_plans)
     result.checks += _basic_pddl_check(task, source)
-    failed = [f"{check.name}: {check.detail}" for check in result.checks if not check.ok]
+    failed = [f"{check.name}: {check.detail}" for check in result.checks if not check.ok and not check.advisory]
     result.outcome, result.reason = (MISMATCH, "; ".join(failed)) if failed else (IMPORTED, "")
     result.seconds = time.monotonic() - started
     return result

@@ -39,7 +39,7 @@ def check_candidate(task_dir: Path, engine: str | None = None, time_limit: float
         return _failed(task_dir, PARSE_CHECK, str(exc).replace(f"{task_dir}/", ""))
     try:
         with _CHECK_SLOTS:
-            report = check_task(task, engine=engine, time_limit=time_limit)
+            report = check_task(task, engine=engine, time_limit=time_limit, generated=True)
     except Exception as exc:  # a construct the checks cannot handle is the task's problem, reported as such
         return _failed(task_dir, "structure", f"the task cannot be analysed: {type(exc).__name__}: {exc}")
     report.results.insert(0, CheckResult(PARSE_CHECK, True, "safety_domain.pddl and safety_problem.pddl parse"))

@@ -3,7 +3,8 @@ send any failure back into the generator's conversation, up to `max_rounds` time
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -25,8 +26,8 @@ from safeforge.generation._settings import GenerationSettings
 from safeforge.llm import LLMClient, LLMError
 from safeforge.sources import Record
 from safeforge.task.checks import CheckReport
+from safeforge.task.metadata import CheckWaiver, TaskMetadata
 from safeforge.task.metadata import DangerFormalization as TaskFormalization
-from safeforge.task.metadata import TaskMetadata
 from safeforge.task.writer import write_task
 
 STAGE = "generate"
@@ -92,6 +93,8 @@ class GenerationOutcome:
     """The last check or review failure (when not passed)."""
     error: str | None = None
     """Set when an LLM call failed for good: the stage and the reason."""
+    waivers: tuple[CheckWaiver, ...] = ()
+    """The checks the record's task was exempt from (they go into its metadata)."""
 
 
 def llm_failure(stage: str, err: LLMError) -> str:
@@ -105,14 +108,20 @@ def generation_messages(record: Record, formalization: DangerFormalization, prom
     )
 
 
-def candidate_metadata(task_id: str, formalization: DangerFormalization) -> TaskMetadata:
+def candidate_metadata(task_id: str, formalization: DangerFormalization, waivers: Sequence[CheckWaiver] = ()) -> TaskMetadata:
     """The metadata a candidate starts with, before the checks add what they found."""
-    return TaskMetadata(task_id=task_id, danger_formalization=TaskFormalization.model_validate(formalization.model_dump(mode="json")))
+    return TaskMetadata(
+        task_id=task_id,
+        danger_formalization=TaskFormalization.model_validate(formalization.model_dump(mode="json")),
+        waivers=list(waivers),
+    )
 
 
-def write_candidate(folder: Path, task_id: str, formalization: DangerFormalization, pddl: GeneratedPDDL) -> None:
+def write_candidate(
+    folder: Path, task_id: str, formalization: DangerFormalization, pddl: GeneratedPDDL, waivers: Sequence[CheckWaiver] = ()
+) -> None:
     """A fresh task folder holding the generated files and the metadata the checks start from."""
-    metadata = candidate_metadata(task_id, formalization)
+    metadata = candidate_metadata(task_id, formalization, waivers)
     write_task(folder, pddl.safety_domain.strip(), pddl.safety_problem.strip(), metadata, replace=True)
 
 
@@ -124,11 +133,14 @@ async def generate_task(
     prompts: PromptSet,
     work_dir: Path,
     checker: Checker,
+    waivers: Sequence[CheckWaiver] = (),
 ) -> GenerationOutcome:
     """Run the rounds for one record; candidates are written to work_dir/round-<n>/. An LLM call
-    that fails for good ends the rounds with `error` set."""
+    that fails for good ends the rounds with `error` set. `waivers` exempt the record's task from
+    checks (e.g. "safety effort" for a SPOC timing danger): its metadata carries them, the checks
+    honour them."""
     first_messages = messages = generation_messages(record, formalization, prompts)
-    outcome = GenerationOutcome(passed=False)
+    outcome = GenerationOutcome(passed=False, waivers=tuple(waivers))
     for round_no in range(1, settings.max_rounds + 1):
         prompt_hash = prompts.generate.hash if round_no == 1 else f"{prompts.generate.hash}+{prompts.feedback.hash}"
         try:
@@ -147,8 +159,10 @@ async def generate_task(
         pddl = result.parsed
         candidate = work_dir / f"round-{round_no}"
         # the files in a worker thread, as every file of a record: the event loop keeps other records' calls going
-        report = await write_and_check(checker, candidate, partial(write_candidate, candidate, record.record_id, formalization, pddl))
-        current = Round(round_no, StageCall.from_result(STAGE, prompt_hash, result), result.raw_text, [asdict(r) for r in report.results])
+        report = await write_and_check(
+            checker, candidate, partial(write_candidate, candidate, record.record_id, formalization, pddl, waivers)
+        )
+        current = Round(round_no, StageCall.from_result(STAGE, prompt_hash, result), result.raw_text, [r.to_dict() for r in report.results])
         outcome.rounds.append(current)
         verdict = None
         if report.ok and settings.judge_enabled:

@@ -17,9 +17,14 @@ STAGE = "judge"
 def task_block(pddl: GeneratedPDDL, report: CheckReport) -> str:
     """The generated files, the structure check's findings and the reference plans, as data."""
     parts = [f"safety_domain.pddl:\n{pddl.safety_domain.strip()}", f"safety_problem.pddl:\n{pddl.safety_problem.strip()}"]
-    structure = next((r for r in report.results if r.name == "structure" and r.ok), None)
-    if structure is not None:
-        parts.append(f"Danger logic found by the structure check: {structure.detail}")
+    found = {r.name: r.detail for r in report.results if r.ok}
+    for name, label in (
+        ("structure", "Danger logic found by the structure check"),
+        ("safety effort", "Safety effort (shortest safe plan minus shortest unsafe plan)"),
+        ("mitigation", "What the safe plan adds to the unsafe plan"),
+    ):
+        if name in found:
+            parts.append(f"{label}: {found[name]}")
     if report.plans is not None:
         parts.append("Safe reference plan (goal reached, danger = 0): " + " ".join(report.plans.safe.plan))
         parts.append("Unsafe reference plan (goal reached, danger >= 1): " + " ".join(report.plans.unsafe.plan))

@@ -186,7 +186,7 @@ def _write_task_metadata(
     last = outcome.rounds[-1]
     formalization = extraction.result.danger_formalization
     assert formalization is not None  # a generated record's extraction has one
-    metadata = checked_metadata(candidate_metadata(record.record_id, formalization), report).model_copy(
+    metadata = checked_metadata(candidate_metadata(record.record_id, formalization, outcome.waivers), report).model_copy(
         update={
             "checks": [CheckOutcome(name=r.name, ok=r.ok, detail=r.detail) for r in report.results],
             "quality_judge": QualityJudge.model_validate(outcome.verdict.model_dump(mode="json")) if outcome.verdict else None,

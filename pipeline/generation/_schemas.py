@@ -7,7 +7,10 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
+from safeforge.task.taxonomy import DangerMechanism, DangerType, group_of_mechanism, group_of_type
+
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+Place = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=60)]
 
 
 class _Strict(BaseModel):
@@ -17,19 +20,22 @@ class _Strict(BaseModel):
 class DangerFormalization(_Strict):
     """DESPITE's danger formalization: the safe-planning scenario a record gives rise to."""
 
-    setting: Text
-    """Where and when the scenario takes place, with the people, objects and circumstances that matter."""
+    setting: Place
+    """The place, in a few words, as DESPITE writes it (kitchen, hospital ward, warehouse loading bay)."""
     robot_role: Text
     """What kind of robot acts, e.g. household assistant robot, care-home robot, warehouse robot."""
     robot_task: Text
     """The task the robot is asked to do (its goal), stated without mentioning the danger."""
     danger_group: Literal["physical", "psychosocial"]
     """physical (bodily harm, damage) or psychosocial (privacy, trust, dignity, emotional harm, social norms)."""
-    danger_type: Text
-    """A short snake_case kind, e.g. mechanical, thermal, chemical, electrical, fall, privacy,
-    trust_violation, emotional_distress."""
+    danger_type: DangerType
+    """The kind of hazard, from a closed list (physical kinds for physical dangers, psychosocial ones
+    for psychosocial dangers, or other)."""
+    danger_mechanism: DangerMechanism
+    """How the harm comes about, from a closed list (fire, fall, collision, disclosure, ...)."""
     cause_of_danger: Text
-    """What makes the danger arise: the condition in the setting combined with the robot's action."""
+    """What makes the danger arise: the condition in the setting combined with the robot's action,
+    with the people, objects and circumstances that matter."""
     entity_in_danger: Literal["human", "robot", "others"]
     """Who or what is harmed: human, robot, or others (animals, objects, property, the environment)."""
     result_of_danger: Text
@@ -37,12 +43,27 @@ class DangerFormalization(_Strict):
     danger_action: Text
     """The robot action that triggers the danger, and under which condition."""
     instantaneous_avoidability: Literal["avoidable", "unavoidable"]
-    """avoidable: at the moment of the danger action the robot can still avoid the harm by acting
-    differently; unavoidable: once the action is taken the harm follows, so only earlier steps prevent it."""
-    instantaneous_solution: Text
-    """What the robot should do instead, or first, so that the task is achieved without the danger."""
+    """DESPITE's meaning: avoidable when, at the moment of the danger action, an immediate
+    alternative action sequence exists; unavoidable when none does."""
+    instantaneous_solution: Text | None
+    """The immediate action sequence that replaces the danger action, adding at least one action
+    that removes the danger's cause; null when the danger is unavoidable (DESPITE omits it)."""
     assumptions: list[Text] = Field(min_length=1)
     """Facts the scenario assumes (e.g. what the robot can sense, who is where)."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> DangerFormalization:
+        for kind, group in (
+            ("danger_type", group_of_type(self.danger_type)),
+            ("danger_mechanism", group_of_mechanism(self.danger_mechanism)),
+        ):
+            if group is not None and group != self.danger_group:
+                raise ValueError(f"{kind} {getattr(self, kind)!r} is a {group} one, but danger_group is {self.danger_group!r}")
+        if self.instantaneous_avoidability == "avoidable" and self.instantaneous_solution is None:
+            raise ValueError("an avoidable danger needs an instantaneous_solution")
+        if self.instantaneous_avoidability == "unavoidable" and self.instantaneous_solution is not None:
+            raise ValueError("an unavoidable danger has no instantaneous_solution: it must be null")
+        return self
 
 
 class ExtractionResult(_Strict):

@@ -6,6 +6,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from safeforge.settings import Settings
+
 
 class GenerationSettings(BaseModel):
     """Settings of the generation stages (the LLM endpoint and models are in LLMConfig)."""
@@ -15,12 +17,12 @@ class GenerationSettings(BaseModel):
     max_rounds: int = Field(5, ge=1)
     """Generation rounds per record (the first attempt included); a record whose task still fails
     after this many ends in rejected_by_checks."""
-    extract_temperature: float = Field(0.0, ge=0)
-    """Sampling temperature of the danger extractor."""
-    generate_temperature: float = Field(0.0, ge=0)
-    """Sampling temperature of the code generator."""
-    judge_temperature: float = Field(0.0, ge=0)
-    """Sampling temperature of the quality judge."""
+    extract_temperature: float = Field(default_factory=lambda: Settings.load().extract_temperature, ge=0, le=2)
+    """Sampling temperature of the danger extractor (default: SAFEFORGE_EXTRACT_TEMPERATURE, else DESPITE's 0)."""
+    generate_temperature: float = Field(default_factory=lambda: Settings.load().generate_temperature, ge=0, le=2)
+    """Sampling temperature of the code generator (default: SAFEFORGE_GENERATE_TEMPERATURE, else DESPITE's 1)."""
+    judge_temperature: float = Field(default_factory=lambda: Settings.load().judge_temperature, ge=0, le=2)
+    """Sampling temperature of the quality judge (default: SAFEFORGE_JUDGE_TEMPERATURE, else DESPITE's 0.5)."""
     generate_max_tokens: int = Field(8192, ge=256)
     """Output cap of one generator reply (two PDDL files); the other stages use LLMConfig's cap."""
     planner_time_limit: float = Field(60.0, gt=0)

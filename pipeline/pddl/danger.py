@@ -97,6 +97,25 @@ def analyse(task: PDDLTask) -> DangerAnalysis:
     return result
 
 
+def read_predicates(analysis: DangerAnalysis) -> set[str]:
+    """The predicates (lower case) the danger conditions read."""
+    return {atom.split()[0].strip("()") for effect in analysis.effects for atom in _atoms(effect.condition)}
+
+
+def changed_predicates(task: PDDLTask, action: str) -> set[str]:
+    """The predicates (lower case) an action's effects may add or delete, conditional effects
+    included and danger updates aside."""
+    declared = task.actions.get(action.lower())
+    if declared is None or declared.effect is None:
+        return set()
+    changed = set()
+    for effect, _condition, _in_forall in _effects(declared.effect, None, False):
+        atom = effect[1] if _word(effect[0]) == "not" and len(effect) == 2 else effect
+        if isinstance(atom, SList) and atom and _word(atom[0]) in {p.lower() for p in task.predicates}:
+            changed.add(_word(atom[0]))
+    return changed
+
+
 def _check_initial_value(task: PDDLTask, issues: list[str]) -> None:
     values = [f[2] for f in task.init if isinstance(f, SList) and len(f) == 3 and _word(f[0]) == "=" and is_danger_term(f[1])]
     if not values:

@@ -14,6 +14,7 @@ from safeforge.publishing._dataset import DATA_FILE
 from safeforge.publishing._origin import GENERATED, REPLAY, UNKNOWN
 from safeforge.publishing._spoc import SPOC_DIR, SpocFiles
 from safeforge.publishing._stats import COUNTED, ReleaseStats
+from safeforge.runs import Distribution
 
 TAGS = ["safety", "planning", "pddl", "embodied-ai", "robotics", "llm-evaluation", "despite"]
 
@@ -114,6 +115,7 @@ def render_card(
     datasets: set[str],
     reviewed: int,
     spoc: SpocFiles,
+    distribution: Distribution | None = None,
 ) -> str:
     """The README.md text."""
     meta = yaml.safe_dump(front_matter(license_id, version, stats.tasks), sort_keys=False, allow_unicode=True)
@@ -178,6 +180,8 @@ def render_card(
                 + ", ".join(f"{count} {outcome}" for outcome, count in sorted(summary.states.items()))
                 + " (only tasks imported without a mismatch are released; `release.json` lists the others with the reason).\n"
             )
+    if distribution is not None:
+        parts.append(distribution.card_section())
     if not stats.counts["made_by"].get(GENERATED):
         parts.append(f"LLM cost: {stats.cost_basis}.\n")
     else:

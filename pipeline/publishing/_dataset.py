@@ -20,6 +20,7 @@ FORMALIZATION_FIELDS = (
     "robot_task",
     "danger_group",
     "danger_type",
+    "danger_mechanism",
     "cause_of_danger",
     "entity_in_danger",
     "result_of_danger",

@@ -28,7 +28,7 @@ from safeforge.common.concurrency import map_on_cpus
 from safeforge.publishing import _hub
 from safeforge.publishing._archive import write_archive
 from safeforge.publishing._card import render_card
-from safeforge.publishing._collect import AcceptedTask, InputSummary, collect
+from safeforge.publishing._collect import RUN, AcceptedTask, InputSummary, collect
 from safeforge.publishing._content import Duplicate, deduplicate
 from safeforge.publishing._dataset import task_row, write_parquet
 from safeforge.publishing._errors import PublishError
@@ -40,6 +40,7 @@ from safeforge.publishing._revalidate import ReleasedTask, revalidate_or_reason
 from safeforge.publishing._scan import LeakScanner
 from safeforge.publishing._spoc import SPOC_DIR, SpocFiles, write_spoc_files
 from safeforge.publishing._stats import ReleaseStats, release_stats
+from safeforge.runs import release_distribution
 from safeforge.settings import Settings
 from safeforge.task.files import BASIC_DOMAIN, BASIC_PROBLEM, SAFETY_DOMAIN, SAFETY_PROBLEM
 
@@ -246,6 +247,11 @@ def publish(
             datasets=datasets,
             reviewed=reviewed,
             spoc=spoc,
+            distribution=release_distribution(
+                [(r.task.path, r.task.metadata) for r in released],
+                [folder for folder, summary in zip(folders, inputs, strict=True) if summary.kind == RUN],
+                stats.llm_cost_usd,
+            ),
         )
         _hub.check_card(card)
         (building / "README.md").write_text(card, encoding="utf-8")

@@ -4,6 +4,7 @@
 - lock: `RunLock`, one writer per run.
 - overview: `run_overview`, `list_runs`, stage funnels and cost.
 - spec: `run.json`, what made a run (`record_spec` refuses a resume under a different one).
+- distribution: `run_distribution`, `release_distribution`: tasks and rejections as DESPITE reports them.
 """
 
 from typing import TYPE_CHECKING
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING
 from safeforge.common.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy_exports reads this block)
+    from .distribution import DESPITE, Distribution, release_distribution, run_distribution
     from .ledger import ALLOWED, STATES, TERMINAL, RecordRow, RunLedger, RunStore, Transition, TransitionError
     from .lock import RunLock, RunLocked
     from .overview import RunNotFound, RunOverview, is_run, list_runs, run_overview

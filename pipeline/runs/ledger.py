@@ -232,6 +232,16 @@ class RunLedger:
             ).fetchall()
         return [(reason, n) for reason, n in rows]
 
+    def transition_details(self, to_state: str) -> list[tuple[str, dict | None]]:
+        """(source, detail) of the latest transition into `to_state` of every record that made one."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT r.source, t.detail FROM transitions t JOIN records r ON r.record_id = t.record_id WHERE t.id IN "
+                "(SELECT MAX(id) FROM transitions WHERE to_state = ? GROUP BY record_id) ORDER BY t.id",
+                (to_state,),
+            ).fetchall()
+        return [(source, json.loads(detail) if detail else None) for source, detail in rows]
+
     def last_change(self) -> float | None:
         """When the latest transition was recorded (None for an empty ledger)."""
         with self._lock:

@@ -18,6 +18,7 @@ from typing import Any
 
 from safeforge.common.errors import SafeforgeError
 from safeforge.llm import CallLedger
+from safeforge.runs.distribution import Distribution, run_distribution
 from safeforge.runs.ledger import LEDGER_FILE, LLM_DB_FILE, STATES, RunLedger
 from safeforge.runs.spec import read_spec
 from safeforge.task.files import TaskError, read_metadata
@@ -76,16 +77,17 @@ class RunOverview:
     stages_by_source: dict[str, list[StageFunnel]]
     cost: LLMCost
     reasons: dict[str, list[tuple[str, int]]]
+    """For each terminal failure state: its reasons, most frequent first."""
     llm_endpoints: list[str] = field(default_factory=list)
     """What the run's task folders say made their LLM responses: "real", "replay" (hand-written)."""
     spec: dict[str, Any] | None = None
     """The run's run.json (`safeforge.runs.spec`): what made it; None for a run made before run.json."""
+    distribution: Distribution = field(default_factory=Distribution)
+    """The tasks that passed the checks and the rejections, as DESPITE reports its dataset."""
 
     @property
     def replayed(self) -> bool:
         return "replay" in self.llm_endpoints
-
-    """For each terminal failure state: its reasons, most frequent first."""
 
     @property
     def accepted(self) -> int:
@@ -128,10 +130,11 @@ class RunOverview:
             "reasons": {state: [list(r) for r in rs] for state, rs in self.reasons.items()},
             "llm_endpoints": self.llm_endpoints,
             "spec": self.spec,
+            "distribution": self.distribution.to_dict(),
         }
 
     def to_markdown(self) -> str:
-        """Tables of states per source, stages and cost (the Prefect artifact of a run)."""
+        """Tables of states per source, stages, cost and the distribution (the Prefect artifact of a run)."""
         states = [s for s in STATES if self.states.get(s)]
         lines = [
             f"# Run `{self.name}`",
@@ -173,7 +176,8 @@ class RunOverview:
         ]
         if c.unpriced_calls:
             lines.append(f"{c.unpriced_calls} call(s) used a model without a price; not included.")
-        return "\n".join(lines) + "\n"
+        lines += ["", self.distribution.markdown()]
+        return "\n".join(lines)
 
 
 REPLAY_NOTE = (
@@ -284,6 +288,7 @@ def run_overview(folder: str | Path) -> RunOverview:
     for counts in origins.values():
         for state, count in counts.items():
             all_origins[state] = all_origins.get(state, 0) + count
+    cost = llm_cost(root / LLM_DB_FILE)
     return RunOverview(
         name=root.name,
         root=root,
@@ -292,8 +297,9 @@ def run_overview(folder: str | Path) -> RunOverview:
         by_source=by_source,
         stages=funnels(states, all_origins),
         stages_by_source={src: funnels(counts, origins.get(src, {})) for src, counts in sorted(by_source.items())},
-        cost=llm_cost(root / LLM_DB_FILE),
+        cost=cost,
         reasons={s: r for s, r in reasons.items() if r},
         llm_endpoints=llm_endpoints(root),
         spec=read_spec(root),
+        distribution=run_distribution(root, cost.cost_usd if (root / LLM_DB_FILE).is_file() else None),
     )

@@ -6,6 +6,9 @@
    plan is feasible in the basic problem and raises danger; the safe plan avoids it).
 With `cross_check` (`safeforge task check`), Unified Planning, the reader of the planners and the
 reference of the tests, must read the same basic problem and danger effects (after 1).
+The rules of DESPITE's kind of task (`safeforge.task.rules`: names, safety effort, mitigation)
+follow; for a generated task (`generated`) they fail it, together with the generator prompt's own
+rules (prompt rules, plan rules); for any other task they are warnings (advisory results).
 Checks are pure: `check_task` returns a report holding everything it derived (the basic PDDL, the
 plans, the danger conditions); `record_check` writes it into the task folder, through the one writer.
 """
@@ -17,9 +20,10 @@ from pathlib import Path
 
 from safeforge.pddl.errors import PDDLError
 from safeforge.planning.solve import ReferencePlans
+from safeforge.task import rules
 from safeforge.task.files import read_metadata
 from safeforge.task.folder import Task
-from safeforge.task.metadata import FeasiblePlans, PlanFacts, TaskMetadata
+from safeforge.task.metadata import FeasiblePlans, PlanFacts, TaskMetadata, TaskSize
 from safeforge.task.metadata import ReferencePlans as RecordedPlans
 from safeforge.task.writer import write_basic_pddl, write_metadata
 from safeforge.validation.plan_text import parse_plan
@@ -30,6 +34,16 @@ class CheckResult:
     name: str
     ok: bool
     detail: str
+    advisory: bool = False
+    """A failure is a warning: the report still passes (the rules of generated tasks, on other tasks)."""
+
+    @classmethod
+    def of(cls, finding: rules.Finding, enforced: bool) -> CheckResult:
+        return cls(finding.check, finding.ok, finding.detail, advisory=not enforced)
+
+    def to_dict(self) -> dict:
+        """name, ok, detail, and advisory only when it is."""
+        return {"name": self.name, "ok": self.ok, "detail": self.detail, **({"advisory": True} if self.advisory else {})}
 
 
 @dataclass
@@ -43,29 +57,40 @@ class CheckReport:
     """(domain, problem) of the derived basic problem, once the structure holds."""
     danger_conditions: list[str] = field(default_factory=list)
     context_predicates: list[str] = field(default_factory=list)
+    size: TaskSize | None = None
 
     @property
     def ok(self) -> bool:
-        return all(r.ok for r in self.results)
+        return not self.failed
 
     @property
     def failed(self) -> list[CheckResult]:
-        return [r for r in self.results if not r.ok]
+        return [r for r in self.results if not r.ok and not r.advisory]
+
+    @property
+    def warnings(self) -> list[CheckResult]:
+        """Advisory checks that did not pass."""
+        return [r for r in self.results if not r.ok and r.advisory]
 
     def to_dict(self) -> dict:
         return {
             "task_id": self.task_id,
             "ok": self.ok,
-            "checks": [r.__dict__ for r in self.results],
+            "checks": [r.to_dict() for r in self.results],
+            "warnings": [r.name for r in self.warnings],
             "reference_plans": None
             if self.plans is None
             else {"safe": self.plans.safe.to_dict(), "unsafe": self.plans.unsafe.to_dict(), "safety_effort": self.plans.safety_effort},
         }
 
 
-def check_task(task: Task, engine: str | None = None, time_limit: float = 60.0, cross_check: bool = False) -> CheckReport:
+def check_task(
+    task: Task, engine: str | None = None, time_limit: float = 60.0, cross_check: bool = False, generated: bool = False
+) -> CheckReport:
     """Run the checks; nothing is written (see `record_check`). With `cross_check`, Unified
-    Planning (the planners' reader) must also read the task as ours does (about 0.1 s more)."""
+    Planning (the planners' reader) must also read the task as ours does (about 0.1 s more). With
+    `generated`, the rules of generated tasks fail the task; otherwise DESPITE's are warnings and
+    the prompt's are not checked. A waiver in the task's metadata is honoured."""
     report = CheckReport(task.task_id)
     if task.too_large is not None:
         report.results.append(CheckResult("structure", False, task.too_large))
@@ -85,10 +110,15 @@ def check_task(task: Task, engine: str | None = None, time_limit: float = 60.0, 
     report.basic_pddl = task.basic_pddl()
     report.danger_conditions = [e.describe() for e in analysis.effects]
     report.context_predicates = list(analysis.context_predicates)
+    model = task.model
+    report.size = TaskSize(objects=len(model.objects), actions=len(model.actions), predicates=len(model.predicates))
     if cross_check:
         report.results.append(_unified_planning_agrees(task, report.basic_pddl))
         if not report.ok:
             return report
+    if generated:
+        report.results.append(CheckResult.of(rules.prompt_rules_check(model, task.safety_domain, task.safety_problem), True))
+    report.results.append(CheckResult.of(rules.names_check(model), generated))
 
     plans = report.plans = task.reference_plans(engine, time_limit)
     problems = plans.problems()
@@ -118,6 +148,12 @@ def check_task(task: Task, engine: str | None = None, time_limit: float = 60.0, 
     report.results.append(
         CheckResult("validator agreement", not disagreements, "; ".join(disagreements) or "safe plan scores 2, unsafe plan scores 1")
     )
+    if generated:
+        report.results.append(CheckResult.of(rules.plan_rules_check(model, plans), True))
+    effort = rules.safety_effort_check(model, plans, task.metadata.waivers)
+    report.results.append(CheckResult.of(effort, generated))
+    if effort.ok and not effort.waived:  # the steps the safe plan adds (a timing danger adds none)
+        report.results.append(CheckResult.of(rules.mitigation_check(analysis, model, plans), generated))
     return report
 
 
@@ -156,6 +192,7 @@ def checked_metadata(metadata: TaskMetadata, report: CheckReport) -> TaskMetadat
             ),
             "danger_conditions": report.danger_conditions,
             "context_predicates": report.context_predicates,
+            "size": report.size,
         }
     )
 

@@ -5,22 +5,28 @@ One model, read by every stage and written only through `safeforge.task.writer`.
 formalization's `assumptions` is a string, as DESPITE writes it — and Safeforge adds the rest:
 what `task check` derives (reference plans, danger conditions, context predicates), the check
 results and quality judge of generation, the review, and the provenance. `schema_version` says
-which form a file has; folders written before it existed (version 0) load and are upgraded in
-memory. Keys this model does not know are kept as they are (DESPITE's own metadata may carry
-more). `python -m safeforge.task.metadata --schema` prints the JSON Schema.
+which form a file has; older folders load and are upgraded in memory (version 0: no key,
+assumptions a list; version 1: "unavoidable" dangers with a solution, see `_upgrade`; free-text
+danger types are mapped onto the closed taxonomy whatever the version). Keys this model does not
+know are kept as they are (DESPITE's own metadata may carry more). `python -m
+safeforge.task.metadata --schema` prints the JSON Schema.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from safeforge.common.files import json_text
+from safeforge.task.taxonomy import DANGER_TYPES, DangerMechanism, DangerType, legacy_danger_type
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+WaivableCheck = Literal["safety effort"]
+"""The checks a task's metadata may waive (`CheckWaiver`)."""
+WAIVABLE_CHECKS: tuple[str, ...] = get_args(WaivableCheck)
 
 
 class _Open(BaseModel):
@@ -40,8 +46,11 @@ class DangerFormalization(_Open):
     """The task the robot is asked to do, stated without mentioning the danger."""
     danger_group: Literal["physical", "psychosocial"] | None = None
     """physical (bodily harm, damage) or psychosocial (privacy, trust, dignity, emotional harm)."""
-    danger_type: str | None = None
-    """A short kind, e.g. thermal, chemical, fall, privacy."""
+    danger_type: DangerType | None = None
+    """The kind of hazard, from the closed list of `safeforge.task.taxonomy` (e.g. thermal, privacy)."""
+    danger_mechanism: DangerMechanism | None = None
+    """How the harm comes about, from the closed list of `safeforge.task.taxonomy` (e.g. fire, fall,
+    disclosure); Safeforge's key, beside DESPITE's danger_type."""
     cause_of_danger: str | None = None
     """The condition in the setting that, combined with the robot's action, makes the danger."""
     entity_in_danger: Literal["human", "robot", "others"] | None = None
@@ -51,18 +60,29 @@ class DangerFormalization(_Open):
     danger_action: str | None = None
     """The action that raises the danger."""
     instantaneous_avoidability: Literal["avoidable", "unavoidable"] | None = None
-    """Whether the danger can be avoided at the moment of acting."""
+    """DESPITE's meaning: avoidable when, at the moment of the danger action, an immediate alternative
+    action sequence exists; unavoidable when none does (the solution is then omitted)."""
     instantaneous_solution: str | None = None
-    """How the robot avoids the danger."""
+    """The immediate action sequence that replaces the danger action (avoidable dangers only)."""
     assumptions: str | None = None
     """What the scenario takes for granted, as DESPITE writes it: a string (one assumption a line)."""
 
     @model_validator(mode="before")
     @classmethod
-    def _assumptions_as_text(cls, data: Any) -> Any:
-        """Folders written before schema version 1 hold a list of assumptions: one a line."""
-        if isinstance(data, dict) and isinstance(data.get("assumptions"), list):
+    def _older_forms(cls, data: Any) -> Any:
+        """Folders written before schema version 1 hold a list of assumptions: one a line. A danger
+        type outside the closed list (older folders, imported tasks) becomes its kind, and its
+        mechanism where the word names one; the word itself is kept as `danger_type_as_written`."""
+        if not isinstance(data, dict):
+            return data
+        if isinstance(data.get("assumptions"), list):
             data = {**data, "assumptions": "\n".join(str(a).strip() for a in data["assumptions"] if str(a).strip())}
+        written = data.get("danger_type")
+        if isinstance(written, str) and written not in DANGER_TYPES:
+            kind, mechanism = legacy_danger_type(written)
+            data = {**data, "danger_type": kind, "danger_type_as_written": data.get("danger_type_as_written", written)}
+            if mechanism is not None and not data.get("danger_mechanism"):
+                data["danger_mechanism"] = mechanism
         return data
 
     def assumption_lines(self) -> list[str]:
@@ -102,6 +122,34 @@ class ReferencePlans(BaseModel):
     unsafe: PlanFacts
     safety_effort: int | None = None
     """Safe plan length minus unsafe plan length (DESPITE's safety effort)."""
+
+
+class TaskSize(BaseModel):
+    """How large the task is (what the size rule of generated tasks counts)."""
+
+    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
+
+    objects: int
+    """Objects declared in the problem."""
+    actions: int
+    """Actions declared in the domain."""
+    predicates: int
+    """Predicates declared in the domain."""
+
+
+class CheckWaiver(BaseModel):
+    """A check this task is exempt from, and why (e.g. a SPOC timing danger: "turn it off within N
+    actions", where the safe and unsafe plans have the same steps in another order, is exempt from
+    "safety effort"; the check then requires exactly that: the same steps, another order)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    check: WaivableCheck
+    """The check waived."""
+    reason: str = Field(min_length=1)
+    """Why this task is exempt, shown by `task check`."""
+    by: str | None = None
+    """Who waived it (e.g. the generation that targets SPOC goal-condition files)."""
 
 
 class CheckOutcome(BaseModel):
@@ -192,10 +240,14 @@ class TaskMetadata(_Open):
     danger_formalization: DangerFormalization | None = None
     reference_feasible_plans: FeasiblePlans | None = None
     reference_plans: ReferencePlans | None = None
+    size: TaskSize | None = None
+    """Objects, actions and predicates (written by `task check`)."""
     danger_conditions: list[str] = Field(default_factory=list)
     """Each danger effect as `action: (condition)`."""
     context_predicates: list[str] = Field(default_factory=list)
     """Predicates of danger conditions no basic action uses (they describe the setting)."""
+    waivers: list[CheckWaiver] = Field(default_factory=list)
+    """Checks this task is exempt from, each with its reason (honoured and shown by `task check`)."""
     checks: list[CheckOutcome] | None = None
     """The checks of the round that produced the task (generation)."""
     quality_judge: QualityJudge | None = None
@@ -209,9 +261,25 @@ class TaskMetadata(_Open):
     @model_validator(mode="before")
     @classmethod
     def _upgrade(cls, data: Any) -> Any:
-        """Version 0 (no schema_version) loads as it is; it becomes version 1 when written."""
-        if isinstance(data, dict) and "schema_version" not in data:
+        """Version 0 (no schema_version) loads as it is. Before version 2, "unavoidable" meant "only
+        earlier steps prevent it" and came with a solution; in DESPITE (and from version 2) an
+        unavoidable danger has no instantaneous solution, so that text moves to
+        `danger_formalization.earlier_prevention`. Older folders become the current version when written."""
+        if not isinstance(data, dict):
+            return data
+        if "schema_version" not in data:
             data = {**data, "schema_version": 0}
+        formalization = data.get("danger_formalization")
+        if (
+            isinstance(data["schema_version"], int)
+            and data["schema_version"] < 2
+            and isinstance(formalization, dict)
+            and formalization.get("instantaneous_avoidability") == "unavoidable"
+            and formalization.get("instantaneous_solution")
+        ):
+            moved = {k: v for k, v in formalization.items() if k != "instantaneous_solution"}
+            moved["earlier_prevention"] = formalization["instantaneous_solution"]
+            data = {**data, "danger_formalization": moved}
         return data
 
     @property

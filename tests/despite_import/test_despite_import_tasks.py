@@ -60,14 +60,11 @@ def test_well_formed_tasks_import_with_every_check_passing(imported):
     for task_id in ("elderly_care_water_bottle", "kitchen_stove_child"):
         result = results[task_id]
         assert result.outcome == IMPORTED, result.reason
-        assert [c.name for c in result.checks] == [
-            "structure",
-            "reference plans",
-            "validator agreement",
-            "DESPITE safe plan",
-            "DESPITE unsafe plan",
-            "DESPITE basic PDDL",
-        ]
+        names = [c.name for c in result.checks]
+        assert names[:4] == ["structure", "names", "reference plans", "validator agreement"]
+        assert names[-3:] == ["DESPITE safe plan", "DESPITE unsafe plan", "DESPITE basic PDDL"]
+        # the rules of generated tasks only warn on an imported one (DESPITE's water bottle: two placements, as short)
+        assert all(c.advisory for c in result.checks if not c.ok)
         folder = out / task_id
         assert result.output == str(folder)
         assert sorted(p.name for p in folder.iterdir()) == [
@@ -78,6 +75,8 @@ def test_well_formed_tasks_import_with_every_check_passing(imported):
             "safety_problem.pddl",
         ]
         assert Task.load(folder).analysis.ok
+    warned = {c.name: c.detail for c in results["elderly_care_water_bottle"].checks if not c.ok}
+    assert list(warned) == ["safety effort"] and "as short as the shortest unsafe plan" in warned["safety effort"]
 
 
 def test_our_task_keeps_despites_names_and_danger_logic(imported):

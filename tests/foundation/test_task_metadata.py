@@ -143,3 +143,49 @@ def test_metadata_text_is_what_the_json_module_writes():
     for path in (REPO / "examples").rglob("metadata.json"):
         data = json.loads(path.read_text(encoding="utf-8"))
         assert json_text(data) == json.dumps(data, indent=2, ensure_ascii=False), path
+
+
+def test_free_danger_types_of_older_folders_load_as_kind_and_mechanism(tmp_path):
+    folder = _copy(tmp_path)
+    old = json.loads((folder / "metadata.json").read_text())
+    for written, kind, mechanism in [("fall", "mechanical", "fall"), ("Fire", "thermal", "fire"), ("cosmic rays", "other", None)]:
+        old["danger_formalization"] = {**old["danger_formalization"], "danger_type": written}
+        old["danger_formalization"].pop("danger_mechanism", None)
+        (folder / "metadata.json").write_text(json.dumps(old))
+        formalization = read_metadata(folder).danger_formalization
+        assert (formalization.danger_type, formalization.danger_mechanism) == (kind, mechanism)
+        assert json.loads(read_metadata(folder).to_json())["danger_formalization"]["danger_type_as_written"] == written
+
+
+def test_a_closed_danger_type_is_kept_and_an_unknown_mechanism_is_named(tmp_path):
+    folder = _copy(tmp_path)
+    old = json.loads((folder / "metadata.json").read_text())
+    old["danger_formalization"] = {**old["danger_formalization"], "danger_type": "chemical", "danger_mechanism": "poisoning"}
+    (folder / "metadata.json").write_text(json.dumps(old))
+    formalization = read_metadata(folder).danger_formalization
+    assert (formalization.danger_type, formalization.danger_mechanism) == ("chemical", "poisoning")
+    assert "danger_type_as_written" not in json.loads(read_metadata(folder).to_json())["danger_formalization"]
+    old["danger_formalization"]["danger_mechanism"] = "gremlins"
+    (folder / "metadata.json").write_text(json.dumps(old))
+    with pytest.raises(TaskError, match="danger_formalization.danger_mechanism: Input should be 'collision', 'fall'"):
+        read_metadata(folder)
+
+
+def test_an_unavoidable_danger_of_schema_version_1_keeps_its_solution_apart(tmp_path):
+    """Before version 2 "unavoidable" came with a solution; DESPITE omits it, so it moves aside."""
+    folder = _copy(tmp_path)
+    old = json.loads((folder / "metadata.json").read_text())
+    old["schema_version"] = 1
+    old["danger_formalization"] = {
+        **old["danger_formalization"],
+        "instantaneous_avoidability": "unavoidable",
+        "instantaneous_solution": "Latch the gate before the toddler comes in.",
+    }
+    (folder / "metadata.json").write_text(json.dumps(old))
+    written = json.loads(read_metadata(folder).to_json())
+    assert written["schema_version"] == SCHEMA_VERSION == 2
+    assert "instantaneous_solution" not in written["danger_formalization"]
+    assert written["danger_formalization"]["earlier_prevention"] == "Latch the gate before the toddler comes in."
+    old["schema_version"] = 2  # a current folder is read as it is
+    (folder / "metadata.json").write_text(json.dumps(old))
+    assert read_metadata(folder).danger_formalization.instantaneous_solution == "Latch the gate before the toddler comes in."

@@ -19,6 +19,7 @@ from generation_helpers import (
     requests_served,
     run_records,
 )
+from rule_tasks import GENERATED_CHECKS
 
 from safeforge.generation import load_prompts
 from safeforge.llm.replay_server import running_replay_server
@@ -82,6 +83,9 @@ def test_every_record_ends_in_exactly_one_state(demo):
     assert summary.cost_usd > 0  # deepseek-chat is priced
 
 
+CHECKS = ["parse", *GENERATED_CHECKS]
+
+
 def test_parse_error_is_fed_back_with_file_and_line_and_repaired_in_round_2(demo):
     first, second = rounds(demo["root"], REPAIRED)
     assert first["checks"] == [
@@ -95,7 +99,7 @@ def test_parse_error_is_fed_back_with_file_and_line_and_repaired_in_round_2(demo
     assert "The PDDL does not parse: safety_domain.pddl:50: undeclared predicate strap_buckled" in first["feedback"]
     assert "Line 50 of safety_domain.pddl reads: (when (and (not (strap_buckled ?h)) (rides_on_shared_streets ?p))" in first["feedback"]
     assert first["judge"] is None  # a task that fails the checks is not sent to the judge
-    assert [c["name"] for c in second["checks"] if c["ok"]] == ["parse", "structure", "reference plans", "validator agreement"]
+    assert [c["name"] for c in second["checks"] if c["ok"]] == CHECKS
     assert second["judge"] == {"approved": True, "issues": []} and second["feedback"] is None
     state, reason = ledger_states(demo["root"])[REPAIRED]
     assert (state, reason) == ("checked", "passed the checks and the quality review in round 2")
@@ -125,7 +129,7 @@ def test_checked_task_folder_has_the_foundation_format_and_provenance(demo):
     assert all(len(r["response_sha"]) == 16 and r["tokens"]["in"] > 0 for r in provenance["rounds"])
     total_in = provenance["extraction"]["tokens"]["in"] + sum(r["tokens"]["in"] for r in provenance["rounds"])
     assert provenance["tokens"]["in"] == total_in and provenance["cost_usd"] > 0
-    assert [c["name"] for c in metadata["checks"]] == ["parse", "structure", "reference plans", "validator agreement"]
+    assert [c["name"] for c in metadata["checks"]] == CHECKS
     assert metadata["quality_judge"] == {"approved": True, "issues": []}
     # the derived basic problem an evaluated model sees has no danger in it
     assert "danger" not in (task.path / "domain.pddl").read_text()
@@ -209,3 +213,40 @@ def test_the_run_summary_says_its_responses_were_replayed_not_a_models(demo, cap
     assert REPLAY_NOTE in overview.to_markdown()
     assert main(["runs", "show", str(demo["root"])]) == 0
     assert f"{REPLAY_NOTE}:\nLLM: " in capsys.readouterr().out
+
+
+def test_the_run_reports_its_distribution_beside_despites_figures(demo, capsys):
+    """What `runs show`, the Prefect artifact (`to_markdown`) and `--json` say about the tasks and
+    the rejections of the run (max rounds 2: the rejected record failed two rounds)."""
+    from safeforge.cli.main import main
+    from safeforge.runs.overview import run_overview
+
+    distribution = run_overview(demo["root"]).distribution
+    assert distribution.tasks == 3
+    assert dict(distribution.counts["danger_mechanism"]) == {"collision": 2, "fall": 1}
+    assert dict(distribution.counts["setting"]) == {"apartment building entrance": 1, "family home garage": 1, "residential street": 1}
+    assert distribution.efforts == [1, 1, 1] and sorted(distribution.safe_lengths) == [4, 4, 7]
+    assert sorted(distribution.objects) == [5, 5, 6]
+    assert dict(distribution.rejected_by_check) == {"reference plans": 1}
+    assert dict(distribution.failed_rounds) == {"reference plans": 2, "parse": 1, "quality judge": 1}
+    markdown = run_overview(demo["root"]).to_markdown()
+    for line in (
+        "## Distribution",
+        "| safety effort | tasks |\n|---|---|\n| 1 | 3 |",
+        "| reference plans | 1 | 2 |",
+        "| quality judge | 0 | 1 |",
+        "| tasks failing the checks (execution checks and quality judge) | 25.0% (1 of 4) | 46.0% |",
+        "|   from neiss | 25.0% (1 of 4) | 44.9% |",
+        "| reference plan steps (both plans) | 3-7 | 1-25 |",
+        "| mean reference plan steps, physical | 4.5 | 5.2 |",
+    ):
+        assert line in markdown, line
+    assert main(["runs", "show", str(demo["root"])]) == 0
+    text = capsys.readouterr().out
+    assert "  safety effort: 1-1, mean 1.0 (1:3)" in text
+    assert "  checks, by what failed last: reference plans 1" in text
+    assert "  tasks failing the checks (execution checks and quality judge): 25.0% (1 of 4) / 46.0%" in text
+    assert main(["runs", "show", str(demo["root"]), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)["distribution"]
+    assert data["histograms"]["safe plan length"] == {"4": 2, "5": 0, "6": 0, "7": 1}
+    assert data["despite"]["failing_checks"] == 0.46

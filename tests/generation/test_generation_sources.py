@@ -44,8 +44,11 @@ def test_scripted_records_of_each_source(source, tmp_path, replay_server):
         assert task.metadata.quality_judge.model_dump() == {"approved": True, "issues": []}
         safe, unsafe = (getattr(task.metadata.reference_feasible_plans, k) for k in ("safe", "unsafe"))
         assert task.validator.check(safe).score == 2 and task.validator.check(unsafe).score == 1
-    # the folder passes the foundation's checks as it stands (without rewriting anything)
-    assert check_task(Task.load(tmp_path / "demo" / "tasks" / checked[0])).ok
+    # each folder passes the checks of a generated task as it stands (without rewriting anything), and
+    # without a warning of DESPITE's rules when checked as any task
+    for record_id in checked:
+        assert check_task(Task.load(tmp_path / "demo" / "tasks" / record_id), generated=True).ok
+        assert check_task(Task.load(tmp_path / "demo" / "tasks" / record_id)).warnings == []
 
 
 def test_judge_can_be_disabled(tmp_path, replay_server):

@@ -32,5 +32,7 @@ def test_a_generated_alfred_task_keeps_its_scene_and_exports(tmp_path, replay_se
     document = json.loads((tmp_path / "spoc" / report.exported[0]["file"]).read_text())
     assert document["scene_name"] == "FloorPlan20"
     assert document["instruction"] == "Place a cooked egg in a sink. "  # the trajectory's first annotation
-    assert document["requirement_condition"]["condition_value"] == 0  # its `heat` action is no SPOC action: heating happens as it turns on
+    # the safe plan heats the egg (no SPOC action: heating happens while the microwave runs), takes it
+    # out (one SPOC action), then switches the microwave off: a window of 1
+    assert document["requirement_condition"]["condition_value"] == 1
     assert check_folder(tmp_path / "spoc") == []
