@@ -251,6 +251,7 @@ def publish(
                 [(r.task.path, r.task.metadata) for r in released],
                 [folder for folder, summary in zip(folders, inputs, strict=True) if summary.kind == RUN],
                 stats.llm_cost_usd,
+                cost_is_replayed=bool(stats.counts["llm_endpoint"].get(REPLAY) or stats.counts["llm_endpoint"].get(UNKNOWN)),
             ),
         )
         _hub.check_card(card)

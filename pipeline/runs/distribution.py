@@ -95,6 +95,8 @@ class Distribution:
     failed_rounds: Counter = field(default_factory=Counter)
     """Generation rounds that failed, by what failed first (a check, or the quality judge)."""
     cost_usd: float | None = None
+    cost_is_replayed: bool = False
+    """The cost includes calls answered by the replay server: what they would cost, not a real cost."""
     accepted: int = 0
 
     # -- building ------------------------------------------------------------------------------
@@ -195,7 +197,8 @@ class Distribution:
             lengths = self.lengths_by_group.get(group, [])
             rows.append((f"mean reference plan steps, {group}", f"{sum(lengths) / len(lengths):.1f}" if lengths else "–", f"{figure}"))
         cost, basis = self.cost_per_task
-        rows.append((f"LLM cost ({basis})", "–" if cost is None else f"${cost:.4f}", f"${DESPITE.cost_per_task_usd} per validated task"))
+        shown = "–" if cost is None else f"${cost:.4f}" + (" (replayed calls: not a real cost)" if self.cost_is_replayed else "")
+        rows.append((f"LLM cost ({basis})", shown, f"${DESPITE.cost_per_task_usd} per validated task"))
         return rows
 
     def lines(self) -> list[str]:
@@ -305,10 +308,10 @@ def run_distribution(root: str | Path, cost_usd: float | None = None) -> Distrib
 
 
 def release_distribution(
-    tasks: Iterable[tuple[Path, TaskMetadata]], runs: Iterable[str | Path], cost_usd: float | None = None
+    tasks: Iterable[tuple[Path, TaskMetadata]], runs: Iterable[str | Path], cost_usd: float | None = None, *, cost_is_replayed: bool = False
 ) -> Distribution:
     """The released tasks ((folder, metadata) pairs) and the rejections in the ledgers of their runs."""
-    found = Distribution(cost_usd=cost_usd)
+    found = Distribution(cost_usd=cost_usd, cost_is_replayed=cost_is_replayed)
     for folder, metadata in tasks:
         found.add_task(metadata, _objects(folder, metadata))
     for root in runs:

@@ -95,7 +95,7 @@ class Analysis:
         """Whether the check passes (None: it has not run, and nothing found so far says it fails)."""
         if self.diagnostics:
             return False
-        return None if self.checks is None else all(c.ok for c in self.checks)
+        return None if self.checks is None else all(c.ok or c.advisory for c in self.checks)  # warnings do not fail
 
 
 def in_memory(folder: Path, metadata: TaskMetadata, safety_domain: str, safety_problem: str) -> Task:

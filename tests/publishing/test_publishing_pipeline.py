@@ -61,7 +61,8 @@ def test_a_release_of_every_source_says_what_made_each_task(reviewed_runs, tmp_p
     # the run's distribution beside DESPITE's published figures (from the runs' own ledgers)
     distribution = card[card.index("## Distribution") : card.index("## SPOC goal-condition files")]
     assert "| danger mechanism | tasks |" in distribution
-    assert "| tasks rejected by human review | 0.0% (0 of 9) | 32.6% |" in distribution
+    assert "| tasks rejected by human review | 10.0% (1 of 10) | 32.6% |" in distribution  # the fixture rejects one
+    assert "(replayed calls: not a real cost) | $0.011 per validated task |" in distribution
     bibtex = card[card.index("```bibtex") :]
     for identifier in (
         "eprint = {2604.18463}",  # DESPITE
