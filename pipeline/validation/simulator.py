@@ -43,7 +43,9 @@ Expr = Callable[[State, Env], object]
 
 
 @dataclass
-class _Effect:
+class Effect:
+    """One compiled effect of an action schema (its atom or fluent key is a function of the bindings)."""
+
     key: Callable[[Env], Atom]
     kind: str  # "add" | "delete" | "assign" | "increase" | "decrease" | "scale-up" | "scale-down"
     value: Expr | None
@@ -76,7 +78,7 @@ class GroundAction:
     name: str
     env: Env
     preconditions: list  # [(Expr, SExpr, bound atom of a literal or None, positive)]
-    effects: list  # [(_Effect, bound atom or fluent key, None inside forall)]
+    effects: list  # [(Effect, bound atom or fluent key, None inside forall)]
     fixed: Delta | None = None  # the delta when every effect is an unconditional add or delete (never mutated)
 
     @property
@@ -132,16 +134,33 @@ class Simulator:
             cached = self._objects_of_type[key] = self.task.objects_of(key)
         return cached
 
+    def schema(self, action_name: str) -> tuple[list, list[Effect]]:
+        """An action's compiled preconditions [(test, conjunct, atom key of a literal or None,
+        positive)] and effects, by its lower-case name."""
+        return self._compiled[action_name]
+
+    def literal(self, node: SExpr, parameters: dict[str, str]) -> tuple[Callable[[Env], Atom] | None, bool]:
+        """(atom key, positive) when `node` is a literal over `parameters` ({name: type}), else (None, True)."""
+        return self._literal(node, parameters, self.task.domain_file, getattr(node, "line", None))
+
+    @staticmethod
+    def holds(test: Expr, state: State, env: Env) -> bool:
+        """Whether a compiled condition holds (false where it reads an undefined number)."""
+        try:
+            return bool(test(state, env))
+        except _Undefined:
+            return False
+
     # -- compilation -------------------------------------------------------------------------
     def _compile_action(self, action: Action) -> tuple[list, list]:
-        """[(test, conjunct, atom key of a literal or None, positive)], [_Effect]."""
+        """[(test, conjunct, atom key of a literal or None, positive)], [Effect]."""
         file = self.task.domain_file
         scope = {name: type_name for name, type_name in action.parameters}
         preconditions = [] if action.precondition is None else [
             (self._condition(c, scope, file, action.line), c, *self._literal(c, scope, file, action.line))
             for c in _conjuncts(action.precondition)
         ]  # fmt: skip
-        effects: list[_Effect] = []
+        effects: list[Effect] = []
         if action.effect is not None:
             self._effects(action.effect, scope, None, None, (), effects, file, action.line)
         return preconditions, effects
@@ -282,7 +301,7 @@ class Simulator:
         elif head == "not":
             target = _single(node, file, line)
             out.append(
-                _Effect(self._atom_key(target, scope, file, line, numeric=False), "delete", None, condition, condition_node, forall, False)
+                Effect(self._atom_key(target, scope, file, line, numeric=False), "delete", None, condition, condition_node, forall, False)
             )
         elif head in _UPDATES:
             if len(node) != 3:
@@ -290,10 +309,10 @@ class Simulator:
             key = self._atom_key(node[1], scope, file, line, numeric=True)
             value = self._condition(node[2], scope, file, line)
             is_danger = isinstance(node[1], SList) and _word(node[1][0]) == DANGER
-            out.append(_Effect(key, head, value, condition, condition_node, forall, is_danger))
+            out.append(Effect(key, head, value, condition, condition_node, forall, is_danger))
         else:
             out.append(
-                _Effect(self._atom_key(node, scope, file, line, numeric=False), "add", None, condition, condition_node, forall, False)
+                Effect(self._atom_key(node, scope, file, line, numeric=False), "add", None, condition, condition_node, forall, False)
             )
 
     def _quantified(self, node: SList, scope, file, line) -> tuple[list[tuple[str, str]], SExpr]:
