@@ -75,6 +75,7 @@ class GroundTask:
     goal: int
     goal_not: int
     goal_tests: list
+    changing: set[str] = field(default_factory=set)  # predicates and functions (lower case) some action changes
     triggers: dict[int, list[SearchAction]] = field(default_factory=dict)  # bit -> actions needing it
     untriggered: list[SearchAction] = field(default_factory=list)  # actions needing no atom
 
@@ -114,13 +115,13 @@ def ground_task(sim: Simulator, max_actions: int, deadline: float) -> GroundTask
     changing = _changed_names(sim)
     initial = sim.initial
     static = frozenset(a for a in initial.atoms if a[0].lower() not in changing)
-    task = GroundTask(sim, [], {}, [], static, 0, dict(initial.numbers), False, 0, 0, [])
+    task = GroundTask(sim, [], {}, [], static, 0, dict(initial.numbers), False, 0, 0, [], changing)
     task.numeric = any(name.lower() in changing for name in sim.task.functions if name.lower() != DANGER)
     for atom in initial.atoms:
         if atom[0].lower() in changing:
             task.initial |= task.bit(atom)
     for test, node in sim.goals:
-        masks = _literal_masks(task, changing, node, {}, {})
+        masks = _literal_masks(task, node)
         if masks is None:
             task.goal_tests.append(test)
         elif masks is False:
@@ -129,20 +130,9 @@ def ground_task(sim: Simulator, max_actions: int, deadline: float) -> GroundTask
             task.goal |= masks[0]
             task.goal_not |= masks[1]
     for key, action in sim.actions.items():
-        preconditions, effects = sim.schema(key)
-        scope = dict(action.parameters)
-        names = [name for name, _ in action.parameters]
-        domains = [sim.objects_of(type_name) for _, type_name in action.parameters]
-        checks: list[list] = [[] for _ in names] or [[]]  # static conjuncts, by the last parameter they need
-        dynamic = []
-        for test, node, _, _ in preconditions:
-            used = _parameters(node) & set(names)
-            if _names(node) & changing:
-                dynamic.append((test, node))
-            else:
-                checks[max((names.index(n) for n in used), default=0)].append(test)
-        for env in _bindings(names, domains, checks, initial, deadline):
-            built = _search_action(task, changing, action.name, env, dynamic, effects, scope)
+        schema = _Schema(task, action.name, action.parameters, *sim.schema(key))
+        for env in schema.bindings(deadline):
+            built = schema.build(env)
             if built is not None:
                 task.actions.append(built)
                 if len(task.actions) > max_actions:
@@ -151,99 +141,156 @@ def ground_task(sim: Simulator, max_actions: int, deadline: float) -> GroundTask
     return task
 
 
-def _bindings(names, domains, checks, initial: State, deadline: float) -> Iterator[dict]:
-    """Every binding of the parameters under which the static conjuncts hold (checked as soon as
-    the parameters they need are bound)."""
-    if not names:
-        if all(Simulator.holds(t, initial, {}) for t in checks[0]):
-            yield {}
-        return
-    env: dict = {}
-    count = 0
+class _Schema:
+    """One action schema prepared for grounding: its static conjuncts sorted by the parameter that
+    completes them (a positive static literal also proposes that parameter's values, from an index
+    of the static atoms), its other literals and its effects as atom keys to bind."""
 
-    def bind(depth: int) -> Iterator[dict]:
-        nonlocal count
-        name = names[depth]
-        for value in domains[depth]:
-            env[name] = value
-            count += 1
-            if count % 4096 == 0 and time.monotonic() > deadline:
-                raise GroundingLimit("the time budget ran out while grounding")
-            if all(Simulator.holds(t, initial, env) for t in checks[depth]):
-                if depth + 1 == len(names):
-                    yield dict(env)
+    def __init__(self, task: GroundTask, name: str, parameters, preconditions, effects):
+        self.task, self.name = task, name
+        self.names = [p for p, _ in parameters]
+        self.domains = [task.sim.objects_of(t) for _, t in parameters]
+        self.typed = [set(d) for d in self.domains]
+        self.checks: list[list] = [[] for _ in self.names] or [[]]  # static tests, by the parameter that completes them
+        self.proposers: list = [None for _ in self.names]  # (predicate, [(position, parameter or object)], position)
+        self.literals: list = []  # (key, positive) over changing atoms
+        self.tests: list = []  # changing conditions that are not literals
+        initial, static, changing = task.sim.initial, task.static, task.changing
+        for test, node, key, positive in preconditions:
+            depth = max((self.names.index(n) for n in _parameters(node) & set(self.names)), default=0)
+            if _names(node) & changing:
+                if key is not None:
+                    self.literals.append((key, positive))
                 else:
-                    yield from bind(depth + 1)
-        env.pop(name, None)
-
-    yield from bind(0)
-
-
-def _search_action(task: GroundTask, changing: set[str], name: str, env: dict, dynamic, effects, scope) -> SearchAction | None:
-    pre = pre_not = add = delete = 0
-    tests: list = []
-    for test, node in dynamic:
-        masks = _literal_masks(task, changing, node, env, scope)
-        if masks is False:
-            return None  # a literal over atoms that never change, false
-        if masks is None:
-            tests.append(test)
-        else:
-            pre |= masks[0]
-            pre_not |= masks[1]
-    if pre & pre_not:
-        return None
-    dangers: list = []
-    slow = []
-    for effect in effects:
-        if effect.is_danger and not effect.forall:
-            if effect.condition is None:
-                dangers.append((0, 0, None))
-                continue
-            masks = _condition_masks(task, changing, effect.condition_node, env, scope)
-            if masks is False:
-                continue  # it can never fire
-            dangers.append((masks[0], masks[1], None) if masks is not None else (0, 0, effect.condition))
-        elif effect.kind in ("add", "delete") and effect.condition is None and not effect.forall:
-            if effect.kind == "add":
-                add |= task.bit(effect.key(env))
+                    self.tests.append(test)
+            elif key is not None:
+                self.checks[depth].append(lambda env, key=key, positive=positive: (key(env) in static) is positive)
+                if positive and self.names and self.proposers[depth] is None:
+                    self.proposers[depth] = _proposer(task, node, self.names, depth)
             else:
-                delete |= task.bit(effect.key(env))
-        else:
-            slow.append((effect, None if effect.forall else effect.key(env)))
-    delete &= ~add  # deletes apply before adds
-    args = tuple(env.values())
-    text = "(" + " ".join((name, *args)) + ")"
-    ground = GroundAction(name, env, [], slow) if slow else None
-    return SearchAction(text, args, env, pre, pre_not, add, delete, tests, dangers, ground)
+                self.checks[depth].append(lambda env, test=test: Simulator.holds(test, initial, env))
+        self.effects = effects
+        self.dangers = []  # (effect, [(key, positive)] of its condition's literals, or None when it is not a conjunction of literals)
+        for effect in effects:
+            if effect.is_danger and not effect.forall:
+                conjuncts = [] if effect.condition is None else _conjuncts(effect.condition_node)
+                literals = [task.sim.literal(c, dict(parameters)) for c in conjuncts]
+                self.dangers.append((effect, literals if all(k is not None for k, _ in literals) else None))
+        self._indexes: dict = {}
+
+    def bindings(self, deadline: float) -> Iterator[dict]:
+        """Every binding of the parameters under which the static conjuncts hold."""
+        if not self.names:
+            if all(check({}) for check in self.checks[0]):
+                yield {}
+            return
+        env: dict = {}
+        count = 0
+
+        def bind(depth: int) -> Iterator[dict]:
+            nonlocal count
+            name, checks = self.names[depth], self.checks[depth]
+            for value in self._values(depth, env):
+                env[name] = value
+                count += 1
+                if count % 4096 == 0 and time.monotonic() > deadline:
+                    raise GroundingLimit("the time budget ran out while grounding")
+                if all(check(env) for check in checks):
+                    if depth + 1 == len(self.names):
+                        yield dict(env)
+                    else:
+                        yield from bind(depth + 1)
+            env.pop(name, None)
+
+        yield from bind(0)
+
+    def _values(self, depth: int, env: dict) -> list[str]:
+        proposer = self.proposers[depth]
+        if proposer is None:
+            return self.domains[depth]
+        predicate, bound, position = proposer
+        index = self._indexes.get(depth)
+        if index is None:
+            index = self._indexes[depth] = {}
+            for atom in self.task.static:
+                if atom[0] == predicate:
+                    index.setdefault(tuple(atom[i] for i, _ in bound), []).append(atom[position])
+        found = index.get(tuple(env[arg[1:]] if arg.startswith("?") else arg for _, arg in bound), [])
+        return [v for v in found if v in self.typed[depth]]
+
+    def build(self, env: dict) -> SearchAction | None:
+        task = self.task
+        pre = pre_not = add = delete = 0
+        for key, positive in self.literals:
+            if positive:
+                pre |= task.bit(key(env))
+            else:
+                pre_not |= task.bit(key(env))
+        if pre & pre_not:
+            return None
+        dangers: list = []
+        for effect, literals in self.dangers:
+            if literals is None:
+                dangers.append((0, 0, effect.condition))
+                continue
+            must = must_not = 0
+            possible = True
+            for key, positive in literals:
+                atom = key(env)
+                if atom[0].lower() in task.changing:
+                    if positive:
+                        must |= task.bit(atom)
+                    else:
+                        must_not |= task.bit(atom)
+                elif (atom in task.static) is not positive:
+                    possible = False  # a static part of the condition is false: it never fires
+            if possible and not must & must_not:
+                dangers.append((must, must_not, None))
+        slow = []
+        for effect in self.effects:
+            if effect.is_danger and not effect.forall:
+                continue
+            if effect.kind in ("add", "delete") and effect.condition is None and not effect.forall:
+                if effect.kind == "add":
+                    add |= task.bit(effect.key(env))
+                else:
+                    delete |= task.bit(effect.key(env))
+            else:
+                slow.append((effect, None if effect.forall else effect.key(env)))
+        args = tuple(env.values())
+        text = "(" + " ".join((self.name, *args)) + ")"
+        ground = GroundAction(self.name, env, [], slow) if slow else None
+        return SearchAction(text, args, env, pre, pre_not, add, delete & ~add, self.tests, dangers, ground)
 
 
-def _literal_masks(task: GroundTask, changing: set[str], node: SExpr, env: dict, scope) -> tuple[int, int] | bool | None:
-    """(must hold, must not hold) for a literal over changing atoms; True or False for a literal
-    over static atoms (already decided); None when `node` is not a literal."""
-    key, positive = task.sim.literal(node, scope)
+def _proposer(task: GroundTask, node: SExpr, names: list[str], depth: int):
+    """How a positive static literal proposes the values of parameter `depth` (None when it cannot)."""
+    if not isinstance(node, SList) or not node or not isinstance(node[0], str):
+        return None
+    args = [str(a) for a in node[1:]]
+    target = "?" + names[depth]
+    if args.count(target) != 1 or any(a.startswith("?") and a[1:] not in names[:depth] for a in args if a != target):
+        return None
+    predicate = task.sim.predicate_name(node[0])
+    bound = [
+        (position, arg if arg.startswith("?") else task.sim.objects.get(arg.lower(), arg))
+        for position, arg in enumerate(args, start=1)
+        if arg != target
+    ]
+    return predicate, bound, args.index(target) + 1
+
+
+def _literal_masks(task: GroundTask, node: SExpr) -> tuple[int, int] | bool | None:
+    """For a goal conjunct: (must hold, must not hold) when it is a literal over changing atoms;
+    True or False for a literal over static atoms (decided now); None when it is not a literal."""
+    key, positive = task.sim.literal(node, {})
     if key is None:
         return None
-    atom = key(env)
-    if atom[0].lower() not in changing:
-        return True if (atom in task.static) is positive else False
+    atom = key({})
+    if atom[0].lower() not in task.changing:
+        return (atom in task.static) is positive
     bit = task.bit(atom)
     return (bit, 0) if positive else (0, bit)
-
-
-def _condition_masks(task: GroundTask, changing: set[str], node: SExpr, env: dict, scope) -> tuple[int, int] | bool | None:
-    """Masks for a conjunction of literals (False: it can never hold; None: not a conjunction of literals)."""
-    must = must_not = 0
-    for conjunct in _conjuncts(node):
-        masks = _literal_masks(task, changing, conjunct, env, scope)
-        if masks is None:
-            return None
-        if masks is False:
-            return False
-        if masks is not True:
-            must |= masks[0]
-            must_not |= masks[1]
-    return False if must & must_not else (must, must_not)
 
 
 def _conjuncts(node: SExpr) -> list[SExpr]:
@@ -296,4 +343,3 @@ def _changed_names(sim: Simulator) -> set[str]:
         if action.effect is not None:
             visit(action.effect)
     return changed
-

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 from safeforge.planning.grounding import GroundingLimit, GroundTask, ground_task
 from safeforge.planning.solve import SolveResult
@@ -33,21 +34,24 @@ def shortest_plans(
     node_budget: int = NODE_BUDGET,
     time_budget: float = TIME_BUDGET_S,
     stop: threading.Event | None = None,
+    on_settled: Callable[[str], None] | None = None,
 ) -> dict[str, SolveResult]:
     """{"safe": ..., "unsafe": ...} for each mode the search settled (a shortest plan, or proof that
-    none exists); a mode missing from the result needs a planner."""
+    none exists); a mode missing from the result needs a planner. `on_settled(mode)` is called as
+    soon as a mode is settled; the search ends early once `stop` is set."""
     started = time.monotonic()
     deadline = started + time_budget
     try:
         task = ground_task(sim, MAX_GROUND_ACTIONS, deadline)
     except GroundingLimit:
         return {}
-    return _Search(task, started, deadline, node_budget, stop).run()
+    return _Search(task, started, deadline, node_budget, stop, on_settled).run()
 
 
 class _Search:
-    def __init__(self, task: GroundTask, started: float, deadline: float, node_budget: int, stop: threading.Event | None):
+    def __init__(self, task: GroundTask, started: float, deadline: float, node_budget: int, stop: threading.Event | None, on_settled):
         self.task, self.started, self.deadline, self.node_budget, self.stop = task, started, deadline, node_budget, stop
+        self.on_settled = on_settled
         self.symmetry = Symmetry(task)
         self.found: dict[str, SolveResult] = {}
         self.parents: dict[tuple, tuple | None] = {}
@@ -83,7 +87,10 @@ class _Search:
             layer = following
         seconds = time.monotonic() - self.started
         for mode in ("safe", "unsafe"):
-            self.found.setdefault(mode, SolveResult(mode, "no_plan", ENGINE, seconds=seconds, message="every reachable state searched"))
+            if mode not in self.found:
+                self.found[mode] = SolveResult(mode, "no_plan", ENGINE, seconds=seconds, message="every reachable state searched")
+                if self.on_settled is not None:
+                    self.on_settled(mode)
         return self.found
 
     def _out_of_time(self) -> bool:
@@ -144,6 +151,8 @@ class _Search:
     def _settle(self, node: tuple) -> None:
         mode = "unsafe" if node[2] else "safe"
         self.found[mode] = SolveResult(mode, "solved", ENGINE, self._plan(node), time.monotonic() - self.started, optimal=True)
+        if self.on_settled is not None:
+            self.on_settled(mode)
 
     def _plan(self, node: tuple) -> list[str]:
         steps = []

@@ -16,8 +16,8 @@ shortest continuations of the same length.
 
 from __future__ import annotations
 
-from safeforge.planning.grounding import GroundTask, SearchAction
 from safeforge.pddl.sexpr import SExpr, SList
+from safeforge.planning.grounding import GroundTask, SearchAction
 
 
 class Symmetry:

@@ -6,7 +6,8 @@ its own session (so the planner, and the JVM or binary it starts, can be killed 
 scratch folder of its own (Fast Downward writes `output.sas` to the working directory); the child
 dies with the worker (parent-death signal). The worker waits at most `time_limit + kill_grace`
 seconds, then kills the child's whole group and answers "timeout"; after every request it kills
-whatever the child left behind and removes the scratch folder. When its stdin closes (the process
+whatever the child left behind and removes the scratch folder. A `cancel` line on stdin during a
+solve kills it the same way (the answer is "cancelled"). When its stdin closes (the process
 that started it ended), it kills the running solve and exits: no planner outlives its caller.
 
 Because the worker is started with `-m`, its children never run the caller's `__main__`.
@@ -25,6 +26,7 @@ import tempfile
 import time
 from dataclasses import asdict
 
+from safeforge.planning.pool import CANCEL
 from safeforge.planning.solve import SolveResult, solve_here
 
 PR_SET_PDEATHSIG = 1
@@ -82,9 +84,13 @@ def handle(request: dict) -> dict:
         deadline = started + limit
         while True:
             ready, _, _ = select.select(watched, [], [], max(0.0, deadline - time.monotonic()))
-            if sys.stdin.fileno() in ready and not sys.stdin.buffer.peek(1):  # type: ignore[union-attr]
-                _kill_group(pid)
-                raise SystemExit(0)  # the caller is gone
+            if sys.stdin.fileno() in ready:
+                if not sys.stdin.buffer.readline():
+                    _kill_group(pid)
+                    raise SystemExit(0)  # the caller is gone
+                return asdict(  # a cancel line: the caller no longer needs this solve
+                    SolveResult(request["mode"], "cancelled", request["engine"] or "auto", seconds=time.monotonic() - started)
+                )
             if read_fd in ready:
                 data = _read_all(read_fd)
                 os.waitpid(pid, 0)
@@ -125,6 +131,8 @@ def main() -> None:
     import safeforge.pddl.up_io  # noqa: F401  (silences Unified Planning's credits)
 
     for line in sys.stdin.buffer:
+        if line == CANCEL:
+            continue  # it came after the answer to the solve it cancels
         answer = handle(json.loads(line))
         sys.stdout.write(json.dumps(answer) + "\n")
         sys.stdout.flush()

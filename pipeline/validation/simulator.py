@@ -143,6 +143,10 @@ class Simulator:
         """(atom key, positive) when `node` is a literal over `parameters` ({name: type}), else (None, True)."""
         return self._literal(node, parameters, self.task.domain_file, getattr(node, "line", None))
 
+    def predicate_name(self, name: str) -> str:
+        """A predicate's name as declared (atoms carry it)."""
+        return self._predicates.get(name.lower(), name)
+
     @staticmethod
     def holds(test: Expr, state: State, env: Env) -> bool:
         """Whether a compiled condition holds (false where it reads an undefined number)."""

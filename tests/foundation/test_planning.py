@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -62,12 +63,38 @@ def test_reference_plans_of_the_scaffold(make_task):
     assert plans.safety_effort == 0
 
 
-def test_numeric_tasks_use_enhsp_and_classical_ones_fast_downward():
+def test_numeric_tasks_use_optimal_enhsp_and_classical_ones_fast_downward():
     numeric = planners(Task.load(EXAMPLES / "warehouse_heavy_crate_ramp"))
-    assert (numeric.safe.engine, numeric.unsafe.engine) == ("enhsp", "enhsp")
+    assert (numeric.safe.engine, numeric.unsafe.engine) == ("enhsp-opt", "enhsp-opt")
+    assert (len(numeric.safe.plan), len(numeric.unsafe.plan), numeric.safety_effort) == (4, 2, 2)
     conditional = planners(Task.load(EXAMPLES / "bathroom_bleach_bucket"))
     assert conditional.safe.engine == "fast-downward"  # a non-danger conditional effect remains
     assert conditional.ok
+    assert conditional.safety_effort is None  # LAMA's plans are not known to be shortest
+
+
+def test_a_cancelled_solve_ends_at_once_with_its_processes():
+    cancel = threading.Event()
+    threading.Timer(0.5, cancel.set).start()
+    started = time.monotonic()
+    result = planning.solve(HARD_DOMAIN, HARD_PROBLEM, "safe", time_limit=60, cancel=cancel)
+    assert result.status == "cancelled" and time.monotonic() - started < 5
+    assert _solver_processes() == []
+    assert planning.solve(HARD_DOMAIN, HARD_PROBLEM, "unsafe", time_limit=0.5).status == "timeout"  # the worker goes on serving
+
+
+def test_the_planners_answer_when_the_search_is_slower(monkeypatch):
+    from safeforge.planning import race
+
+    def slow_search(sim, time_budget, stop, on_settled):
+        assert stop.wait(60), "the planners' answers stop the search"
+        return {}
+
+    monkeypatch.setattr(race, "shortest_plans", slow_search)
+    task = Task.load(EXAMPLES / "care_home_bad_news")
+    plans = race.find_reference_plans(task.validator.simulator, task.safety_domain, task.safety_problem, head_start=0.05)
+    assert plans.ok and plans.safe.engine == plans.unsafe.engine == "fast-downward-opt"
+    assert plans.safety_effort == len(plans.safe.plan) - len(plans.unsafe.plan)
 
 
 def test_concurrent_solves_do_not_mix_results():
