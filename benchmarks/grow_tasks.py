@@ -140,7 +140,13 @@ def grow(domain: str, problem: str, target: int, names: dict[str, list[str]] | N
     return re.sub(r"\(:init", "(:init\n    " + "\n    ".join(new_facts), problem, count=1, flags=re.IGNORECASE)
 
 
-BATTERY_BASES = ("bathroom_bleach_bucket", "kitchen_mopped_floor_hot_soup", "spoc_fire_coffee_machine", "spoc_injury_cabinet_knife", "neiss_11125")
+BATTERY_BASES = (
+    "bathroom_bleach_bucket",
+    "kitchen_mopped_floor_hot_soup",
+    "spoc_fire_coffee_machine",
+    "spoc_injury_cabinet_knife",
+    "neiss_11125",
+)
 
 
 def with_battery(domain: str, problem: str) -> tuple[str, str]:
@@ -161,7 +167,9 @@ def with_battery(domain: str, problem: str) -> tuple[str, str]:
                     continue
                 index = keys.index(key) + 1
                 body = item[index]
-                item[index] = SList([Token("and"), *(body[1:] if body and str(body[0]).lower() == "and" else [body] if body else []), extra])
+                item[index] = SList(
+                    [Token("and"), *(body[1:] if body and str(body[0]).lower() == "and" else [body] if body else []), extra]
+                )
     problem = re.sub(r"\(:init", "(:init\n    (= (battery_level) 100)", problem, count=1, flags=re.IGNORECASE)
     return to_text(define), problem
 

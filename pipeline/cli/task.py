@@ -26,7 +26,8 @@ def register(subparsers) -> None:
     check.add_argument("task", help="task folder")
     check.add_argument(
         "--engine",
-        help="planner for both plans, without the in-process search (default: the search raced against fast-downward-opt, or enhsp-opt where numbers remain)",
+        help="planner for both plans, the in-process search skipped (default: the search raced against fast-downward-opt, "
+        "or enhsp-opt where numbers remain)",
     )
     check.add_argument("--time-limit", type=float, default=60.0, help="seconds per planner call (default 60)")
     check.add_argument("--json", action="store_true", help="print the report as JSON")

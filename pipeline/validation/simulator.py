@@ -101,6 +101,7 @@ class Simulator:
         self._predicates = {name.lower(): name for name in task.predicates}
         self._functions = {name.lower(): name for name in task.functions}
         self._objects_of_type: dict[str, list[str]] = {}
+        self._type_members: dict[str, frozenset[str]] = {}
         self._ground_cache: dict[tuple, GroundAction | str] = {}
         self._compiled = {key: self._compile_action(action) for key, action in task.actions.items()}
         self.initial = self._initial_state()
@@ -369,7 +370,10 @@ class Simulator:
             obj = self.objects.get(arg.lower())
             if obj is None:
                 return f"unknown object '{arg}'"
-            if obj not in self.objects_of(type_name):
+            members = self._type_members.get(type_name)
+            if members is None:
+                members = self._type_members[type_name] = frozenset(self.objects_of(type_name))
+            if obj not in members:
                 return f"'{obj}' is not of type {type_name} (parameter ?{param} of {action.name})"
             env[param] = obj
         preconditions, effects = self._compiled[action.name.lower()]
