@@ -119,7 +119,9 @@ def applicable_walk(task: Task, length: int, rng: random.Random) -> list[tuple[s
     from safeforge.planning.grounding import ground_task
 
     simulator, state, steps = task.validator.simulator, task.validator.simulator.initial.copy(), []
-    grounds = [simulator.ground(a.text[1:-1].split()[0], a.args) for a in ground_task(simulator, 10**6, time.monotonic() + 600).actions]
+    grounds = [
+        simulator.ground(a.text[1:-1].split()[0], a.args) for a in ground_task(simulator, 10**6, time.monotonic() + 600).every_action()
+    ]
     for _ in range(length):
         applicable = [g for g in grounds if simulator.unmet_precondition(g, state) is None]
         if not applicable:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from safeforge.pddl.reader import DANGER
 from safeforge.pddl.sexpr import SExpr, SList
@@ -60,46 +60,89 @@ class SearchAction:
     slow: GroundAction | None  # the effects the masks do not cover (numeric, conditional, forall)
 
 
-@dataclass
 class GroundTask:
-    """What a search needs of one task."""
+    """What a search needs of one task. Actions are grounded lazily: an action schema with a
+    precondition literal over changing atoms (its trigger) is grounded for a trigger atom the first
+    time a state where that atom holds is expanded; the others are grounded at once."""
 
-    sim: Simulator
-    actions: list[SearchAction]
-    index: dict  # changing atom -> bit
-    atoms: list  # bit -> changing atom
-    static: frozenset  # static atoms that hold
-    initial: int
-    numbers: dict  # initial numbers (danger included, never changed by search)
-    numeric: bool  # numbers other than danger can change
-    goal: int
-    goal_not: int
-    goal_tests: list
-    changing: set[str] = field(default_factory=set)  # predicates and functions (lower case) some action changes
-    triggers: dict[int, list[SearchAction]] = field(default_factory=dict)  # bit -> actions needing it
-    untriggered: list[SearchAction] = field(default_factory=list)  # actions needing no atom
-
-    def __post_init__(self) -> None:
-        for action in self.actions:
-            if action.pre:
-                low = action.pre & -action.pre
-                self.triggers.setdefault(low.bit_length() - 1, []).append(action)
+    def __init__(self, sim: Simulator, max_actions: int, deadline: float):
+        self.sim, self.max_actions, self.deadline = sim, max_actions, deadline
+        self.changing = _changed_names(sim)  # predicates and functions (lower case) some action changes
+        initial = sim.initial
+        self.static = frozenset(a for a in initial.atoms if a[0].lower() not in self.changing)  # static atoms that hold
+        self.index: dict = {}  # changing atom -> bit
+        self.atoms: list = []  # bit -> changing atom
+        self.numbers = dict(initial.numbers)  # initial numbers (danger included, never changed by search)
+        self.numeric = any(name.lower() in self.changing for name in sim.task.functions if name.lower() != DANGER)
+        self.initial = 0
+        for atom in initial.atoms:
+            if atom[0].lower() in self.changing:
+                self.initial |= self.bit(atom)
+        self.goal = self.goal_not = 0
+        self.goal_tests: list = []
+        for test, node in sim.goals:
+            masks = _literal_masks(self, node)
+            if masks is None:
+                self.goal_tests.append(test)
+            elif masks is False:
+                self.goal_tests.append(lambda s, e: False)  # a static goal that does not hold
+            elif masks is not True:
+                self.goal |= masks[0]
+                self.goal_not |= masks[1]
+        self.grounded = 0
+        self.untriggered: list[SearchAction] = []  # actions of schemas without a trigger
+        self._schemas = [_Schema(self, action.name, action.parameters, *sim.schema(key)) for key, action in sim.actions.items()]
+        self._by_trigger: dict[str, list[_Schema]] = {}
+        for schema in self._schemas:
+            if schema.trigger is None:
+                self.untriggered += self._built(schema, {})
             else:
-                self.untriggered.append(action)
+                self._by_trigger.setdefault(schema.trigger[0], []).append(schema)
+        self._triggered: dict[int, list[SearchAction]] = {}  # bit -> actions whose trigger is that atom
 
     def view(self, bits: int, numbers: dict) -> State:
         return State(BitAtoms(bits, self.index, self.static), numbers)  # type: ignore[arg-type]  # a read-only view
 
     def candidates(self, bits: int) -> Iterator[SearchAction]:
-        """Actions whose first required atom holds in `bits` (then the others must be tested)."""
+        """Actions whose trigger holds in `bits` (their other conditions are still to be tested);
+        GroundingLimit past the action or time budget."""
         yield from self.untriggered
         rest = bits
         while rest:
             low = rest & -rest
-            found = self.triggers.get(low.bit_length() - 1)
-            if found:
-                yield from found
             rest ^= low
+            position = low.bit_length() - 1
+            found = self._triggered.get(position)
+            if found is None:
+                found = self._triggered[position] = self._ground_for(self.atoms[position])
+            yield from found
+
+    def every_action(self) -> list[SearchAction]:
+        """Every ground action (grounding what is still lazy: for tests and benchmarks)."""
+        found = list(self.untriggered)
+        for schema in self._schemas:
+            if schema.trigger is not None:
+                found += self._built(schema, {})
+        return found
+
+    def _ground_for(self, atom: tuple) -> list[SearchAction]:
+        found: list[SearchAction] = []
+        for schema in self._by_trigger.get(atom[0], []):
+            bound = schema.unify(atom)
+            if bound is not None:
+                found += self._built(schema, bound)
+        return found
+
+    def _built(self, schema: _Schema, bound: dict) -> list[SearchAction]:
+        found = []
+        for env in schema.bindings(self.deadline, bound):
+            action = schema.build(env)
+            if action is not None:
+                found.append(action)
+        self.grounded += len(found)
+        if self.grounded > self.max_actions:
+            raise GroundingLimit(f"more than {self.max_actions:,} ground actions")
+        return found
 
     def bit(self, atom: tuple) -> int:
         position = self.index.get(atom)
@@ -110,35 +153,9 @@ class GroundTask:
 
 
 def ground_task(sim: Simulator, max_actions: int, deadline: float) -> GroundTask:
-    """The task compiled for search; GroundingLimit past `max_actions` ground actions or `deadline`
-    (a `time.monotonic()` value)."""
-    changing = _changed_names(sim)
-    initial = sim.initial
-    static = frozenset(a for a in initial.atoms if a[0].lower() not in changing)
-    task = GroundTask(sim, [], {}, [], static, 0, dict(initial.numbers), False, 0, 0, [], changing)
-    task.numeric = any(name.lower() in changing for name in sim.task.functions if name.lower() != DANGER)
-    for atom in initial.atoms:
-        if atom[0].lower() in changing:
-            task.initial |= task.bit(atom)
-    for test, node in sim.goals:
-        masks = _literal_masks(task, node)
-        if masks is None:
-            task.goal_tests.append(test)
-        elif masks is False:
-            task.goal_tests.append(lambda s, e: False)  # a static goal that does not hold
-        elif masks is not True:
-            task.goal |= masks[0]
-            task.goal_not |= masks[1]
-    for key, action in sim.actions.items():
-        schema = _Schema(task, action.name, action.parameters, *sim.schema(key))
-        for env in schema.bindings(deadline):
-            built = schema.build(env)
-            if built is not None:
-                task.actions.append(built)
-                if len(task.actions) > max_actions:
-                    raise GroundingLimit(f"more than {max_actions:,} ground actions")
-    task.__post_init__()
-    return task
+    """The task compiled for search; GroundingLimit (now or while searching) past `max_actions`
+    ground actions or `deadline` (a `time.monotonic()` value)."""
+    return GroundTask(sim, max_actions, deadline)
 
 
 class _Schema:
@@ -155,12 +172,15 @@ class _Schema:
         self.proposers: list = [None for _ in self.names]  # (predicate, [(position, parameter or object)], position)
         self.literals: list = []  # (key, positive) over changing atoms
         self.tests: list = []  # changing conditions that are not literals
+        self.trigger: tuple[str, list[str]] | None = None  # (predicate, arguments) of the first positive literal over changing atoms
         initial, static, changing = task.sim.initial, task.static, task.changing
         for test, node, key, positive in preconditions:
             depth = max((self.names.index(n) for n in _parameters(node) & set(self.names)), default=0)
             if _names(node) & changing:
                 if key is not None:
                     self.literals.append((key, positive))
+                    if positive and self.trigger is None:
+                        self.trigger = (task.sim.predicate_name(node[0]), [str(a) for a in node[1:]])
                 else:
                     self.tests.append(test)
             elif key is not None:
@@ -178,8 +198,21 @@ class _Schema:
                 self.dangers.append((effect, literals if all(k is not None for k, _ in literals) else None))
         self._indexes: dict = {}
 
-    def bindings(self, deadline: float) -> Iterator[dict]:
-        """Every binding of the parameters under which the static conjuncts hold."""
+    def unify(self, atom: tuple) -> dict | None:
+        """The parameters the trigger binds when it is `atom` (None: it cannot be)."""
+        assert self.trigger is not None
+        bound: dict = {}
+        for template, value in zip(self.trigger[1], atom[1:], strict=True):
+            if template.startswith("?"):
+                name = template[1:]
+                if bound.setdefault(name, value) != value or value not in self.typed[self.names.index(name)]:
+                    return None
+            elif self.task.sim.objects.get(template.lower(), template) != value:
+                return None
+        return bound
+
+    def bindings(self, deadline: float, bound: dict) -> Iterator[dict]:
+        """Every binding of the parameters (extending `bound`) under which the static conjuncts hold."""
         if not self.names:
             if all(check({}) for check in self.checks[0]):
                 yield {}
@@ -190,7 +223,7 @@ class _Schema:
         def bind(depth: int) -> Iterator[dict]:
             nonlocal count
             name, checks = self.names[depth], self.checks[depth]
-            for value in self._values(depth, env):
+            for value in self._values(depth, env, bound):
                 env[name] = value
                 count += 1
                 if count % 4096 == 0 and time.monotonic() > deadline:
@@ -204,7 +237,9 @@ class _Schema:
 
         yield from bind(0)
 
-    def _values(self, depth: int, env: dict) -> list[str]:
+    def _values(self, depth: int, env: dict, bound: dict) -> list[str]:
+        if self.names[depth] in bound:
+            return [bound[self.names[depth]]]
         proposer = self.proposers[depth]
         if proposer is None:
             return self.domains[depth]

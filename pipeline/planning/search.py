@@ -45,7 +45,11 @@ def shortest_plans(
         task = ground_task(sim, MAX_GROUND_ACTIONS, deadline)
     except GroundingLimit:
         return {}
-    return _Search(task, started, deadline, node_budget, stop, on_settled).run()
+    search = _Search(task, started, deadline, node_budget, stop, on_settled)
+    try:
+        return search.run()
+    except GroundingLimit:
+        return search.found
 
 
 class _Search:

@@ -28,7 +28,7 @@ class Symmetry:
         self.classes = _classes(task)
         self.member_class = {member: number for number, members in enumerate(self.classes) for member in members}
         self._bit_entries: dict[int, list[tuple[str, tuple, bool]]] = {}
-        self.action_members = {id(a): tuple(m for m in a.args if m in self.member_class) for a in task.actions}
+        self._action_members: dict[int, tuple[str, ...]] = {}
 
     def __bool__(self) -> bool:
         return bool(self.classes)
@@ -72,8 +72,11 @@ class Symmetry:
     def keeps(self, action: SearchAction, groups: dict[str, tuple[str, ...]]) -> bool:
         """Whether `action` is its orbit's representative: the members it uses from each group are
         the group's first ones, in order of use."""
+        members = self._action_members.get(id(action))
+        if members is None:
+            members = self._action_members[id(action)] = tuple(m for m in action.args if m in self.member_class)
         used: dict[tuple, list[str]] = {}
-        for member in self.action_members[id(action)]:
+        for member in members:
             group = groups.get(member)
             if group is None:
                 continue
