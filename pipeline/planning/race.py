@@ -13,11 +13,14 @@ an engine named, the planners alone solve both modes.
 from __future__ import annotations
 
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 from safeforge.planning.search import shortest_plans
 from safeforge.planning.solve import ReferencePlans, SolveResult, reference_plans, solve
 from safeforge.validation.simulator import Simulator
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 HEAD_START_S = 0.1  # the search alone, before the planners join (most tasks are settled by then)
 MODES = ("safe", "unsafe")
@@ -52,7 +55,7 @@ class _Race:
         self._cancel = {mode: threading.Event() for mode in MODES}  # set once the search settled the mode
         self._futures: dict[str, Future[SolveResult]] = {}
         self._lock = threading.RLock()
-        self._executor = ThreadPoolExecutor(max_workers=len(MODES), thread_name_prefix="planner")
+        self._executor: ThreadPoolExecutor | None = None  # started with the first planner (most checks need none)
         self._timer = threading.Thread(target=self._after_head_start, daemon=True)
 
     def start(self) -> None:
@@ -71,9 +74,13 @@ class _Race:
             self._start_planners(MODES)
 
     def _start_planners(self, modes) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
         with self._lock:
             for mode in modes:
                 if mode not in self._futures and not self._cancel[mode].is_set():
+                    if self._executor is None:
+                        self._executor = ThreadPoolExecutor(max_workers=len(MODES), thread_name_prefix="planner")
                     future = self._executor.submit(
                         solve, self.domain_text, self.problem_text, mode, None, self.time_limit, cancel=self._cancel[mode]
                     )
@@ -94,5 +101,6 @@ class _Race:
         missing = [mode for mode in MODES if mode not in settled]
         self._start_planners(missing)
         found = {**settled, **{mode: self._futures[mode].result() for mode in missing}}
-        self._executor.shutdown(wait=False)
+        if self._executor is not None:
+            self._executor.shutdown(wait=False)
         return ReferencePlans(safe=found["safe"], unsafe=found["unsafe"])

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
 CLASSICAL_ENGINE = "fast-downward-opt"
@@ -172,6 +171,8 @@ def reference_plans(
 ) -> ReferencePlans:
     """The safe and unsafe reference plans: those `settled` already (by the in-process search),
     the others from the planners, the two solves in parallel."""
+    from concurrent.futures import ThreadPoolExecutor
+
     settled = settled or {}
     with ThreadPoolExecutor(max_workers=2) as pool:
         results = {
