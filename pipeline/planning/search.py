@@ -23,7 +23,7 @@ from safeforge.planning.symmetry import Symmetry
 from safeforge.validation.simulator import Simulator
 
 ENGINE = "search"
-NODE_BUDGET = 1_000_000
+NODE_BUDGET = 500_000  # states kept; a few hundred bytes each
 TIME_BUDGET_S = 60.0
 MAX_GROUND_ACTIONS = 200_000
 _CHECK_EVERY = 64  # expansions between looks at the clock and the stop request
