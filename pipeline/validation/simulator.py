@@ -65,9 +65,12 @@ class Delta:
     danger_fired: list = field(default_factory=list)  # [SExpr] conditions that held
 
     def apply(self, state: State) -> None:
-        state.atoms.difference_update(self.deletes)
-        state.atoms.update(self.adds)
-        state.numbers.update(self.numbers)
+        if self.deletes:
+            state.atoms.difference_update(self.deletes)
+        if self.adds:
+            state.atoms.update(self.adds)
+        if self.numbers:
+            state.numbers.update(self.numbers)
 
 
 @dataclass
