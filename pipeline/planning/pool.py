@@ -24,6 +24,8 @@ import time
 ANSWER_SLACK_S = 15.0  # beyond the hard limit, before a silent worker is given up on
 CANCEL_POLL_S = 0.02  # how often a solve that can be cancelled looks at its cancel event
 CANCEL = b"cancel\n"  # the line that tells a worker to kill the solve it runs
+READY = b"ready\n"  # the line a worker writes once it can take requests
+STARTUP_TIMEOUT_S = 300.0  # loading Unified Planning and the engines, on a busy machine
 
 
 class WorkerGone(Exception):
@@ -38,11 +40,18 @@ class _Worker:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
         )
+        self._ready = False  # the worker says READY once it has loaded the planners
 
     def ask(self, request: dict, timeout: float, cancel: threading.Event | None = None) -> dict:
-        """The worker's answer to `request`; once `cancel` is set, the worker is told to kill the
-        solve (it then answers "cancelled", or with the result it already had)."""
+        """The worker's answer to `request` (the time it takes to start is not counted); once
+        `cancel` is set, the worker is told to kill the solve (it then answers "cancelled", or
+        with the result it already had)."""
         assert self.process.stdin is not None and self.process.stdout is not None  # both are pipes
+        if not self._ready:
+            ready, _, _ = select.select([self.process.stdout], [], [], STARTUP_TIMEOUT_S)
+            if not ready or self.process.stdout.readline() != READY:
+                raise WorkerGone(f"worker {self.process.pid} did not start within {STARTUP_TIMEOUT_S:g}s")
+            self._ready = True
         self._send((json.dumps(request) + "\n").encode())
         deadline = time.monotonic() + timeout
         cancelled = False

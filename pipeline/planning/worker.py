@@ -1,7 +1,7 @@
 """A planner worker: `python -m safeforge.planning.worker`, started and fed by `safeforge.planning.pool`.
 
-The worker imports Unified Planning and the engines once, then answers requests read from stdin,
-one JSON line each, with one JSON line on stdout. For every request it forks a solver child into
+The worker imports Unified Planning and the engines once, says `ready` on stdout, then answers
+requests read from stdin, one JSON line each, with one JSON line on stdout. For every request it forks a solver child into
 its own session (so the planner, and the JVM or binary it starts, can be killed as a group), in a
 scratch folder of its own (Fast Downward writes `output.sas` to the working directory); the child
 dies with the worker (parent-death signal). The worker waits at most `time_limit + kill_grace`
@@ -26,7 +26,7 @@ import tempfile
 import time
 from dataclasses import asdict
 
-from safeforge.planning.pool import CANCEL
+from safeforge.planning.pool import CANCEL, READY
 from safeforge.planning.solve import SolveResult, solve_here
 
 PR_SET_PDEATHSIG = 1
@@ -130,6 +130,8 @@ def main() -> None:
 
     import safeforge.pddl.up_io  # noqa: F401  (silences Unified Planning's credits)
 
+    sys.stdout.buffer.write(READY)
+    sys.stdout.flush()
     for line in sys.stdin.buffer:
         if line == CANCEL:
             continue  # it came after the answer to the solve it cancels

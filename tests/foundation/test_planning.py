@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -74,6 +73,7 @@ def test_numeric_tasks_use_optimal_enhsp_and_classical_ones_fast_downward():
 
 
 def test_a_cancelled_solve_ends_at_once_with_its_processes():
+    assert planning.solve(HARD_DOMAIN, HARD_PROBLEM, "unsafe", time_limit=0.5).status == "timeout"  # a worker is up
     cancel = threading.Event()
     threading.Timer(0.5, cancel.set).start()
     started = time.monotonic()
@@ -193,13 +193,14 @@ def _solving_workers(caller_pid: int, timeout: float = 90) -> list[psutil.Proces
 
 
 def test_killing_the_caller_leaves_no_worker_planner_or_scratch_folder(tmp_path):
-    before = set(Path(tempfile.gettempdir()).glob("safeforge-solve-*"))
     caller = _caller(tmp_path, "hang")
     assert caller.stdout.readline().strip() == "solving"
     workers = _solving_workers(caller.pid)
     assert workers, "the caller's planner worker never forked a solve"
+    scratch = {Path(child.cwd()) for worker in workers for child in worker.children() if "safeforge-solve-" in child.cwd()}
+    assert scratch, "the solve runs in a scratch folder of its own"
     caller.kill()
     caller.wait(timeout=10)
     gone, alive = psutil.wait_procs(workers, timeout=15)
     assert [p for p in alive if p.status() != psutil.STATUS_ZOMBIE] == []
-    assert set(Path(tempfile.gettempdir()).glob("safeforge-solve-*")) <= before
+    assert not any(folder.exists() for folder in scratch)
