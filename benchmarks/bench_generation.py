@@ -22,8 +22,8 @@ record's hand-written responses; the replay server runs in its own process with 
    pairs, and every ratio and the medians are printed (figures here vary from run to run).
 2. The same command again on the same run: the number of HTTP requests the server saw (target 0).
 3. End to end with the real checker on every record (M records, same concurrency): tasks/min and
-   the mean check time (the in-process search first, planner processes only when its budget runs
-   out), and the ratio to the latency bound (a run of one or two waves pays the check's time on top).
+   the mean check time (the in-process search, raced by the planners when it takes over 0.1 s),
+   and the ratio to the latency bound (a run of one or two waves pays the check's time on top).
 
 Usage: .venv/bin/python benchmarks/bench_generation.py [--records 320] [--concurrency 16]
        [--latency-ms 200] [--real-check-records 16] [--repeat 1] [--workers 1] [--scratch outputs]
