@@ -15,12 +15,12 @@ validator's.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from safeforge.pddl.reader import DANGER
 from safeforge.pddl.sexpr import SExpr, SList
-from safeforge.validation.simulator import GroundAction, Simulator, State
+from safeforge.validation.simulator import Effect, GroundAction, Simulator, State
 
 _UPDATES = {"assign", "increase", "decrease", "scale-up", "scale-down"}
 
@@ -190,12 +190,15 @@ class _Schema:
             else:
                 self.checks[depth].append(lambda env, test=test: Simulator.holds(test, initial, env))
         self.effects = effects
-        self.dangers = []  # (effect, [(key, positive)] of its condition's literals, or None when it is not a conjunction of literals)
+        self.dangers: list[
+            tuple[Effect, list[tuple[Callable, bool]] | None]
+        ] = []  # (effect, its condition's literals; None: not a conjunction of literals)
         for effect in effects:
             if effect.is_danger and not effect.forall:
                 conjuncts = [] if effect.condition is None else _conjuncts(effect.condition_node)
                 literals = [task.sim.literal(c, dict(parameters)) for c in conjuncts]
-                self.dangers.append((effect, literals if all(k is not None for k, _ in literals) else None))
+                keys = [(key, positive) for key, positive in literals if key is not None]
+                self.dangers.append((effect, keys if len(keys) == len(literals) else None))
         self._indexes: dict = {}
 
     def unify(self, atom: tuple) -> dict | None:
