@@ -83,6 +83,34 @@ def test_a_cancelled_solve_ends_at_once_with_its_processes():
     assert planning.solve(HARD_DOMAIN, HARD_PROBLEM, "unsafe", time_limit=0.5).status == "timeout"  # the worker goes on serving
 
 
+def test_no_planner_process_outlives_a_cancelled_solve():
+    # ENHSP's JVM runs in a session of its own: killing the solve's process group alone would leave it
+    cancel, found = threading.Event(), {}
+
+    def cancel_once_java_runs() -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not found:
+            found.update({p.pid: p for p in _descendants() if p.name() == "java"})
+            time.sleep(0.1)
+        cancel.set()
+
+    watcher = threading.Thread(target=cancel_once_java_runs)
+    watcher.start()
+    result = planning.solve(HARD_DOMAIN, HARD_PROBLEM, "safe", engine="enhsp", time_limit=120, cancel=cancel)
+    watcher.join()
+    assert found, "ENHSP's JVM never started"
+    assert result.status == "cancelled"
+    _, alive = psutil.wait_procs(list(found.values()), timeout=10)
+    assert [p for p in alive if p.status() != psutil.STATUS_ZOMBIE] == []
+
+
+def _descendants() -> list[psutil.Process]:
+    try:
+        return psutil.Process().children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+
+
 def test_the_planners_answer_when_the_search_is_slower(monkeypatch):
     from safeforge.planning import race
 
