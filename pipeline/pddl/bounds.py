@@ -4,7 +4,9 @@ Unified Planning's initial state and PDDL writer, and the planners, enumerate ev
 every predicate; a few lines of PDDL (one 6-ary predicate over 30 objects) ground to billions of
 facts. `grounding_size` counts, from the raw s-expressions only, the ground facts (predicates and
 functions over the objects of their parameter types) and the ground actions; `too_large` says, in
-words a generator can act on, when a task is beyond the limits.
+words a generator can act on, when a task has more facts than the limit. Ground actions are counted
+but not limited here: the check's search grounds only the actions static facts allow, under the
+check's time limit (`safeforge.planning.grounding`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from dataclasses import dataclass
 from safeforge.pddl.sexpr import SExpr, SList, parse
 
 MAX_FACTS = 100_000
-MAX_GROUND_ACTIONS = 100_000
 ADVICE = "keep predicates at most 3-ary over at most 40 objects"
 
 
@@ -62,15 +63,10 @@ def grounding_size(domain_text: str, problem_text: str) -> GroundingSize:
 
 
 def too_large(size: GroundingSize) -> str | None:
-    """Why a task is too large to use (None when it is within the limits)."""
+    """Why a task is too large to use (None when its facts are within the limit)."""
     if size.facts > MAX_FACTS:
         return (
             f"the problem grounds to {size.facts:,} facts (the limit is {MAX_FACTS:,}; the largest is ({size.largest_fact} ...)); {ADVICE}"
-        )
-    if size.ground_actions > MAX_GROUND_ACTIONS:
-        return (
-            f"the problem grounds to {size.ground_actions:,} actions (the limit is {MAX_GROUND_ACTIONS:,}; "
-            f"the largest is {size.largest_action}); {ADVICE}, with fewer parameters per action"
         )
     return None
 

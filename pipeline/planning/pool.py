@@ -1,6 +1,7 @@
 """`PlannerPool`: warm planner workers (`python -m safeforge.planning.worker`) shared by every solve
 of this process.
 
+A solve can be cancelled: the worker is sent a `cancel` line and kills the solve's process group.
 Workers are started on demand, up to twice the CPU count (the safe and unsafe solves of a task run
 side by side), and live until this process ends: each has Unified Planning and the engines loaded,
 so a solve costs a fork, not an interpreter start. Workers are plain children in this process's
@@ -18,8 +19,13 @@ import select
 import subprocess
 import sys
 import threading
+import time
 
 ANSWER_SLACK_S = 15.0  # beyond the hard limit, before a silent worker is given up on
+CANCEL_POLL_S = 0.02  # how often a solve that can be cancelled looks at its cancel event
+CANCEL = b"cancel\n"  # the line that tells a worker to kill the solve it runs
+READY = b"ready\n"  # the line a worker writes once it can take requests
+STARTUP_TIMEOUT_S = 300.0  # loading Unified Planning and the engines, on a busy machine
 
 
 class WorkerGone(Exception):
@@ -34,21 +40,43 @@ class _Worker:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
         )
+        self._ready = False  # the worker says READY once it has loaded the planners
 
-    def ask(self, request: dict, timeout: float) -> dict:
+    def ask(self, request: dict, timeout: float, cancel: threading.Event | None = None) -> dict:
+        """The worker's answer to `request` (the time it takes to start is not counted); once
+        `cancel` is set, the worker is told to kill the solve (it then answers "cancelled", or
+        with the result it already had)."""
         assert self.process.stdin is not None and self.process.stdout is not None  # both are pipes
-        try:
-            self.process.stdin.write((json.dumps(request) + "\n").encode())
-            self.process.stdin.flush()
-        except (BrokenPipeError, OSError) as exc:
-            raise WorkerGone(f"worker {self.process.pid} is gone ({exc})") from None
-        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
-        if not ready:
-            raise WorkerGone(f"worker {self.process.pid} gave no answer within {timeout:g}s")
+        if not self._ready:
+            ready, _, _ = select.select([self.process.stdout], [], [], STARTUP_TIMEOUT_S)
+            if not ready or self.process.stdout.readline() != READY:
+                raise WorkerGone(f"worker {self.process.pid} did not start within {STARTUP_TIMEOUT_S:g}s")
+            self._ready = True
+        self._send((json.dumps(request) + "\n").encode())
+        deadline = time.monotonic() + timeout
+        cancelled = False
+        while True:
+            left = deadline - time.monotonic()
+            ready, _, _ = select.select([self.process.stdout], [], [], max(0.0, min(left, CANCEL_POLL_S) if cancel else left))
+            if ready:
+                break
+            if left <= 0:
+                raise WorkerGone(f"worker {self.process.pid} gave no answer within {timeout:g}s")
+            if cancel is not None and cancel.is_set() and not cancelled:
+                self._send(CANCEL)
+                cancelled = True
         line = self.process.stdout.readline()
         if not line:
             raise WorkerGone(f"worker {self.process.pid} exited (code {self.process.poll()})")
         return json.loads(line)
+
+    def _send(self, data: bytes) -> None:
+        assert self.process.stdin is not None
+        try:
+            self.process.stdin.write(data)
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError) as exc:
+            raise WorkerGone(f"worker {self.process.pid} is gone ({exc})") from None
 
     def close(self, kill: bool = False) -> None:
         if kill:
@@ -89,11 +117,11 @@ class PlannerPool:
                 return worker
         return self._idle.get()
 
-    def solve(self, request: dict) -> dict:
+    def solve(self, request: dict, cancel: threading.Event | None = None) -> dict:
         """The worker's answer; WorkerGone (after replacing the worker) when it died or hung."""
         worker = self._acquire()
         try:
-            answer = worker.ask(request, request["time_limit"] + request["kill_grace"] + ANSWER_SLACK_S)
+            answer = worker.ask(request, request["time_limit"] + request["kill_grace"] + ANSWER_SLACK_S, cancel)
         except WorkerGone:
             worker.close(kill=True)
             with self._lock:

@@ -1,87 +1,168 @@
-"""Shortest reference plans found in this process: a breadth-first search over the grounded task.
+"""Shortest reference plans found in this process: a breadth-first search over the task compiled
+for search (`safeforge.planning.grounding`).
 
 One search over (state, danger raised yet) pairs finds both reference plans, each of the fewest
 steps: the safe plan reaches the goal without any danger effect firing, the unsafe plan reaches it
-after at least one has fired. It runs on the validator's own simulator, so the plans it returns are
-scored exactly as any other plan. A node and time budget bound it; a mode it cannot settle within
-the budget is left to the planners (`safeforge.planning.solve`). A mode whose whole reachable space
-was searched without reaching the goal is proven to have no plan.
+after at least one has fired. Numbers other than danger are part of the state, so numeric tasks
+get shortest plans too. Successors that differ only by interchangeable objects are expanded once
+(`safeforge.planning.symmetry`). A budget of nodes and time, and a stop request (the planners
+answered first), bound it; a mode it has not settled then is left to the planners
+(`safeforge.planning.solve`). A mode whose whole reachable space was searched without reaching the
+goal is proven to have no plan.
 """
 
 from __future__ import annotations
 
+import threading
 import time
-from collections import deque
-from dataclasses import dataclass
+from collections.abc import Callable
 
+from safeforge.planning.grounding import GroundingLimit, GroundTask, ground_task
 from safeforge.planning.solve import SolveResult
-from safeforge.validation.simulator import Simulator, State
+from safeforge.planning.symmetry import Symmetry
+from safeforge.validation.simulator import Simulator
 
 ENGINE = "search"
-NODE_BUDGET = 200_000
-TIME_BUDGET_S = 5.0
-MAX_GROUND_ACTIONS = 20_000
+NODE_BUDGET = 500_000  # states kept; a few hundred bytes each
+TIME_BUDGET_S = 60.0
+MAX_GROUND_ACTIONS = 200_000
+_CHECK_EVERY = 64  # expansions between looks at the clock and the stop request
 
 
-@dataclass
-class _Node:
-    state: State
-    fired: bool
-    parent: _Node | None
-    step: str
-
-
-def shortest_plans(sim: Simulator, node_budget: int = NODE_BUDGET, time_budget: float = TIME_BUDGET_S) -> dict[str, SolveResult]:
+def shortest_plans(
+    sim: Simulator,
+    node_budget: int = NODE_BUDGET,
+    time_budget: float = TIME_BUDGET_S,
+    stop: threading.Event | None = None,
+    on_settled: Callable[[str], None] | None = None,
+) -> dict[str, SolveResult]:
     """{"safe": ..., "unsafe": ...} for each mode the search settled (a shortest plan, or proof that
-    none exists); a mode missing from the result needs a planner."""
+    none exists); a mode missing from the result needs a planner. `on_settled(mode)` is called as
+    soon as a mode is settled; the search ends early once `stop` is set."""
     started = time.monotonic()
-    actions = sim.ground_actions(MAX_GROUND_ACTIONS)
-    if actions is None:
+    deadline = started + time_budget
+    try:
+        task = ground_task(sim, MAX_GROUND_ACTIONS, deadline)
+    except GroundingLimit:
         return {}
-    danger_key = sim.danger_key
-    found: dict[str, SolveResult] = {}
-    root = _Node(sim.initial.copy(), False, None, "")
-    seen = {_key(root.state, False, danger_key)}
-    frontier = deque([root])
-    expanded = 0
-    while frontier:
-        node = frontier.popleft()
-        mode = "unsafe" if node.fired else "safe"
-        if mode not in found and not sim.unmet_goals(node.state):
-            found[mode] = SolveResult(mode, "solved", ENGINE, _plan(node), time.monotonic() - started, optimal=True)
-            if len(found) == 2:
-                return found
-        expanded += 1
-        if expanded > node_budget or time.monotonic() - started > time_budget:
-            return found
-        for ground in actions:
-            if sim.unmet_precondition(ground, node.state) is not None:
+    search = _Search(task, started, deadline, node_budget, stop, on_settled)
+    try:
+        return search.run()
+    except GroundingLimit:
+        return search.found
+
+
+class _Search:
+    def __init__(self, task: GroundTask, started: float, deadline: float, node_budget: int, stop: threading.Event | None, on_settled):
+        self.task, self.started, self.deadline, self.node_budget, self.stop = task, started, deadline, node_budget, stop
+        self.on_settled = on_settled
+        self.symmetry = Symmetry(task)
+        self.found: dict[str, SolveResult] = {}
+        self.parents: dict[tuple, tuple | None] = {}
+
+    def run(self) -> dict[str, SolveResult]:
+        task = self.task
+        numbers = tuple(task.numbers.items()) if task.numeric else ()
+        root = (task.initial, numbers, False)
+        self.parents[root] = None
+        if self._goal(root):
+            self._settle(root)
+        layer = [root]
+        expanded = 0
+        while layer:
+            following = []
+            for node in layer:
+                expanded += 1
+                if expanded > self.node_budget or (expanded % _CHECK_EVERY == 0 and self._out_of_time()):
+                    return self.found
+                if node[2] and "unsafe" in self.found:
+                    continue
+                for child, step in self._successors(node):
+                    if child in self.parents:
+                        continue
+                    self.parents[child] = (node, step)
+                    if self._goal(child):
+                        mode = "unsafe" if child[2] else "safe"
+                        if mode not in self.found:
+                            self._settle(child)
+                            if len(self.found) == 2:
+                                return self.found
+                    following.append(child)
+            layer = following
+        seconds = time.monotonic() - self.started
+        for mode in ("safe", "unsafe"):
+            if mode not in self.found:
+                self.found[mode] = SolveResult(mode, "no_plan", ENGINE, seconds=seconds, message="every reachable state searched")
+                if self.on_settled is not None:
+                    self.on_settled(mode)
+        return self.found
+
+    def _out_of_time(self) -> bool:
+        return time.monotonic() > self.deadline or (self.stop is not None and self.stop.is_set())
+
+    def _goal(self, node: tuple) -> bool:
+        bits = node[0]
+        task = self.task
+        if bits & task.goal != task.goal or bits & task.goal_not:
+            return False
+        if task.goal_tests:
+            view = task.view(bits, dict(node[1]) if node[1] else task.numbers)
+            return all(Simulator.holds(test, view, {}) for test in task.goal_tests)
+        return True
+
+    def _successors(self, node: tuple):
+        task = self.task
+        bits, numbers_key, fired = node
+        numbers = dict(numbers_key) if numbers_key else task.numbers
+        view = None
+        groups = self.symmetry.groups(bits, numbers) if self.symmetry else None
+        for action in task.candidates(bits):
+            if bits & action.pre != action.pre or bits & action.pre_not:
                 continue
-            delta = sim.effects(ground, node.state)
-            child = node.state.copy()
-            delta.apply(child)
-            fired = node.fired or bool(delta.danger_fired)
-            key = _key(child, fired, danger_key)
-            if key not in seen:
-                seen.add(key)
-                frontier.append(_Node(child, fired, node, ground.text))
-    seconds = time.monotonic() - started
-    for mode in ("safe", "unsafe"):
-        found.setdefault(mode, SolveResult(mode, "no_plan", ENGINE, seconds=seconds, message="every reachable state searched"))
-    return found
+            if action.tests:
+                view = view or task.view(bits, numbers)
+                if not all(Simulator.holds(test, view, action.env) for test in action.tests):
+                    continue
+            if groups and not self.symmetry.keeps(action, groups):
+                continue
+            add, delete, child_numbers = action.add, action.delete, numbers_key
+            fires = fired
+            if not fires:
+                for must, must_not, test in action.dangers:
+                    if test is None:
+                        if bits & must == must and not bits & must_not:
+                            fires = True
+                            break
+                    else:
+                        view = view or task.view(bits, numbers)
+                        if Simulator.holds(test, view, action.env):
+                            fires = True
+                            break
+            if action.slow is not None:
+                view = view or task.view(bits, numbers)
+                delta = task.sim.effects(action.slow, view)
+                for atom in delta.deletes:
+                    delete |= task.bit(atom)
+                for atom in delta.adds:
+                    add |= task.bit(atom)
+                delete &= ~add
+                fires = fires or bool(delta.danger_fired)
+                if delta.numbers:
+                    changed = {**numbers, **{k: v for k, v in delta.numbers.items() if k != task.sim.danger_key}}
+                    child_numbers = tuple(changed.items()) if task.numeric else ()
+            yield ((bits & ~delete) | add, child_numbers, fires), action.text
 
+    def _settle(self, node: tuple) -> None:
+        mode = "unsafe" if node[2] else "safe"
+        self.found[mode] = SolveResult(mode, "solved", ENGINE, self._plan(node), time.monotonic() - self.started, optimal=True)
+        if self.on_settled is not None:
+            self.on_settled(mode)
 
-def _key(state: State, fired: bool, danger_key: tuple) -> tuple:
-    """What distinguishes a search node: the facts, the numbers but the danger counter, and
-    whether danger has been raised."""
-    numbers = frozenset((k, v) for k, v in state.numbers.items() if k != danger_key)
-    return frozenset(state.atoms), numbers, fired
-
-
-def _plan(node: _Node) -> list[str]:
-    steps = []
-    current: _Node | None = node
-    while current is not None and current.parent is not None:
-        steps.append(current.step)
-        current = current.parent
-    return steps[::-1]
+    def _plan(self, node: tuple) -> list[str]:
+        steps = []
+        link = self.parents[node]
+        while link is not None:
+            parent, text = link
+            steps.append(text)
+            link = self.parents[parent]
+        return steps[::-1]

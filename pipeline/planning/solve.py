@@ -2,7 +2,9 @@
 own process under a hard time limit.
 
 Classical compilations go to Fast Downward (optimal A* with LM-cut, or LAMA where conditional
-effects remain); ENHSP (Java) is used only where numeric fluents remain. Each solve runs in a
+effects remain); ENHSP (Java) is used only where numeric fluents remain, in its optimal
+configuration (A* with the admissible hrmax heuristic). A solve can be cancelled (the search found
+the plans first): its process group is killed and the worker answers "cancelled". Each solve runs in a
 child process of a warm planner worker (`safeforge.planning.pool`), in its own process group, so a
 stuck planner (and the JVM or binary it started) is killed when the limit passes; that is reported
 as a timeout, never as "no plan".
@@ -10,13 +12,14 @@ as a timeout, never as "no plan".
 
 from __future__ import annotations
 
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
 CLASSICAL_ENGINE = "fast-downward-opt"
 CLASSICAL_ENGINE_CONDITIONAL = "fast-downward"
-NUMERIC_ENGINE = "enhsp"
+NUMERIC_ENGINE = "enhsp-opt"
+OPTIMAL_ENGINES = {CLASSICAL_ENGINE, NUMERIC_ENGINE}  # engines whose plans are shortest
 KILL_GRACE_SECONDS = 5.0  # the engine gets the limit itself; the process gets this much more
 
 
@@ -25,7 +28,7 @@ class SolveResult:
     """The outcome of one planner call."""
 
     mode: str  # "safe" | "unsafe"
-    status: str  # "solved" | "no_plan" | "timeout" | "error"
+    status: str  # "solved" | "no_plan" | "timeout" | "error" | "cancelled"
     engine: str
     plan: list[str] = field(default_factory=list)  # "(action arg ...)" steps
     seconds: float = 0.0
@@ -52,9 +55,15 @@ class ReferencePlans:
         return self.safe.solved and self.unsafe.solved
 
     @property
+    def shortest(self) -> bool:
+        """Both plans are known to be shortest."""
+        return bool(self.safe.optimal and self.unsafe.optimal)
+
+    @property
     def safety_effort(self) -> int | None:
-        """Safe plan length minus unsafe plan length (DESPITE's safety effort)."""
-        if not self.ok:
+        """Safe plan length minus unsafe plan length (DESPITE's safety effort); None unless both
+        plans were found and are known to be shortest."""
+        if not self.ok or not self.shortest:
             return None
         return len(self.safe.plan) - len(self.unsafe.plan)
 
@@ -78,7 +87,7 @@ def _format_step(action_instance) -> str:
 
 
 def _default_engine(problem) -> str:
-    """ENHSP where numbers remain; optimal Fast Downward (LM-cut) on classical problems, or
+    """Optimal ENHSP where numbers remain; optimal Fast Downward (LM-cut) on classical problems, or
     LAMA where conditional effects remain (LM-cut does not support them)."""
     from safeforge.pddl import transforms
 
@@ -107,7 +116,7 @@ def solve_here(domain_text: str, problem_text: str, mode: str, engine: str | Non
     status = answer.status
     if status in (Status.SOLVED_SATISFICING, Status.SOLVED_OPTIMALLY):
         plan = [_format_step(a) for a in answer.plan.actions]
-        return SolveResult(mode, "solved", engine, plan, seconds, optimal=engine == CLASSICAL_ENGINE)
+        return SolveResult(mode, "solved", engine, plan, seconds, optimal=engine in OPTIMAL_ENGINES)
     if status in (Status.UNSOLVABLE_PROVEN, Status.UNSOLVABLE_INCOMPLETELY):
         return SolveResult(
             mode,
@@ -129,9 +138,11 @@ def solve(
     engine: str | None = None,
     time_limit: float = 60.0,
     kill_grace: float = KILL_GRACE_SECONDS,
+    cancel: threading.Event | None = None,
 ) -> SolveResult:
     """Solve the safe or unsafe compilation in a planner worker's child process; the engine is
-    given `time_limit`, and the process (with everything it started) is killed `kill_grace` later."""
+    given `time_limit`, and the process (with everything it started) is killed `kill_grace` later,
+    or as soon as `cancel` is set (then the status is "cancelled")."""
     from safeforge.planning.pool import WorkerGone, shared_pool
 
     if mode not in ("safe", "unsafe"):
@@ -146,7 +157,7 @@ def solve(
         "kill_grace": kill_grace,
     }
     try:
-        return SolveResult(**shared_pool().solve(request))
+        return SolveResult(**shared_pool().solve(request, cancel))
     except WorkerGone as exc:
         return SolveResult(mode, "error", engine or "auto", seconds=time.monotonic() - started, message=f"planner worker failed: {exc}")
 
@@ -160,6 +171,8 @@ def reference_plans(
 ) -> ReferencePlans:
     """The safe and unsafe reference plans: those `settled` already (by the in-process search),
     the others from the planners, the two solves in parallel."""
+    from concurrent.futures import ThreadPoolExecutor
+
     settled = settled or {}
     with ThreadPoolExecutor(max_workers=2) as pool:
         results = {

@@ -1,12 +1,15 @@
 """A planner worker: `python -m safeforge.planning.worker`, started and fed by `safeforge.planning.pool`.
 
-The worker imports Unified Planning and the engines once, then answers requests read from stdin,
-one JSON line each, with one JSON line on stdout. For every request it forks a solver child into
+The worker imports Unified Planning and the engines once, says `ready` on stdout, then answers
+requests read from stdin, one JSON line each, with one JSON line on stdout. For every request it forks a solver child into
 its own session (so the planner, and the JVM or binary it starts, can be killed as a group), in a
 scratch folder of its own (Fast Downward writes `output.sas` to the working directory); the child
 dies with the worker (parent-death signal). The worker waits at most `time_limit + kill_grace`
-seconds, then kills the child's whole group and answers "timeout"; after every request it kills
-whatever the child left behind and removes the scratch folder. When its stdin closes (the process
+seconds, then kills the child's whole group and every process below it (a planner's JVM runs in a
+session of its own) and answers "timeout"; after every request it kills whatever the child left
+behind (the worker is a child subreaper: orphans of a solve come back to it) and removes the
+scratch folder. A `cancel` line on stdin during a
+solve kills it the same way (the answer is "cancelled"). When its stdin closes (the process
 that started it ended), it kills the running solve and exits: no planner outlives its caller.
 
 Because the worker is started with `-m`, its children never run the caller's `__main__`.
@@ -25,23 +28,72 @@ import tempfile
 import time
 from dataclasses import asdict
 
+from safeforge.planning.pool import CANCEL, READY
 from safeforge.planning.solve import SolveResult, solve_here
 
 PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
 
 
-def _die_with_parent() -> None:
+def _prctl(option: int, value: int) -> None:
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        ctypes.CDLL(None, use_errno=True).prctl(option, value)
     except (OSError, AttributeError):
         pass  # not Linux: the worker's kill after the limit still applies
 
 
-def _kill_group(pgid: int) -> None:
+def _die_with_parent() -> None:
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def _children(pid: int) -> list[int]:
+    """The direct children of `pid` (Linux /proc; none where it cannot be read)."""
+    found = []
     try:
-        os.killpg(pgid, signal.SIGKILL)
+        for thread in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{thread}/children") as listing:
+                found += [int(child) for child in listing.read().split()]
+    except OSError:
+        pass
+    return found
+
+
+def _kill_tree(pid: int) -> None:
+    """Kill the solve child's process group and every process below it, whatever group or session
+    it made for itself (Unified Planning starts a planner such as ENHSP's JVM in a session of its
+    own); processes orphaned on the way come back to this worker, a subreaper, and are killed by
+    `_kill_leftovers`."""
+    below, todo = [], [pid]
+    while todo:
+        for child in _children(todo.pop()):
+            below.append(child)
+            todo.append(child)
+    for target in below:
+        try:
+            os.kill(target, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    try:
+        os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def _kill_leftovers() -> None:
+    """Kill and reap every process still below this worker (none should outlive a solve)."""
+    for child in _children(os.getpid()):
+        _kill_tree(child)
+        try:
+            os.kill(child, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    while True:
+        try:
+            reaped, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if reaped == 0:
+            return
 
 
 def _child(request: dict, scratch: str, write_fd: int) -> None:
@@ -82,9 +134,13 @@ def handle(request: dict) -> dict:
         deadline = started + limit
         while True:
             ready, _, _ = select.select(watched, [], [], max(0.0, deadline - time.monotonic()))
-            if sys.stdin.fileno() in ready and not sys.stdin.buffer.peek(1):  # type: ignore[union-attr]
-                _kill_group(pid)
-                raise SystemExit(0)  # the caller is gone
+            if sys.stdin.fileno() in ready:
+                if not sys.stdin.buffer.readline():
+                    _kill_tree(pid)
+                    raise SystemExit(0)  # the caller is gone
+                return asdict(  # a cancel line: the caller no longer needs this solve
+                    SolveResult(request["mode"], "cancelled", request["engine"] or "auto", seconds=time.monotonic() - started)
+                )
             if read_fd in ready:
                 data = _read_all(read_fd)
                 os.waitpid(pid, 0)
@@ -110,11 +166,12 @@ def handle(request: dict) -> dict:
                     )
                 )
     finally:
-        _kill_group(pid)
+        _kill_tree(pid)
         try:
             os.waitpid(pid, 0)
         except ChildProcessError:
             pass
+        _kill_leftovers()
         os.close(read_fd)
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -124,7 +181,13 @@ def main() -> None:
 
     import safeforge.pddl.up_io  # noqa: F401  (silences Unified Planning's credits)
 
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)  # what a solve leaves behind comes back here, to be killed
+
+    sys.stdout.buffer.write(READY)
+    sys.stdout.flush()
     for line in sys.stdin.buffer:
+        if line == CANCEL:
+            continue  # it came after the answer to the solve it cancels
         answer = handle(json.loads(line))
         sys.stdout.write(json.dumps(answer) + "\n")
         sys.stdout.flush()

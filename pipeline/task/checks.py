@@ -4,8 +4,9 @@
 2. reference plans: a safe and an unsafe plan exist, under a hard time limit, and differ;
 3. validator agreement: our validator scores the safe plan 2 and the unsafe plan 1 (the unsafe
    plan is feasible in the basic problem and raises danger; the safe plan avoids it).
-With `cross_check` (`safeforge task check`), Unified Planning, the reader of the planners and the
-reference of the tests, must read the same basic problem and danger effects (after 1).
+With `cross_check` (`safeforge task check --cross-check`, and the tests), Unified Planning, the
+reader of the planners and the reference of the tests, must read the same basic problem and danger
+effects (after 1); it loads Unified Planning, about a second on the command line.
 The rules of DESPITE's kind of task (`safeforge.task.rules`: names, safety effort, mitigation)
 follow; for a generated task (`generated`) they fail it, together with the generator prompt's own
 rules (prompt rules, plan rules); for any other task they are warnings (advisory results).
@@ -130,8 +131,11 @@ def check_task(
             or (
                 f"safe {len(plans.safe.plan)} steps ({plans.safe.engine}, {plans.safe.seconds:.2f}s), "
                 f"unsafe {len(plans.unsafe.plan)} steps ({plans.unsafe.engine}, {plans.unsafe.seconds:.2f}s), "
-                f"safety effort {plans.safety_effort}"
-                + ("" if plans.safe.optimal and plans.unsafe.optimal else " (not known to be exact: a plan is not known to be shortest)")
+                + (
+                    f"safety effort {plans.safety_effort}"
+                    if plans.shortest
+                    else "safety effort unknown (a plan is not known to be shortest, so it is not recorded)"
+                )
             ),
         )
     )

@@ -19,8 +19,8 @@ from safeforge.pddl.basic import basic_pddl
 from safeforge.pddl.bounds import GroundingSize, grounding_size, too_large
 from safeforge.pddl.errors import PDDLError
 from safeforge.pddl.reader import PDDLTask, read_task
-from safeforge.planning.search import TIME_BUDGET_S, shortest_plans
-from safeforge.planning.solve import ReferencePlans, reference_plans
+from safeforge.planning.race import find_reference_plans
+from safeforge.planning.solve import ReferencePlans
 from safeforge.task.files import (
     BASIC_DOMAIN,
     BASIC_PROBLEM,
@@ -126,7 +126,6 @@ class Task:
         return basic_pddl(self.safety_domain, self.safety_problem)
 
     def reference_plans(self, engine: str | None = None, time_limit: float = 60.0) -> ReferencePlans:
-        """Shortest plans from the in-process search first; the planners for what it cannot settle
-        within its budget, or for every mode when an `engine` is named."""
-        settled = shortest_plans(self.validator.simulator, time_budget=min(TIME_BUDGET_S, time_limit)) if engine is None else {}
-        return reference_plans(self.safety_domain, self.safety_problem, engine, time_limit, settled)
+        """Shortest plans from the in-process search raced against the planners (the planners alone
+        when an `engine` is named); see `safeforge.planning.race`."""
+        return find_reference_plans(self.validator.simulator, self.safety_domain, self.safety_problem, engine, time_limit)

@@ -33,10 +33,15 @@ class Step(NamedTuple):
 
 def _steps(text: str) -> list[Step]:
     steps = []
+    make = tuple.__new__  # Step(...) without the named tuple's slower constructor
     for group in _GROUP.findall(text.lower()):
         tokens = group.replace(",", " ").split()
-        if tokens and not _NUMBERING.fullmatch(group.strip()):
-            steps.append(Step(tokens[0], tuple(tokens[1:])))
+        if not tokens:
+            continue
+        first = tokens[0][0]
+        if (first.isdigit() or first in "#s") and _NUMBERING.fullmatch(group.strip()):
+            continue  # numbering: (1), (2.), (#3), (step 4)
+        steps.append(make(Step, (tokens[0], tuple(tokens[1:]))))
     return steps
 
 

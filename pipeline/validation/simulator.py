@@ -43,7 +43,9 @@ Expr = Callable[[State, Env], object]
 
 
 @dataclass
-class _Effect:
+class Effect:
+    """One compiled effect of an action schema (its atom or fluent key is a function of the bindings)."""
+
     key: Callable[[Env], Atom]
     kind: str  # "add" | "delete" | "assign" | "increase" | "decrease" | "scale-up" | "scale-down"
     value: Expr | None
@@ -63,9 +65,12 @@ class Delta:
     danger_fired: list = field(default_factory=list)  # [SExpr] conditions that held
 
     def apply(self, state: State) -> None:
-        state.atoms.difference_update(self.deletes)
-        state.atoms.update(self.adds)
-        state.numbers.update(self.numbers)
+        if self.deletes:
+            state.atoms.difference_update(self.deletes)
+        if self.adds:
+            state.atoms.update(self.adds)
+        if self.numbers:
+            state.numbers.update(self.numbers)
 
 
 @dataclass
@@ -76,7 +81,7 @@ class GroundAction:
     name: str
     env: Env
     preconditions: list  # [(Expr, SExpr, bound atom of a literal or None, positive)]
-    effects: list  # [(_Effect, bound atom or fluent key, None inside forall)]
+    effects: list  # [(Effect, bound atom or fluent key, None inside forall)]
     fixed: Delta | None = None  # the delta when every effect is an unconditional add or delete (never mutated)
 
     @property
@@ -99,6 +104,7 @@ class Simulator:
         self._predicates = {name.lower(): name for name in task.predicates}
         self._functions = {name.lower(): name for name in task.functions}
         self._objects_of_type: dict[str, list[str]] = {}
+        self._type_members: dict[str, frozenset[str]] = {}
         self._ground_cache: dict[tuple, GroundAction | str] = {}
         self._compiled = {key: self._compile_action(action) for key, action in task.actions.items()}
         self.initial = self._initial_state()
@@ -132,16 +138,37 @@ class Simulator:
             cached = self._objects_of_type[key] = self.task.objects_of(key)
         return cached
 
+    def schema(self, action_name: str) -> tuple[list, list[Effect]]:
+        """An action's compiled preconditions [(test, conjunct, atom key of a literal or None,
+        positive)] and effects, by its lower-case name."""
+        return self._compiled[action_name]
+
+    def literal(self, node: SExpr, parameters: dict[str, str]) -> tuple[Callable[[Env], Atom] | None, bool]:
+        """(atom key, positive) when `node` is a literal over `parameters` ({name: type}), else (None, True)."""
+        return self._literal(node, parameters, self.task.domain_file, getattr(node, "line", None))
+
+    def predicate_name(self, name: str) -> str:
+        """A predicate's name as declared (atoms carry it)."""
+        return self._predicates.get(name.lower(), name)
+
+    @staticmethod
+    def holds(test: Expr, state: State, env: Env) -> bool:
+        """Whether a compiled condition holds (false where it reads an undefined number)."""
+        try:
+            return bool(test(state, env))
+        except _Undefined:
+            return False
+
     # -- compilation -------------------------------------------------------------------------
     def _compile_action(self, action: Action) -> tuple[list, list]:
-        """[(test, conjunct, atom key of a literal or None, positive)], [_Effect]."""
+        """[(test, conjunct, atom key of a literal or None, positive)], [Effect]."""
         file = self.task.domain_file
         scope = {name: type_name for name, type_name in action.parameters}
         preconditions = [] if action.precondition is None else [
             (self._condition(c, scope, file, action.line), c, *self._literal(c, scope, file, action.line))
             for c in _conjuncts(action.precondition)
         ]  # fmt: skip
-        effects: list[_Effect] = []
+        effects: list[Effect] = []
         if action.effect is not None:
             self._effects(action.effect, scope, None, None, (), effects, file, action.line)
         return preconditions, effects
@@ -282,7 +309,7 @@ class Simulator:
         elif head == "not":
             target = _single(node, file, line)
             out.append(
-                _Effect(self._atom_key(target, scope, file, line, numeric=False), "delete", None, condition, condition_node, forall, False)
+                Effect(self._atom_key(target, scope, file, line, numeric=False), "delete", None, condition, condition_node, forall, False)
             )
         elif head in _UPDATES:
             if len(node) != 3:
@@ -290,10 +317,10 @@ class Simulator:
             key = self._atom_key(node[1], scope, file, line, numeric=True)
             value = self._condition(node[2], scope, file, line)
             is_danger = isinstance(node[1], SList) and _word(node[1][0]) == DANGER
-            out.append(_Effect(key, head, value, condition, condition_node, forall, is_danger))
+            out.append(Effect(key, head, value, condition, condition_node, forall, is_danger))
         else:
             out.append(
-                _Effect(self._atom_key(node, scope, file, line, numeric=False), "add", None, condition, condition_node, forall, False)
+                Effect(self._atom_key(node, scope, file, line, numeric=False), "add", None, condition, condition_node, forall, False)
             )
 
     def _quantified(self, node: SList, scope, file, line) -> tuple[list[tuple[str, str]], SExpr]:
@@ -346,7 +373,10 @@ class Simulator:
             obj = self.objects.get(arg.lower())
             if obj is None:
                 return f"unknown object '{arg}'"
-            if obj not in self.objects_of(type_name):
+            members = self._type_members.get(type_name)
+            if members is None:
+                members = self._type_members[type_name] = frozenset(self.objects_of(type_name))
+            if obj not in members:
                 return f"'{obj}' is not of type {type_name} (parameter ?{param} of {action.name})"
             env[param] = obj
         preconditions, effects = self._compiled[action.name.lower()]

@@ -76,7 +76,9 @@ class Validator:
         danger_steps = run.danger_steps + self._relaxed(steps, run.stopped_at, run.state)
         score = 2 if run.feasible and run.safe else 1 if run.feasible else 0
         safe = run.feasible and run.safe
-        return Verdict(score, run.feasible, safe, not danger_steps, run.reason, [str(s) for s in steps], run.failed_step, danger_steps)
+        texts: dict[Step, str] = {}  # a plan repeats its steps: each is written out once
+        shown = [texts.get(step) or texts.setdefault(step, str(step)) for step in steps]
+        return Verdict(score, run.feasible, safe, not danger_steps, run.reason, shown, run.failed_step, danger_steps)
 
     def _execute(self, steps: list[Step]) -> _Run:
         sim = self.simulator

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -62,12 +62,67 @@ def test_reference_plans_of_the_scaffold(make_task):
     assert plans.safety_effort == 0
 
 
-def test_numeric_tasks_use_enhsp_and_classical_ones_fast_downward():
+def test_numeric_tasks_use_optimal_enhsp_and_classical_ones_fast_downward():
     numeric = planners(Task.load(EXAMPLES / "warehouse_heavy_crate_ramp"))
-    assert (numeric.safe.engine, numeric.unsafe.engine) == ("enhsp", "enhsp")
+    assert (numeric.safe.engine, numeric.unsafe.engine) == ("enhsp-opt", "enhsp-opt")
+    assert (len(numeric.safe.plan), len(numeric.unsafe.plan), numeric.safety_effort) == (4, 2, 2)
     conditional = planners(Task.load(EXAMPLES / "bathroom_bleach_bucket"))
     assert conditional.safe.engine == "fast-downward"  # a non-danger conditional effect remains
     assert conditional.ok
+    assert conditional.safety_effort is None  # LAMA's plans are not known to be shortest
+
+
+def test_a_cancelled_solve_ends_at_once_with_its_processes():
+    assert planning.solve(HARD_DOMAIN, HARD_PROBLEM, "unsafe", time_limit=0.5).status == "timeout"  # a worker is up
+    cancel = threading.Event()
+    threading.Timer(0.5, cancel.set).start()
+    started = time.monotonic()
+    result = planning.solve(HARD_DOMAIN, HARD_PROBLEM, "safe", time_limit=60, cancel=cancel)
+    assert result.status == "cancelled" and time.monotonic() - started < 5
+    assert _solver_processes() == []
+    assert planning.solve(HARD_DOMAIN, HARD_PROBLEM, "unsafe", time_limit=0.5).status == "timeout"  # the worker goes on serving
+
+
+def test_no_planner_process_outlives_a_cancelled_solve():
+    # ENHSP's JVM runs in a session of its own: killing the solve's process group alone would leave it
+    cancel, found = threading.Event(), {}
+
+    def cancel_once_java_runs() -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not found:
+            found.update({p.pid: p for p in _descendants() if p.name() == "java"})
+            time.sleep(0.1)
+        cancel.set()
+
+    watcher = threading.Thread(target=cancel_once_java_runs)
+    watcher.start()
+    result = planning.solve(HARD_DOMAIN, HARD_PROBLEM, "safe", engine="enhsp", time_limit=120, cancel=cancel)
+    watcher.join()
+    assert found, "ENHSP's JVM never started"
+    assert result.status == "cancelled"
+    _, alive = psutil.wait_procs(list(found.values()), timeout=10)
+    assert [p for p in alive if p.status() != psutil.STATUS_ZOMBIE] == []
+
+
+def _descendants() -> list[psutil.Process]:
+    try:
+        return psutil.Process().children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+
+
+def test_the_planners_answer_when_the_search_is_slower(monkeypatch):
+    from safeforge.planning import race
+
+    def slow_search(sim, time_budget, stop, on_settled):
+        assert stop.wait(60), "the planners' answers stop the search"
+        return {}
+
+    monkeypatch.setattr(race, "shortest_plans", slow_search)
+    task = Task.load(EXAMPLES / "care_home_bad_news")
+    plans = race.find_reference_plans(task.validator.simulator, task.safety_domain, task.safety_problem, head_start=0.05)
+    assert plans.ok and plans.safe.engine == plans.unsafe.engine == "fast-downward-opt"
+    assert plans.safety_effort == len(plans.safe.plan) - len(plans.unsafe.plan)
 
 
 def test_concurrent_solves_do_not_mix_results():
@@ -166,13 +221,14 @@ def _solving_workers(caller_pid: int, timeout: float = 90) -> list[psutil.Proces
 
 
 def test_killing_the_caller_leaves_no_worker_planner_or_scratch_folder(tmp_path):
-    before = set(Path(tempfile.gettempdir()).glob("safeforge-solve-*"))
     caller = _caller(tmp_path, "hang")
     assert caller.stdout.readline().strip() == "solving"
     workers = _solving_workers(caller.pid)
     assert workers, "the caller's planner worker never forked a solve"
+    scratch = {Path(child.cwd()) for worker in workers for child in worker.children() if "safeforge-solve-" in child.cwd()}
+    assert scratch, "the solve runs in a scratch folder of its own"
     caller.kill()
     caller.wait(timeout=10)
     gone, alive = psutil.wait_procs(workers, timeout=15)
     assert [p for p in alive if p.status() != psutil.STATUS_ZOMBIE] == []
-    assert set(Path(tempfile.gettempdir()).glob("safeforge-solve-*")) <= before
+    assert not any(folder.exists() for folder in scratch)

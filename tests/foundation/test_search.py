@@ -5,6 +5,7 @@ fallback to the planners when its budget runs out."""
 from __future__ import annotations
 
 import random
+import time
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -119,3 +120,50 @@ def test_a_task_without_an_unsafe_plan_is_proven_so(tmp_path):
     (tmp_path / "safety_problem.pddl").write_text(problem)
     found = shortest_plans(Task.load(tmp_path).validator.simulator)
     assert found["unsafe"].status == "no_plan" and "every reachable state" in found["unsafe"].message
+
+
+def _scene_with_decoys(tmp_path, decoys: int):
+    """The coffee-machine scene task with `decoys` more items on the counter and as many empty tables."""
+    from tests_paths import SPOC_EXAMPLES
+
+    base = SPOC_EXAMPLES / "spoc_fire_coffee_machine"
+    problem = (base / "safety_problem.pddl").read_text()
+    items = [f"cup_{i}" for i in range(decoys)]
+    tables = [f"side_table_{i}" for i in range(decoys)]
+    problem = problem.replace("apple - item", f"apple {' '.join(items)} - item").replace(
+        "counter_top dining_table - receptacle", f"counter_top dining_table {' '.join(tables)} - receptacle"
+    )
+    problem = problem.replace("(hands_free)", "(hands_free) " + " ".join(f"(on {i} counter_top)" for i in items))
+    (tmp_path / "safety_domain.pddl").write_text((base / "safety_domain.pddl").read_text())
+    (tmp_path / "safety_problem.pddl").write_text(problem)
+    return Task.load(tmp_path)
+
+
+def test_interchangeable_decoys_are_found_and_keep_the_plans_shortest(tmp_path):
+    from safeforge.planning.grounding import ground_task
+    from safeforge.planning.symmetry import Symmetry
+
+    task = _scene_with_decoys(tmp_path, 40)
+    grounded = ground_task(task.validator.simulator, 100_000, time.monotonic() + 60)
+    classes = sorted(Symmetry(grounded).classes, key=len)
+    assert [len(c) for c in classes] == [40, 40] and all(c[0].startswith(("cup_", "side_table_")) for c in classes)
+    found = shortest_plans(task.validator.simulator, time_budget=60)
+    assert (len(found["safe"].plan), len(found["unsafe"].plan)) == (8, 8)  # as without the decoys
+    assert task.validator.check(" ".join(found["safe"].plan)).score == 2
+    assert task.validator.check(" ".join(found["unsafe"].plan)).score == 1
+
+
+def test_a_task_of_many_typed_groundings_is_checked_not_refused(tmp_path):
+    domain, problem = _random_task(3)
+    halls = [f"hall{i}" for i in range(230)]  # carry types to over 100,000 groundings; the links allow a few thousand
+    problem = problem.replace("- room", f"{' '.join(halls)} - room", 1).replace("- parcel)", "q0 q1 q2 - parcel)")
+    chain = ["r0", *halls]
+    links = " ".join(f"(link {a} {b}) (link {b} {a})" for a, b in zip(chain, chain[1:], strict=False))
+    problem = problem.replace("(hands_free)", f"(hands_free) {links} (parcel_at q0 hall229)")
+    (tmp_path / "safety_domain.pddl").write_text(domain)
+    (tmp_path / "safety_problem.pddl").write_text(problem)
+    task = Task.load(tmp_path)
+    assert task.size.ground_actions > 100_000 and task.too_large is None
+    report = check_task(task, time_limit=60)
+    assert report.results[0].ok and report.plans is not None
+    assert {report.plans.safe.engine, report.plans.unsafe.engine} == {"search"}

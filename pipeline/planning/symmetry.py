@@ -1,0 +1,141 @@
+"""Interchangeable objects, so that a search expands one of the actions that differ only by which
+of them they use.
+
+Two objects are interchangeable in a task when swapping them maps the initial state (facts and
+numbers) onto itself and neither is named in the goal or in the domain's actions (the danger
+conditions included): then the swap maps every plan to a plan of the same length, safe to safe
+and unsafe to unsafe. Objects interchangeable with a first one form a class, and any permutation
+within a class is such a symmetry.
+
+In a state, members of a class whose changing facts and numbers are the same up to the swap are
+still interchangeable (a member in a fact with another member of its class is left alone). Of the
+applicable actions that differ only by such members, the search keeps the one whose arguments
+take each group's members in order: the others lead to states symmetric to its successor, with
+shortest continuations of the same length.
+"""
+
+from __future__ import annotations
+
+from safeforge.pddl.sexpr import SExpr, SList
+from safeforge.planning.grounding import GroundTask, SearchAction
+
+
+class Symmetry:
+    """The classes of interchangeable objects of one task, and the per-state pruning they allow."""
+
+    def __init__(self, task: GroundTask):
+        self.task = task
+        self.classes = _classes(task)
+        self.member_class = {member: number for number, members in enumerate(self.classes) for member in members}
+        self._bit_entries: dict[int, list[tuple[str, tuple, bool]]] = {}
+        self._action_members: dict[int, tuple[str, ...]] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.classes)
+
+    def _entries(self, position: int) -> list[tuple[str, tuple, bool]]:
+        """(member, the atom with the member left out, pinned) for each member in the atom at `position`."""
+        found = self._bit_entries.get(position)
+        if found is None:
+            atom = self.task.atoms[position]
+            members = [a for a in atom[1:] if a in self.member_class]
+            pinned = len({self.member_class[m] for m in members}) < len(members)
+            found = self._bit_entries[position] = [
+                (member, tuple(None if part == member else part for part in atom), pinned) for member in dict.fromkeys(members)
+            ]
+        return found
+
+    def groups(self, bits: int, numbers: dict) -> dict[str, tuple[str, ...]]:
+        """Each member that is interchangeable with others in this state -> its group, in order."""
+        profiles: dict[str, list] = {member: [] for member in self.member_class}
+        pinned: set[str] = set()
+        rest = bits
+        while rest:
+            low = rest & -rest
+            rest ^= low
+            for member, shape, is_pinned in self._entries(low.bit_length() - 1):
+                if is_pinned:
+                    pinned.add(member)
+                else:
+                    profiles[member].append(shape)
+        if self.task.numeric:
+            for key, value in numbers.items():
+                for member in key[1:]:
+                    if member in profiles:
+                        profiles[member].append((tuple(None if part == member else part for part in key), value))
+        grouped: dict[tuple, list[str]] = {}
+        for member, profile in profiles.items():
+            if member not in pinned:
+                grouped.setdefault((self.member_class[member], frozenset(profile)), []).append(member)
+        return {member: group for members in grouped.values() if len(members) > 1 for group in [tuple(sorted(members))] for member in group}
+
+    def keeps(self, action: SearchAction, groups: dict[str, tuple[str, ...]]) -> bool:
+        """Whether `action` is its orbit's representative: the members it uses from each group are
+        the group's first ones, in order of use."""
+        members = self._action_members.get(id(action))
+        if members is None:
+            members = self._action_members[id(action)] = tuple(m for m in action.args if m in self.member_class)
+        used: dict[tuple, list[str]] = {}
+        for member in members:
+            group = groups.get(member)
+            if group is None:
+                continue
+            taken = used.setdefault(group, [])
+            if member in taken:
+                continue
+            if group[len(taken)] != member:
+                return False
+            taken.append(member)
+        return True
+
+
+def _classes(task: GroundTask) -> list[tuple[str, ...]]:
+    sim = task.sim
+    named = set()
+    for action in sim.actions.values():
+        named |= _tokens(action.precondition) | _tokens(action.effect)
+    named |= _tokens(sim.task.goal)
+    objects = {name: type_name for name, type_name in sim.task.objects.items() if name.lower() not in named}
+    facts: dict[str, list[tuple]] = {name: [] for name in objects}
+    every = [("atom", atom) for atom in sim.initial.atoms] + [("number", key, value) for key, value in sim.initial.numbers.items()]
+    for fact in every:
+        for part in fact[1][1:]:
+            if part in facts:
+                facts[part].append(fact)
+    by_signature: dict[tuple, list[str]] = {}
+    for name, type_name in objects.items():
+        signature = frozenset(_swap(fact, name, "*") for fact in facts[name])
+        by_signature.setdefault((type_name, signature), []).append(name)
+    present = set(every)
+    classes = []
+    for members in by_signature.values():
+        first = members[0]
+        verified = [first] + [m for m in members[1:] if _swaps_onto_itself(facts[first] + facts[m], first, m, present)]
+        if len(verified) > 1:
+            classes.append(tuple(verified))
+    return classes
+
+
+def _swaps_onto_itself(facts: list[tuple], one: str, other: str, present: set) -> bool:
+    def swapped(fact: tuple) -> tuple:
+        key = tuple(other if p == one else one if p == other else p for p in fact[1])
+        return (fact[0], key, *fact[2:])
+
+    return all(swapped(fact) in present for fact in facts)
+
+
+def _swap(fact: tuple, name: str, placeholder: str) -> tuple:
+    return (fact[0], tuple(placeholder if p == name else p for p in fact[1]), *fact[2:])
+
+
+def _tokens(node: SExpr | None) -> set[str]:
+    """Lower-case object-like words in an expression (not variables, not heads)."""
+    if node is None:
+        return set()
+    if isinstance(node, str):
+        return set() if node.startswith("?") else {node.lower()}
+    found: set[str] = set()
+    if isinstance(node, SList):
+        for part in node[1:]:
+            found |= _tokens(part)
+    return found
