@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import uuid
 
-import httpx
 import pytest
 from label_studio_sdk import LabelStudio
-from review_helpers import ADMIN, PASSWORD, TOKEN, free_port
+from review_helpers import ADMIN, PASSWORD, TOKEN, free_port, join_as
 
 from safeforge.review import ReviewConfig, ServerError, check_installation, start_server, stop_server
 from tests.doubles.review_demo import demo_run
@@ -47,27 +46,7 @@ def make_run(tmp_path):
     return make
 
 
-_ANNOTATOR_TOKENS: dict[str, str] = {}
-
-
 @pytest.fixture
 def annotator(labelstudio, admin):
     """An annotator's own SDK client: signed up through the invite link, with their own token."""
-
-    def join(email: str) -> LabelStudio:
-        if email not in _ANNOTATOR_TOKENS:
-            invite = admin.organizations.invites.get_invite_link().invite_url
-            with httpx.Client(base_url=labelstudio.url, trust_env=False) as browser:
-                browser.get(invite)
-                response = browser.post(
-                    invite,
-                    data={"email": email, "password": "annotator-password-1", "csrfmiddlewaretoken": browser.cookies["csrftoken"]},
-                    headers={"Referer": labelstudio.url + invite},
-                )
-                assert response.status_code == 302, f"sign-up of {email} failed: {response.status_code}"
-                _ANNOTATOR_TOKENS[email] = browser.get("/api/current-user/token").json()["token"]
-        client = LabelStudio(base_url=labelstudio.url, api_key=_ANNOTATOR_TOKENS[email])
-        assert client.users.whoami().email == email
-        return client
-
-    return join
+    return lambda email: join_as(labelstudio.url, admin, email)

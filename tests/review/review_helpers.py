@@ -6,12 +6,40 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 from label_studio_sdk import LabelStudio
 
 from safeforge.review import CORRECTABLE_FIELDS
 from safeforge.review._mapping import ReviewMapping
 
 ADMIN, PASSWORD, TOKEN = "admin@review.test", "admin-password-1", "review-tests-admin-token"
+
+
+_TOKENS: dict[tuple[str, str], str] = {}  # (server, e-mail) -> the annotator's token
+
+
+def join_as(url: str, admin: LabelStudio, email: str) -> LabelStudio:
+    """The SDK client of annotator `email` on the server at `url`: signed up through the
+    organization's invite link as people do (once), then with their own token."""
+    if (url, email) not in _TOKENS:
+        invite = admin.organizations.invites.get_invite_link().invite_url
+        with httpx.Client(base_url=url, trust_env=False) as browser:
+            browser.get(invite)
+            response = browser.post(
+                invite,
+                data={"email": email, "password": "annotator-password-1", "csrfmiddlewaretoken": browser.cookies["csrftoken"]},
+                headers={"Referer": url + invite},
+            )
+            assert response.status_code == 302, f"sign-up of {email} failed: {response.status_code}"
+            _TOKENS[url, email] = browser.get("/api/current-user/token").json()["token"]
+    client = LabelStudio(base_url=url, api_key=_TOKENS[url, email])
+    assert client.users.whoami().email == email
+    return client
+
+
+def token_of(url: str, email: str) -> str:
+    """The API token of an annotator who joined the server at `url` (`join_as`)."""
+    return _TOKENS[url, email]
 
 
 def free_port() -> int:
