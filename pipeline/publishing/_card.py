@@ -71,9 +71,17 @@ def _money(value: float | None) -> str:
 
 
 def render_card(
-    *, version: str, license_id: str, repo_id: str | None, stats: ReleaseStats, runs: list[str], plots: list[str], replayed: int = 0
+    *,
+    version: str,
+    license_id: str,
+    repo_id: str | None,
+    stats: ReleaseStats,
+    runs: list[str],
+    plots: list[str],
+    replayed: int = 0,
+    review_section: str = "",
 ) -> str:
-    """The README.md text."""
+    """The README.md text; `review_section` is the runs' review in Markdown (`safeforge.review.review_report`)."""
     meta = yaml.safe_dump(front_matter(license_id, version, stats.tasks), sort_keys=False, allow_unicode=True)
     load_from = repo_id or "path/to/this/folder"
     revision = f', revision="{version}"' if repo_id else ""
@@ -118,6 +126,8 @@ def render_card(
         )
         + "\n"
     )
+    if review_section:
+        parts += ["## Human review\n", review_section + "\n"]
     if replayed:
         parts.append(
             f"**{replayed} of the {stats.tasks} tasks were generated from hand-written responses served by Safeforge's "

@@ -9,6 +9,7 @@ temporary folder is removed, so no partial release is ever left behind.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -28,10 +29,12 @@ from safeforge.publishing._collect import collect
 from safeforge.publishing._content import Duplicate, deduplicate
 from safeforge.publishing._dataset import task_row, write_parquet
 from safeforge.publishing._errors import PublishError
-from safeforge.publishing._plots import write_plots
-from safeforge.publishing._privacy import public_metadata
+from safeforge.publishing._plots import PLOTS_DIR, write_plots
+from safeforge.publishing._privacy import pseudonym, public_metadata
 from safeforge.publishing._revalidate import ReleasedTask, revalidate_or_reason
 from safeforge.publishing._stats import ReleaseStats, release_stats
+from safeforge.review import review_report
+from safeforge.runs.ledger import RunStore
 from safeforge.settings import Settings
 from safeforge.task.files import TaskError, read_metadata
 
@@ -170,7 +173,11 @@ def publish(
         stats = release_stats(rows, summaries, len(duplicates))
         write_parquet(rows, building)
         write_archive(released, building)
-        plots = [str(p.relative_to(building)) for p in write_plots(stats, building)]
+        written = write_plots(stats, building)
+        review = review_report([RunStore(s.root) for s in summaries])  # every task the runs sent to review
+        alias = functools.partial(pseudonym, salt=repo_id or "local")
+        review_plot = review.write_plot(building / PLOTS_DIR / "agreement.png", alias)
+        plots = [str(p.relative_to(building)) for p in [*written, *([review_plot] if review_plot else [])]]
         card = render_card(
             version=version,
             license_id=license_id,
@@ -179,6 +186,7 @@ def publish(
             runs=[s.name for s in summaries],
             plots=plots,
             replayed=len(replayed),
+            review_section=review.to_markdown(alias),
         )
         _hub.check_card(card)
         (building / "README.md").write_text(card, encoding="utf-8")
