@@ -47,16 +47,16 @@ def cohen_kappa(first: Sequence[str], second: Sequence[str]) -> float | None:
 def krippendorff_alpha(units: Iterable[Sequence[str]]) -> float | None:
     """Krippendorff's alpha for nominal values; each unit is the values its raters gave (a unit
     with fewer than two is not pairable and left out). None when undefined (one value throughout)."""
-    coincidences: Counter[tuple[str, str]] = Counter()
+    coincidences: dict[tuple[str, str], float] = {}
     for values in units:
         if len(values) < 2:
             continue
         weight = 1.0 / (len(values) - 1)
         for i, j in itertools.permutations(range(len(values)), 2):
-            coincidences[(values[i], values[j])] += weight
-    totals: Counter[str] = Counter()
+            coincidences[values[i], values[j]] = coincidences.get((values[i], values[j]), 0.0) + weight
+    totals: dict[str, float] = {}
     for (value, _), count in coincidences.items():
-        totals[value] += count
+        totals[value] = totals.get(value, 0.0) + count
     n = sum(totals.values())
     observed = sum(count for (a, b), count in coincidences.items() if a != b)
     expected = sum(totals[a] * totals[b] for a, b in itertools.permutations(totals, 2)) / (n - 1) if n > 1 else 0.0

@@ -190,7 +190,7 @@ class LabelStudioClient:
 
     def create_view(self, project_id: int, title: str, filters: dict) -> int:
         with self._calling(f"creating view {title!r} in project {project_id}"):
-            view = self._sdk.views.create(project=project_id, data={"title": title, "filters": filters}, request_options=_ONCE)  # type: ignore[arg-type]
+            view = self._sdk.views.create(project=project_id, data={"title": title, "filters": filters}, request_options=_ONCE)
         return _id(view.id)
 
     def user_emails(self) -> dict[int, str]:

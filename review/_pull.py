@@ -257,7 +257,7 @@ def _record(store: RunStore, task: _Task, project_id: int, now: str, result: Pul
 
 def _move(store: RunStore, task: _Task, result: PullResult) -> None:
     outcome, row, task_id = task.outcome, task.row, task.task_id
-    detail = {"ls_task_id": task.remote.id}
+    detail: dict[str, object] = {"ls_task_id": task.remote.id}
     decision = outcome.decision
     if decision is None:
         result.pending.append(task_id)
@@ -319,7 +319,7 @@ def _review(task: _Task, project_id: int, now: str) -> tuple[Review, dict, int]:
     decision = outcome.decision
     history = task.metadata.review.disagreements if task.metadata.review else []
     review = Review(
-        decision=None if decision is None else decision.decision,  # type: ignore[arg-type]
+        decision=None if decision is None else decision.decision,
         final_rule=None if decision is None else decision.rule,
         waiting_for=outcome.waiting_for,
         votes=outcome.progress,
@@ -370,7 +370,7 @@ def merge_disagreements(
         if earlier is None and settled_by and any(d.key == item.key and d.resolved_by == settled_by for d in closed):
             continue  # recorded already, as settled by this adjudicator
         entry = Disagreement(
-            kind=item.kind,  # type: ignore[arg-type]
+            kind=item.kind,
             key=item.key,
             summary=item.summary,
             annotators=list(item.annotators),

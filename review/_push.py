@@ -179,7 +179,7 @@ def push_run(
         _save_mapping(store, mapping, client_config.url, project, remote)
         _update_ledger(store, result, remote, client_config.url, project.id)
         result.adjudicators = mapping.adjudicators
-        if rules_changed:
+        if rules_changed and not created:
             result.decisions = pull_locked(store, client_config)
     return result
 

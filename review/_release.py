@@ -37,7 +37,9 @@ class ReviewReport:
     """Kind -> {"found", "resolved", "adjudicated"} counts."""
 
     def to_markdown(self, alias: Callable[[str], str] = str) -> str:
-        """The card's review section (annotators named by `alias`)."""
+        """The card's review section (annotators named by `alias`); "" when nobody voted."""
+        if not self.agreement.annotators:
+            return ""
         parts = [self.agreement.to_markdown(alias)]
         if self.disagreements:
             rows = [

@@ -144,7 +144,7 @@ class Disagreement(BaseModel):
     found_at: str
     resolved_at: str | None = None
     resolution: str | None = None
-    """How it ended: adjudicated, votes agree, corrections agree, re-saved by its author, withdrawn."""
+    """How it ended: "adjudicated", or how the conflict went away (e.g. "the votes now agree")."""
     resolved_by: str | None = None
     """The adjudicator who settled it."""
 
