@@ -20,8 +20,8 @@ def agreement_plot(result: Agreement, path: str | Path, alias: Callable[[str], s
 
     names = [a.annotator for a in result.annotators]
     labels = [alias(n) for n in names]
-    size = max(3.0, 0.6 * len(names) + 2.0)
-    figure, (matrix_axes, bar_axes) = plt.subplots(1, 2, figsize=(2 * size + 1.0, size), dpi=100)
+    size = max(3.5, 0.6 * len(names) + 2.0)
+    figure, (matrix_axes, bar_axes) = plt.subplots(1, 2, figsize=(max(10.0, 2 * size + 2.0), size + 0.5), dpi=100)
     kappas = [[float("nan")] * len(names) for _ in names]
     notes = [[""] * len(names) for _ in names]
     for pair in result.pairs:
@@ -44,7 +44,7 @@ def agreement_plot(result: Agreement, path: str | Path, alias: Callable[[str], s
     bar_axes.bar_label(bars, labels=[_with_final_label(a) for a in result.annotators[::-1]], padding=2, fontsize=8)
     bar_axes.set_xlim(0, 130)
     bar_axes.set_xlabel("% of decided tasks")
-    bar_axes.set_title("Agreement with the final decision")
+    bar_axes.set_title("Votes that agree with\nthe final decision")
     figure.tight_layout()
     path = Path(path)
     figure.savefig(path, format="png", metadata={"Software": None})  # no version stamp: reproducible

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from safeforge.review._agreement import Agreement, TaskVotes, agreement, task_agreement
+from safeforge.review._agreement import Agreement, agreement, task_agreement, votes_of
 from safeforge.review._annotations import ReviewAnnotation
 from safeforge.review._client import LabelStudioClient, RemoteTask, copies_by_task, extra_copies
 from safeforge.review._config import ReviewConfig
@@ -155,10 +155,9 @@ def pull_locked(store: RunStore, client_config: ReviewConfig) -> PullResult:
             )
         result = PullResult(client_config.url, mapping.project_id)
         tasks = _read(store, mapping, remote, users, result)
-        result.agreement = agreement(_task_votes(task.annotations, task.outcome) for task in tasks)
         now = datetime.now(UTC).isoformat(timespec="seconds")
-        for task in tasks:
-            _record(store, task, mapping.project_id, now, result)
+        reviews = [review for task in tasks if (review := _record(store, task, mapping.project_id, now, result))]
+        result.agreement = agreement(votes_of(review) for review in reviews)
         duplicates = extra_copies(remote.values())
         result.flags += [
             f"{task_id} is in project {mapping.project_id} {len(ids) + 1} times (Label Studio ids {', '.join(map(str, ids))} "
@@ -200,19 +199,11 @@ def _read(store: RunStore, mapping: ReviewMapping, remote: dict[int, RemoteTask]
         except TaskError as exc:
             result.failed[task_id] = f"cannot record the review: {exc}"
             continue
-        original = _original_formalization(metadata)
-        rules = ReviewRules(required=primary.overlap, adjudicators=adjudicators)
-        outcome = decide(annotations, rules, {name: field_text(original, name) for name in CORRECTABLE_FIELDS})
-        tasks.append(
-            _Task(row, task_id, primary, metadata, {name: field_text(original, name) for name in CORRECTABLE_FIELDS}, annotations, outcome)
-        )
+        formalization = _original_formalization(metadata)
+        original = {name: field_text(formalization, name) for name in CORRECTABLE_FIELDS}
+        outcome = decide(annotations, ReviewRules(required=primary.overlap, adjudicators=adjudicators), original)
+        tasks.append(_Task(row, task_id, primary, metadata, original, annotations, outcome))
     return tasks
-
-
-def _task_votes(annotations: list[ReviewAnnotation], outcome: Outcome) -> TaskVotes:
-    voted = {a.annotator: a for a in sorted(annotations, key=lambda a: a.order) if a.annotator in outcome.votes and not a.adjudicating}
-    lead_times = {who: float(a.lead_time) for who, a in voted.items() if isinstance(a.lead_time, int | float)}
-    return TaskVotes(outcome.votes, outcome.decision.decision if outcome.decision else None, lead_times)
 
 
 def _original_formalization(metadata: TaskMetadata) -> dict:
@@ -224,14 +215,15 @@ def _original_formalization(metadata: TaskMetadata) -> dict:
     return formalization
 
 
-def _record(store: RunStore, task: _Task, project_id: int, now: str, result: PullResult) -> None:
-    """Write one task's review (metadata, ledger) when it changed, and move its record."""
+def _record(store: RunStore, task: _Task, project_id: int, now: str, result: PullResult) -> Review | None:
+    """Write one task's review (metadata, ledger) when it changed, and move its record; returns the
+    review (None for a task nobody voted on yet)."""
     outcome, row = task.outcome, task.row
     before = task.metadata.review
     if before is None and not outcome.votes and outcome.adjudication is None and row.state == "in_review":
         result.pending.append(task.task_id)  # nothing voted yet: nothing to record
         result.progress[task.task_id] = outcome.progress
-        return
+        return None
     review, formalization, applied = _review(task, project_id, now)
     for entry in review.disagreements:
         names = ", ".join(entry.annotators)
@@ -249,10 +241,11 @@ def _record(store: RunStore, task: _Task, project_id: int, now: str, result: Pul
             )
         except (OSError, ValueError) as exc:
             result.failed[task.task_id] = f"{store.task_dir(task.task_id) / METADATA}: cannot record the review: {exc}"
-            return
+            return review
         result.corrections += applied
     store.ledger.set_disagreements(row.record_id, [d.model_dump(mode="json", exclude_none=True) for d in review.disagreements])
     _move(store, task, result)
+    return review
 
 
 def _move(store: RunStore, task: _Task, result: PullResult) -> None:

@@ -11,9 +11,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from safeforge.review._agreement import Agreement, agreement
+from safeforge.review._agreement import Agreement, agreement, votes_of
 from safeforge.review._plot import agreement_plot
-from safeforge.review._status import task_votes
 from safeforge.runs.ledger import RunStore
 from safeforge.task.files import TaskError, read_metadata
 from safeforge.task.metadata import Review
@@ -72,7 +71,7 @@ def review_report(stores: Iterable[RunStore]) -> ReviewReport:
                     continue
                 if review is None:
                     continue
-                votes.append(task_votes(review))
+                votes.append(votes_of(review))
                 for entry in review.disagreements:
                     counts = kinds.setdefault(entry.kind, Counter())
                     counts["found"] += 1

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from safeforge.review._agreement import Agreement, TaskVotes, agreement
+from safeforge.review._agreement import Agreement, TaskVotes, agreement, votes_of
 from safeforge.review._mapping import ReviewMapping
 from safeforge.review._task_data import REJECTION_REASONS
 from safeforge.runs.ledger import RunStore
 from safeforge.task.files import TaskError, read_metadata
-from safeforge.task.metadata import Review
 
 _COLUMNS = (("checked", "not_pushed"), ("in_review", "pending"), ("accepted", "accepted"), ("rejected_by_review", "rejected"))
 NO_REASON = "no_reason_given"
@@ -160,7 +159,7 @@ def review_status(store: RunStore) -> Status:
                 if state != "in_review":  # a task in review may have no vote yet
                     unreadable.append(task_id)
                 continue
-            tasks.append(task_votes(review))
+            tasks.append(votes_of(review))
             if state == "rejected_by_review":
                 for reason in review.reasons or [NO_REASON]:
                     for bucket in (source, total):
@@ -183,22 +182,3 @@ def review_status(store: RunStore) -> Status:
         adjudicators=mapping.adjudicators,
         duplicates=mapping.duplicates,
     )
-
-
-def task_votes(review: Review) -> TaskVotes:
-    """A task's votes as its review block records them: each annotator's latest annotation that is a
-    vote (an adjudication is not, unless it was ignored and its author has no other vote)."""
-    entries = sorted(review.annotations, key=lambda a: (str(a.get("created_at", "")), int(a.get("id", 0))))
-    voters = {a.get("annotator") for a in entries if not a.get("adjudicating")}
-    votes: dict[str, str] = {}
-    lead_times: dict[str, float] = {}
-    for entry in entries:
-        who, decision = str(entry.get("annotator")), entry.get("decision")
-        counts = not entry.get("adjudicating") or (entry.get("ignored_adjudication") and who not in voters)
-        if counts and decision in ("accept", "reject"):
-            votes[who] = decision
-            if isinstance(entry.get("lead_time"), int | float):
-                lead_times[who] = float(entry["lead_time"])
-            else:
-                lead_times.pop(who, None)
-    return TaskVotes(votes, review.decision, lead_times)
