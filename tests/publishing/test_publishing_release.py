@@ -74,6 +74,7 @@ def test_release_folder_rows_card_and_files(two_runs, tmp_path):
         "accept_votes": 2,
         "reject_votes": 1,
         "reasons": ["unrealistic"],
+        "disagreements": [],
     }
     assert neiss["provenance"]["tokens"] == 1500 and neiss["provenance"]["cost_usd"] == 0.02
     assert neiss["provenance"]["rounds"] == 2 and neiss["provenance"]["attempts"] == 2
@@ -119,6 +120,7 @@ def test_release_folder_rows_card_and_files(two_runs, tmp_path):
     plots = sorted(p.name for p in (out / "plots").iterdir())
     assert plots == [
         "acceptance.png",
+        "agreement.png",
         "danger_group.png",
         "danger_type.png",
         "entity_in_danger.png",
