@@ -18,6 +18,7 @@ import glob
 import hashlib
 import os
 import pwd
+import re
 import shutil
 import stat
 import subprocess
@@ -121,10 +122,24 @@ def prepare_cluster(data_dir: Path, venv: Path) -> Cluster:
 
 
 def template_ready(venv: Path) -> bool:
+    """Whether the template is there, for this Label Studio and this PostgreSQL's major version."""
     from safeforge.review._server import LABEL_STUDIO_VERSION
 
-    marker = venv / TEMPLATE_DIR / _MARKER
-    return marker.exists() and marker.read_text().strip() == f"label-studio {LABEL_STUDIO_VERSION}"
+    template = venv / TEMPLATE_DIR
+    marker, version = template / _MARKER, template / "PG_VERSION"
+    return (
+        marker.exists()
+        and marker.read_text().strip() == f"label-studio {LABEL_STUDIO_VERSION}"
+        and version.exists()
+        and version.read_text().strip() == major_version()
+    )
+
+
+def major_version() -> str:
+    """The installed PostgreSQL's major version ("15"), as a cluster's PG_VERSION file holds it."""
+    done = subprocess.run([str(bin_dir() / "postgres"), "-V"], capture_output=True, text=True, check=False)
+    found = re.search(r"(\d+)(?:\.\d+)*", done.stdout)
+    return found.group(1) if found else ""
 
 
 def start_postgres(cluster: Cluster, timeout: float = 60.0) -> ProcessRecord:

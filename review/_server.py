@@ -50,8 +50,9 @@ class ServerHandle:
     port: int
     data_dir: str
     database: str = "sqlite"
-    """sqlite, or postgresql (a local server of its own, `postgres`)."""
+    """sqlite, or postgresql: a local PostgreSQL server of its own."""
     postgres: ProcessRecord | None = None
+    """That PostgreSQL server's process."""
 
     @property
     def pid(self) -> int:
