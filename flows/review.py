@@ -2,7 +2,8 @@
 reviewers' decisions back into its ledger (the library's `safeforge.review.push_run` / `safeforge.review.pull_run`).
 
 Label Studio is configured by LABEL_STUDIO_URL, LABEL_STUDIO_API_KEY, ... (`safeforge.review.ReviewConfig`).
-Both flows publish the project's link and the run's summary as artifacts.
+Both flows publish the project's link and the run's summary as artifacts; the summary ends with the
+review's state (agreement, each annotator's record, the adjudication queue, open disagreements).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from prefect import flow, get_run_logger
 from prefect.artifacts import create_link_artifact, create_markdown_artifact
 
 from safeforge.flows.generate import artifact_key
-from safeforge.review import ReviewConfig, pull_run, push_run
+from safeforge.review import ReviewConfig, pull_run, push_run, review_status
 from safeforge.runs.ledger import RunStore
 from safeforge.runs.overview import is_run, list_runs, run_overview
 from safeforge.settings import Settings
@@ -39,17 +40,25 @@ def project_url(base_url: str, project_id: int) -> str:
 def _publish_summary(store: RunStore) -> None:
     create_markdown_artifact(
         key=artifact_key(store.name),
-        markdown=run_overview(store.root).to_markdown(),
-        description=f"Safeforge run {store.name}: records per state, stages, cost",
+        markdown=run_overview(store.root).to_markdown() + "\n\n" + review_status(store).to_markdown(),
+        description=f"Safeforge run {store.name}: records per state, stages, cost, review",
     )
 
 
 @flow(name="review-push", log_prints=True)
-def review_push(run_name: str | None = None, annotators_per_task: int | None = None) -> dict:
+def review_push(
+    run_name: str | None = None,
+    annotators_per_task: int | None = None,
+    overlap_share: float | None = None,
+    adjudicators: list[str] | None = None,
+) -> dict:
     """Import the checked tasks of run `run_name` (default: the latest run) into its Label Studio
-    project; their records move to in_review."""
+    project; their records move to in_review. `annotators_per_task`, `overlap_share` and
+    `adjudicators` set how the run is reviewed, as `safeforge review push` does."""
     store = RunStore(run_folder(run_name))
-    result = push_run(store, ReviewConfig.from_env(), annotators_per_task=annotators_per_task)
+    result = push_run(
+        store, ReviewConfig.from_env(), annotators_per_task=annotators_per_task, overlap_share=overlap_share, adjudicators=adjudicators
+    )
     url = project_url(result.url, result.project_id)
     get_run_logger().info("%s\nreview at %s", result.summary(), url)
     create_link_artifact(

@@ -5,7 +5,8 @@
 2. `llm-replay`: the replay LLM server with the bundled replayed responses (the offline demo), unless
    OPENAI_BASE_URL is set, in which case the deployments call that endpoint instead;
 3. `deployments`: `python -m safeforge.flows.deployments`, the process that serves every deployment;
-4. `label-studio`: Label Studio, from its own virtual environment (through `review`).
+4. `label-studio`: Label Studio, from its own virtual environment (through `review`), with its
+   local PostgreSQL server first when its data dir uses one (SAFEFORGE_LABELSTUDIO_DATABASE).
 Each process runs in its own session, with a state file and a log in `<state dir>/services/`.
 Starting again reuses what is running. `stop_services()` ends them in reverse order, each with
 its whole process tree, and checks that no process of theirs is left.
@@ -253,10 +254,13 @@ def _start_label_studio(environ: Mapping[str, str], progress: Progress) -> None:
     progress(f"label-studio: starting (from .venv-labelstudio, data in {config.data_dir})")
     started = time.monotonic()
     try:
-        handle = start_server(config.data_dir, config.port, config.username, config.password, config.api_key)
+        handle = start_server(config.data_dir, config.port, config.username, config.password, config.api_key, database=config.database)
     except ServerError as exc:
         raise ServiceError(f"label-studio: {exc}") from exc
-    progress(f"label-studio: ready at {handle.url} (pid {handle.pid}, {time.monotonic() - started:.0f}s); log in as {config.username}")
+    progress(
+        f"label-studio: ready at {handle.url} (pid {handle.pid}, {handle.database}, {time.monotonic() - started:.0f}s); "
+        f"log in as {config.username}"
+    )
 
 
 # -- status and stopping ---------------------------------------------------------------------
@@ -283,7 +287,7 @@ def _label_studio_status(environ: Mapping[str, str] | None = None) -> ServiceSta
     handle = running_server(config.data_dir)
     if handle is None:
         return ServiceStatus("label-studio", False, config.url, note="not running")
-    return ServiceStatus("label-studio", True, handle.url, handle.pid, handle.log_path)
+    return ServiceStatus("label-studio", True, handle.url, handle.pid, handle.log_path, note=handle.database)
 
 
 def _forget(name: str, environ=None) -> None:
@@ -292,16 +296,21 @@ def _forget(name: str, environ=None) -> None:
 
 def stop_services(environ: Mapping[str, str] | None = None, progress: Progress = print) -> None:
     """Stop every service (reverse start order) and check that none of their processes is left."""
-    from safeforge.review import running_server, stop_server
+    from safeforge.review import running_server, stop_database, stop_server
 
     problems = []
-    handle = running_server(_review_config(environ).data_dir)
+    data_dir = _review_config(environ).data_dir
+    handle = running_server(data_dir)
     if handle is not None:
         stop_server(handle)
         if handle.is_running():
             problems.append(f"label-studio: pid {handle.pid} survived")
         else:
-            progress(f"label-studio: stopped (pid {handle.pid} and its process group)")
+            progress(
+                f"label-studio: stopped (pid {handle.pid} and its process group{', then its PostgreSQL server' if handle.postgres else ''})"
+            )
+    elif stop_database(data_dir):
+        progress("label-studio: its PostgreSQL server was left running; stopped it")
     for name in reversed(PROCESS_SERVICES):
         record = ProcessRecord.load(_record_path(name, environ))
         if record is None:

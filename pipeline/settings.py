@@ -123,6 +123,9 @@ class Settings(BaseModel):
     """That admin's password (default: the local demo password)."""
     labelstudio_data: Path | None = Field(None, json_schema_extra=_env("SAFEFORGE_LABELSTUDIO_DATA"))
     """Data folder of the server `safeforge review server start` runs (unset: `<outputs>/.labelstudio`)."""
+    labelstudio_database: Literal["sqlite", "postgresql"] | None = Field(None, json_schema_extra=_env("SAFEFORGE_LABELSTUDIO_DATABASE"))
+    """Database of a new Label Studio server: sqlite (one reviewer) or postgresql (a team; a local
+    PostgreSQL server). Unset: what the data folder holds, sqlite for a new one."""
     labelstudio_venv: Path = Field(Path(".venv-labelstudio"), json_schema_extra=_env("SAFEFORGE_LABELSTUDIO_VENV"))
     """The virtual environment holding the Label Studio server (made by `scripts/setup_labelstudio.sh`)."""
     # -- workbench ------------------------------------------------------------------------------

@@ -1,10 +1,14 @@
-"""Human review of checked tasks in Label Studio.
+"""Human review of checked tasks in Label Studio, for one reviewer or a team.
 
-    push_run(store, config)   checked tasks -> the run's Label Studio project; records -> in_review
-    pull_run(store, config)   annotations -> decisions (documented rule), corrections, agreement;
-                              records -> accepted | rejected_by_review
-    review_status(store)      pending / accepted / rejected, reasons and agreement by source
-    start_server(...) / stop_server(handle)   a local server from .venv-labelstudio/
+    push_run(store, config)   checked tasks -> the run's Label Studio project; records -> in_review;
+                              annotators per task, the share of tasks they cover, named adjudicators
+    pull_run(store, config)   votes -> decisions (documented rule), corrections, disagreements,
+                              agreement; records -> accepted | rejected_by_review (or back to review)
+    review_status(store)      pending / accepted / rejected, reasons, the adjudication queue,
+                              disagreements and agreement, by source
+    review_report(stores)     the review of several runs for a release card (agreement, disagreements)
+    start_server(...) / stop_server(handle)   a local server from .venv-labelstudio/, on SQLite or
+                              a local PostgreSQL
 
 The server runs from its own virtual environment (scripts/setup_labelstudio.sh); the project
 talks to it over HTTP with label-studio-sdk only. Names are imported from their modules on first use.
@@ -15,20 +19,34 @@ from typing import TYPE_CHECKING
 from safeforge.common.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy_exports reads this block)
-    from ._agreement import Agreement, PairAgreement, agreement, cohen_kappa
+    from ._agreement import (
+        Agreement,
+        AnnotatorAgreement,
+        PairAgreement,
+        TaskVotes,
+        agreement,
+        cohen_kappa,
+        krippendorff_alpha,
+    )
+    from ._annotations import ReviewAnnotation
     from ._conditions import condition_in_words
     from ._config import ReviewConfig
-    from ._errors import NotFoundError, ReviewError
+    from ._decide import Decision, Outcome, ReviewRules, decide
+    from ._errors import NotFoundError, ReviewError, ServerError
     from ._plan_diff import DiffRow, diff_plans
-    from ._pull import Decision, PullResult, ReviewAnnotation, final_decision, pull_run
-    from ._push import PushResult, project_title, push_run
+    from ._plot import agreement_plot
+    from ._pull import PullResult, pull_run
+    from ._push import PushResult, check_overlap, project_title, push_run
+    from ._release import ReviewReport, public_review, review_report
     from ._server import (
+        DATABASES,
         LABEL_STUDIO_VERSION,
-        ServerError,
         ServerHandle,
         check_installation,
+        prepare_postgres_template,
         running_server,
         start_server,
+        stop_database,
         stop_server,
     )
     from ._status import SourceStatus, Status, review_status

@@ -2,7 +2,9 @@
 
 Every SDK or network failure becomes a `ReviewError` naming the server, the action and the fix:
 server down (connection refused, timeout), a refused token (401/403), a missing project or
-task (404, as `NotFoundError`), anything else with the server's answer.
+task (404, as `NotFoundError`), anything else with the server's answer. Requests that create
+something (a project, tasks, an annotation, a view) are sent once, never retried by the SDK: a retry
+after an answer that was lost would create it twice; the callers check what exists instead.
 """
 
 from __future__ import annotations
@@ -15,11 +17,13 @@ from urllib.parse import urlparse
 import httpx
 from label_studio_sdk import LabelStudio
 from label_studio_sdk.core.api_error import ApiError
+from label_studio_sdk.core.request_options import RequestOptions
 
 from safeforge.review._config import ReviewConfig
 from safeforge.review._errors import NotFoundError, ReviewError
 
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+_ONCE: RequestOptions = {"max_retries": 0}
 
 
 @dataclass
@@ -29,6 +33,8 @@ class RemoteTask:
     id: int
     data: dict
     annotations: list[dict] = field(default_factory=list)
+    overlap: int = 1
+    """Annotators the task needs (Label Studio sets it from the project's overlap settings)."""
 
 
 @dataclass(frozen=True)
@@ -39,6 +45,8 @@ class RemoteProject:
     """How many annotators must submit each task (Label Studio's maximum_annotations)."""
     label_config: str = ""
     """The labeling interface (XML)."""
+    overlap_share: float = 1.0
+    """Share of tasks that need `annotators_per_task` annotators; the others need one."""
 
 
 class LabelStudioClient:
@@ -96,45 +104,94 @@ class LabelStudioClient:
         return _remote(project)
 
     def projects_titled(self, title: str) -> list[RemoteProject]:
+        """The projects with exactly this title, oldest first."""
         with self._calling("listing projects"):
             projects: list = list(self._sdk.projects.list(title=title))
-        return [
-            RemoteProject(_id(p.id), p.title or "", p.maximum_annotations or 1, p.label_config or "") for p in projects if p.title == title
-        ]
+        return sorted((_remote(p) for p in projects if p.title == title), key=lambda p: p.id)
 
-    def create_project(self, title: str, description: str, label_config: str, annotators_per_task: int = 1) -> RemoteProject:
+    def create_project(
+        self, title: str, description: str, label_config: str, annotators_per_task: int, overlap_share: float
+    ) -> RemoteProject:
         with self._calling(f"creating project {title!r}"):
             project = self._sdk.projects.create(
-                title=title, description=description, label_config=label_config, maximum_annotations=annotators_per_task
+                title=title,
+                description=description,
+                label_config=label_config,
+                maximum_annotations=annotators_per_task,
+                overlap_cohort_percentage=_percent(overlap_share),
+                request_options=_ONCE,
             )
-        return RemoteProject(_id(project.id), project.title or title, project.maximum_annotations or annotators_per_task)
+        return RemoteProject(_id(project.id), project.title or title, annotators_per_task, label_config, overlap_share)
+
+    def delete_project(self, project_id: int) -> None:
+        with self._calling(f"deleting project {project_id}"):
+            self._sdk.projects.delete(project_id)
 
     def set_label_config(self, project_id: int, label_config: str) -> None:
         with self._calling(f"update the labeling interface of project {project_id}"):
             self._sdk.projects.update(id=project_id, label_config=label_config)
 
-    def set_annotators_per_task(self, project_id: int, annotators: int) -> None:
-        with self._calling(f"setting project {project_id}'s annotators per task to {annotators}"):
-            self._sdk.projects.update(id=project_id, maximum_annotations=annotators)
+    def set_overlap(self, project_id: int, annotators: int, share: float) -> None:
+        with self._calling(f"setting project {project_id}'s overlap to {annotators} annotator(s) on {share:.0%} of tasks"):
+            self._sdk.projects.update(id=project_id, maximum_annotations=annotators, overlap_cohort_percentage=_percent(share))
 
     def tasks(self, project_id: int, with_annotations: bool = False) -> list[RemoteTask]:
         """Every task of the project (with its submitted annotations when asked)."""
         with self._calling(f"listing the tasks of project {project_id}"):
             pages: Iterable = self._sdk.tasks.list(project=project_id, fields="all" if with_annotations else "task_only", page_size=500)
             return [
-                RemoteTask(task.id, dict(task.data or {}), [_as_dict(a) for a in (task.annotations or [])] if with_annotations else [])
+                RemoteTask(
+                    task.id,
+                    dict(task.data or {}),
+                    [_as_dict(a) for a in (task.annotations or [])] if with_annotations else [],
+                    task.overlap or 1,
+                )
                 for task in pages
             ]
 
-    def import_tasks(self, project_id: int, tasks: Sequence[dict]) -> int:
-        """Import tasks (each {"data": ...}); returns how many were created."""
+    def import_tasks(self, project_id: int, tasks: Sequence[dict]) -> list[int]:
+        """Import tasks (each {"data": ...}); returns the ids Label Studio gave them."""
         with self._calling(f"importing {len(tasks)} task(s) into project {project_id}"):
-            response = self._sdk.projects.import_tasks(project_id, request=list(tasks))  # type: ignore[arg-type]
-        return response.task_count or 0
+            response = self._sdk.projects.import_tasks(
+                project_id,
+                request=list(tasks),  # type: ignore[arg-type]
+                return_task_ids=True,
+                request_options=_ONCE,
+            )
+        return list(getattr(response, "task_ids", None) or [])
 
     def delete_task(self, task_id: int) -> None:
         with self._calling(f"deleting task {task_id}"):
             self._sdk.tasks.delete(str(task_id))
+
+    def update_task_data(self, task_id: int, data: dict) -> None:
+        with self._calling(f"updating the data of task {task_id}"):
+            self._sdk.tasks.update(str(task_id), data=data)
+
+    def copy_annotation(self, annotation: dict, to_task: int) -> int:
+        """Create `annotation` again on task `to_task`: same result, author and lead time, the
+        original's id as `import_id`; returns the new annotation's id."""
+        author = annotation.get("completed_by")
+        with self._calling(f"copying annotation {annotation['id']} to task {to_task}"):
+            created = self._sdk.annotations.create(
+                to_task,
+                result=annotation.get("result") or [],
+                completed_by=author.get("id") if isinstance(author, dict) else author,
+                lead_time=annotation.get("lead_time"),
+                import_id=int(annotation["id"]),
+                request_options=_ONCE,
+            )
+        return _id(created.id)
+
+    def views(self, project_id: int) -> dict[str, int]:
+        """The project's saved Data Manager views (tabs): title -> id."""
+        with self._calling(f"listing the views of project {project_id}"):
+            return {str((view.data or {}).get("title", "")): _id(view.id) for view in self._sdk.views.list(project=project_id)}
+
+    def create_view(self, project_id: int, title: str, filters: dict) -> int:
+        with self._calling(f"creating view {title!r} in project {project_id}"):
+            view = self._sdk.views.create(project=project_id, data={"title": title, "filters": filters}, request_options=_ONCE)
+        return _id(view.id)
 
     def user_emails(self) -> dict[int, str]:
         """User id -> e-mail (the annotator identity recorded in the run)."""
@@ -147,21 +204,37 @@ def _as_dict(annotation) -> dict:
 
 
 def _remote(project) -> RemoteProject:
-    return RemoteProject(_id(project.id), project.title or "", project.maximum_annotations or 1, project.label_config or "")
+    share = project.overlap_cohort_percentage
+    return RemoteProject(
+        _id(project.id),
+        project.title or "",
+        project.maximum_annotations or 1,
+        project.label_config or "",
+        (share if share is not None else 100) / 100,
+    )
+
+
+def _percent(share: float) -> int:
+    return max(1, min(100, round(share * 100)))
 
 
 def _id(value: int | None) -> int:
-    """A project id the server returned (it always returns one for an existing project)."""
+    """The id of an object the server returned (it always returns one for an object it holds)."""
     if value is None:
-        raise ReviewError("Label Studio returned a project without an id")
+        raise ReviewError("Label Studio returned an object without an id")
     return value
 
 
-def extra_copies(tasks) -> dict[str, list[int]]:
-    """task_id -> Label Studio ids of every copy but the oldest (the one the review uses)."""
-    copies: dict[str, list[int]] = {}
+def copies_by_task(tasks: Iterable[RemoteTask]) -> dict[str, list[RemoteTask]]:
+    """task_id -> every copy of a task the project holds more than once, oldest first (the first is
+    the one the review uses)."""
+    grouped: dict[str, list[RemoteTask]] = {}
     for task in sorted(tasks, key=lambda t: t.id):
-        task_id = task.data.get("task_id")
-        if task_id:
-            copies.setdefault(str(task_id), []).append(task.id)
-    return {task_id: ids[1:] for task_id, ids in copies.items() if len(ids) > 1}
+        if task.data.get("task_id"):
+            grouped.setdefault(str(task.data["task_id"]), []).append(task)
+    return {task_id: copies for task_id, copies in grouped.items() if len(copies) > 1}
+
+
+def extra_copies(tasks: Iterable[RemoteTask]) -> dict[str, list[int]]:
+    """task_id -> Label Studio ids of every copy but the oldest."""
+    return {task_id: [task.id for task in copies[1:]] for task_id, copies in copies_by_task(tasks).items()}

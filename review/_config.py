@@ -1,6 +1,6 @@
 """How to reach the Label Studio server: `ReviewConfig.from_env()` takes it from `Settings`
 (LABEL_STUDIO_URL, LABEL_STUDIO_API_KEY, LABEL_STUDIO_USERNAME, LABEL_STUDIO_PASSWORD,
-SAFEFORGE_LABELSTUDIO_DATA), whose defaults suit only a local demo server on 127.0.0.1 that nobody
+SAFEFORGE_LABELSTUDIO_DATA, SAFEFORGE_LABELSTUDIO_DATABASE), whose defaults suit only a local demo server on 127.0.0.1 that nobody
 else can reach. Secrets never appear in `repr`, logs or files.
 """
 
@@ -30,6 +30,8 @@ class ReviewConfig:
     """Seconds to wait for one HTTP request."""
     data_dir: Path = field(default_factory=lambda: Settings.load().labelstudio_data_dir)
     """Data dir of the server that `safeforge review server start` manages."""
+    database: str | None = None
+    """Database of a new server (sqlite or postgresql); None: what the data dir holds, else sqlite."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ReviewConfig:
@@ -41,6 +43,7 @@ class ReviewConfig:
             username=settings.label_studio_username,
             password=settings.label_studio_password.get_secret_value(),
             data_dir=settings.labelstudio_data_dir,
+            database=settings.labelstudio_database,
         )
 
     @property

@@ -9,3 +9,7 @@ class ReviewError(SafeforgeError):
 
 class NotFoundError(ReviewError):
     """Label Studio answered 404: the project or task no longer exists there."""
+
+
+class ServerError(SafeforgeError):
+    """The server cannot be installed, started or stopped; the message says what to do."""

@@ -1,10 +1,13 @@
-"""`<run>/review.json`: which Label Studio project holds the run, and which task is which.
+"""`<run>/review.json`: which Label Studio project holds the run, which task is which, who adjudicates,
+and what the last pull saw.
 
-    {"url": ..., "project_id": 3, "project_title": "...",
-     "tasks": {"<task_id>": {"record_id": "...", "ls_task_id": 17}}}
+    {"url": ..., "project_id": 3, "project_title": "...", "adjudicators": ["lead@example.org"],
+     "tasks": {"<task_id>": {"record_id": "...", "ls_task_id": 17}},
+     "progress": {"<task_id>": "1 of 2"}, "queue": {"<task_id>": "votes split: ..."}, "duplicates": {...}}
 
-It is rebuilt from Label Studio itself on every push (each imported task carries its `task_id`
-and `record_id` in its data), so an interrupted push loses nothing.
+The task links are rebuilt from Label Studio itself on every push (each imported task carries its
+`task_id` and `record_id` in its data), so an interrupted push loses nothing. The adjudicators are
+the run's own (`review push --adjudicator`).
 """
 
 from __future__ import annotations
@@ -35,6 +38,10 @@ class ReviewMapping:
     """task_id -> votes so far of a task still in review ("1 of 2"), as the last pull saw them."""
     duplicates: dict[str, list[int]] = field(default_factory=dict)
     """task_id -> Label Studio ids of the extra copies of a task the last pull saw."""
+    adjudicators: list[str] = field(default_factory=list)
+    """E-mails of the people whose adjudication decides (lower case)."""
+    queue: dict[str, str] = field(default_factory=dict)
+    """task_id -> why it waits for an adjudicator, as the last pull saw it."""
 
     @classmethod
     def load(cls, store: RunStore) -> ReviewMapping:
@@ -50,6 +57,8 @@ class ReviewMapping:
                 {task_id: TaskLink(**link) for task_id, link in raw.get("tasks", {}).items()},
                 {str(k): str(v) for k, v in raw.get("progress", {}).items()},
                 {str(k): [int(i) for i in v] for k, v in raw.get("duplicates", {}).items()},
+                [str(a) for a in raw.get("adjudicators", [])],
+                {str(k): str(v) for k, v in raw.get("queue", {}).items()},
             )
         except (ValueError, TypeError, AttributeError) as exc:
             raise ReviewError(f"{path}: not a review mapping ({exc}); remove it and push again to rebuild it from Label Studio") from None
@@ -64,5 +73,7 @@ class ReviewMapping:
             },
             "progress": dict(sorted(self.progress.items())),
             "duplicates": dict(sorted(self.duplicates.items())),
+            "adjudicators": self.adjudicators,
+            "queue": dict(sorted(self.queue.items())),
         }
         write_atomically(store.root / MAPPING_FILE, json.dumps(payload, indent=2) + "\n")

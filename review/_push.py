@@ -1,14 +1,24 @@
-"""`push_run`: send a run's checked tasks to Label Studio for human review.
+"""`push_run`: send a run's checked tasks to Label Studio for human review, and set how the run is
+reviewed.
 
-Creates the run's project (or reuses it: the one in review.json, else the one with the run's
-title), imports every checked task that is not in it yet, with the quality judge's verdict as a
-prediction, and moves those records to `in_review`. Pushing again adds nothing. Which tasks are in
-the project is read from Label Studio itself (each task carries its `task_id`), so a push that was
-interrupted between importing and updating the ledger is completed, not repeated.
+The run's project is the one in review.json, else the oldest project titled `Safeforge <run>`, else a
+new one: a run name is one project, whatever folder pushes it. Two pushes that create the project at
+once each check afterwards and keep the oldest (the other deletes the empty one it made); tasks two
+pushes imported at once are kept once the same way. Every checked task that is not in the project yet
+is imported (nothing pre-annotated) and its record moves to `in_review`; pushing again adds nothing.
+Which tasks are in the project is read from Label Studio itself (each task carries its `task_id`),
+so a push interrupted between importing and updating the ledger is completed, not repeated.
+
+How the run is reviewed: `annotators_per_task` (N >= 1) annotators on every task, or on a share of
+tasks (`overlap_share` in (0, 1], the others by one annotator), and the named `adjudicators`, whose
+adjudication alone decides. A push that changes these brings the run's decisions up to date at once
+(as a pull does): a decided task that now lacks votes goes back to review, and the push says so.
 
 A task folder that cannot be shown (missing or broken metadata.json) moves its record to `error`
 with the reason; the others go on. A project or task deleted in Label Studio stops the push with
 what to do (`reimport_missing=True` creates the project again and re-imports those tasks).
+`remove_duplicates=True` merges extra copies of a task into the one the review uses: their
+annotations are moved there (same author, result and lead time), then the copies are deleted.
 """
 
 from __future__ import annotations
@@ -16,11 +26,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from safeforge.review._client import LabelStudioClient, RemoteProject, extra_copies
+from safeforge.review._client import LabelStudioClient, RemoteProject, copies_by_task
 from safeforge.review._config import ReviewConfig
 from safeforge.review._errors import NotFoundError, ReviewError
 from safeforge.review._mapping import ReviewMapping, TaskLink
-from safeforge.review._task_data import LABELING_CONFIG, build_task
+from safeforge.review._pull import PullResult, pull_locked
+from safeforge.review._task_data import LABELING_CONFIG, MARKS_FIELD, QUEUE_FIELD, build_task
 from safeforge.runs.ledger import RecordRow, RunStore
 from safeforge.runs.lock import RunLock
 from safeforge.task.folder import TaskError
@@ -50,11 +61,19 @@ class PushResult:
     failed: dict[str, str] = field(default_factory=dict)
     """record_id -> why its task could not be pushed (a checked record moves to `error`)."""
     warnings: list[str] = field(default_factory=list)
+    adjudicators: list[str] = field(default_factory=list)
+    """The run's named adjudicators after this push."""
     duplicates_removed: int = 0
     """Extra copies of tasks deleted from the project (`--remove-duplicates`)."""
+    annotations_moved: int = 0
+    """Annotations moved from those copies to the task the review uses."""
+    decisions: PullResult | None = None
+    """The decisions brought up to date, when this push changed how the run is reviewed."""
 
     def to_dict(self) -> dict:
-        return dict(self.__dict__)
+        data = dict(self.__dict__)
+        data["decisions"] = self.decisions.to_dict() if self.decisions else None
+        return data
 
     def summary(self) -> str:
         lines = [
@@ -64,9 +83,27 @@ class PushResult:
         ]
         lines += [f"error: {record_id}: {reason}" for record_id, reason in sorted(self.failed.items())]
         if self.duplicates_removed:
-            lines.append(f"removed {self.duplicates_removed} extra copy(ies) of tasks imported twice")
+            lines.append(
+                f"merged {self.duplicates_removed} extra copy(ies) of tasks imported twice ({self.annotations_moved} annotation(s) moved)"
+            )
         lines += [f"warning: {w}" for w in self.warnings]
+        if self.decisions is not None:
+            d = self.decisions
+            lines.append(
+                f"decisions brought up to date: accepted {len(d.accepted)}, rejected {len(d.rejected)}, re-opened {len(d.reopened)}"
+            )
+            lines += [f"re-opened: {task_id}: {why}" for task_id, why in sorted(d.reopened.items())]
+            lines += [f"decision changed: {task_id}" for task_id in d.changed]
+            lines += [f"needs adjudication: {task_id}: {why}" for task_id, why in sorted(d.queue.items())]
         return "\n".join(lines)
+
+
+def check_overlap(annotators_per_task: int | None, overlap_share: float | None) -> None:
+    """ReviewError unless N >= 1 and the share is in (0, 1]."""
+    if annotators_per_task is not None and annotators_per_task < 1:
+        raise ReviewError(f"annotators per task must be at least 1 (got {annotators_per_task})")
+    if overlap_share is not None and not 0 < overlap_share <= 1:
+        raise ReviewError(f"the share of tasks with several annotators must be in (0, 1] (got {overlap_share})")
 
 
 def push_run(
@@ -74,19 +111,26 @@ def push_run(
     client_config: ReviewConfig,
     *,
     annotators_per_task: int | None = None,
+    overlap_share: float | None = None,
+    adjudicators: list[str] | None = None,
     reimport_missing: bool = False,
     remove_duplicates: bool = False,
     batch_size: int = 50,
     progress: Progress | None = None,
 ) -> PushResult:
-    """Import the run's checked tasks into its Label Studio project and move them to in_review
-    (holding the run's lock: one writer per run). `annotators_per_task` (default 1 for a new
-    project) is applied to an existing project too, and said so in the result's warnings."""
+    """Import the run's checked tasks into its Label Studio project and move them to in_review,
+    holding the run's lock (one writer per run). `annotators_per_task` (default 1 for a new project)
+    and `overlap_share` (default 1: every task) change an existing project too; `adjudicators`
+    replaces the run's named adjudicators (None keeps them). Each change is said in the warnings."""
+    check_overlap(annotators_per_task, overlap_share)
     with RunLock(store.root, "review push"), LabelStudioClient(client_config) as client:
         mapping = ReviewMapping.load(store)
         client.whoami()
         label_config = LABELING_CONFIG.read_text(encoding="utf-8")
-        project, created = _project(client, store, mapping, label_config, annotators_per_task, reimport_missing)
+        warnings: list[str] = []
+        project, created = _project(
+            client, store, mapping, label_config, annotators_per_task or 1, overlap_share or 1.0, reimport_missing, warnings
+        )
         remote = _remote_index(client, project.id)
         in_review = store.ledger.records(state="in_review")
         missing = [row for row in in_review if _task_id(row) not in remote]
@@ -98,18 +142,15 @@ def push_run(
                 f"`safeforge review push {store.name} --reimport-missing` to import them again "
                 f"(annotations made on the deleted tasks are lost)."
             )
-        result = PushResult(client_config.url, project.id, project.title, created_project=created)
+        result = PushResult(client_config.url, project.id, project.title, created_project=created, warnings=warnings)
         if remove_duplicates:
-            _remove_duplicates(client, project.id, result)
+            _merge_duplicates(client, project.id, result)
         if not created and project.label_config.strip() != label_config.strip():
+            _complete_task_data(client, project.id)
             client.set_label_config(project.id, label_config)
             result.warnings.append(f"project {project.id} now shows this version's review interface")
-        if not created and annotators_per_task is not None and annotators_per_task != project.annotators_per_task:
-            client.set_annotators_per_task(project.id, annotators_per_task)
-            result.warnings.append(
-                f"project {project.id} now wants {annotators_per_task} annotator(s) per task (it wanted "
-                f"{project.annotators_per_task}); decisions wait for that many"
-            )
+        rules_changed = not created and _apply_overlap(client, project, annotators_per_task, overlap_share, result)
+        rules_changed |= _apply_adjudicators(client, mapping, adjudicators, result)
         candidates = store.ledger.records(state="checked") + missing
         to_import = [row for row in candidates if _task_id(row) not in remote]
         result.already_in_project = len(candidates) - len(to_import)
@@ -121,19 +162,25 @@ def push_run(
                 except TaskError as exc:
                     result.failed[row.record_id] = f"review push: {exc}"
             if payloads:
-                client.import_tasks(project.id, payloads)
+                created_ids = client.import_tasks(project.id, payloads)
                 result.imported += [payload["data"]["task_id"] for payload in payloads]
+                dropped = _drop_own_duplicates(client, project.id, created_ids)
+                if dropped:
+                    result.warnings.append(f"{dropped} task(s) were imported by another push at the same time; each is kept once")
             if progress:
                 progress(min(start + batch_size, len(to_import)), len(to_import))
         remote = _remote_index(client, project.id, result.warnings)
-    not_found = [task_id for task_id in result.imported if task_id not in remote]
-    if not_found:
-        raise ReviewError(
-            f"Label Studio accepted the import but does not list task(s) {', '.join(not_found)} "
-            f"in project {project.id}; push again to retry"
-        )
-    _save_mapping(store, mapping, client_config.url, project, remote)
-    _update_ledger(store, result, remote, client_config.url, project.id)
+        not_found = [task_id for task_id in result.imported if task_id not in remote]
+        if not_found:
+            raise ReviewError(
+                f"Label Studio accepted the import but does not list task(s) {', '.join(not_found)} "
+                f"in project {project.id}; push again to retry"
+            )
+        _save_mapping(store, mapping, client_config.url, project, remote)
+        _update_ledger(store, result, remote, client_config.url, project.id)
+        result.adjudicators = mapping.adjudicators
+        if rules_changed and not created:
+            result.decisions = pull_locked(store, client_config)
     return result
 
 
@@ -146,8 +193,10 @@ def _project(
     store: RunStore,
     mapping: ReviewMapping,
     label_config: str,
-    annotators_per_task: int | None,
+    annotators_per_task: int,
+    overlap_share: float,
     reimport_missing: bool,
+    warnings: list[str],
 ) -> tuple[RemoteProject, bool]:
     title = project_title(store)
     if mapping.project_id is not None:
@@ -170,31 +219,97 @@ def _project(
                 )
             return project, False
     found = client.projects_titled(title)
-    if len(found) > 1:
-        raise ReviewError(
-            f"{len(found)} Label Studio projects are titled {title!r} "
-            f"({', '.join(str(p.id) for p in found)}); delete or rename all but one and push again"
-        )
     if found:
         return found[0], False
     description = (
-        f"Human review of Safeforge run {store.name} ({store.root.resolve()}). Tasks arrive with "
-        f"`safeforge review push`; decisions are read back with `safeforge review pull`."
+        f"Human review of Safeforge run {store.name}. Tasks arrive with `safeforge review push`; "
+        f"decisions are read back with `safeforge review pull`."
     )
-    return client.create_project(title, description, label_config, annotators_per_task or 1), True
+    try:
+        mine = client.create_project(title, description, label_config, annotators_per_task, overlap_share)
+    except ReviewError:
+        found = client.projects_titled(title)  # created after all (the answer was lost), or by another push
+        if not found:
+            raise
+        return found[0], False
+    oldest = client.projects_titled(title)[0]
+    if oldest.id == mine.id:
+        return mine, True
+    client.delete_project(mine.id)  # another push made the run's project first: use that one
+    warnings.append(
+        f"another push created project {oldest.id} for this run at the same time; the one this push made ({mine.id}) was deleted"
+    )
+    return oldest, False
 
 
-def _remove_duplicates(client: LabelStudioClient, project_id: int, result: PushResult) -> None:
-    """Delete the extra copies of tasks imported twice, keeping the oldest (the one the review
-    uses); a copy that holds annotations is kept and named, never deleted."""
-    tasks = client.tasks(project_id, with_annotations=True)
-    by_id = {task.id: task for task in tasks}
-    for task_id, extra in sorted(extra_copies(tasks).items()):
-        for ls_id in extra:
-            if by_id[ls_id].annotations:
-                result.warnings.append(f"task {task_id}: copy {ls_id} has annotations and was kept; move them to the first copy by hand")
-                continue
-            client.delete_task(ls_id)
+def _apply_overlap(
+    client: LabelStudioClient, project: RemoteProject, annotators: int | None, share: float | None, result: PushResult
+) -> bool:
+    """Set the project's overlap when asked for a different one; whether it changed."""
+    wanted = (annotators or project.annotators_per_task, share or project.overlap_share)
+    if wanted == (project.annotators_per_task, project.overlap_share):
+        return False
+    client.set_overlap(project.id, *wanted)
+    before = _overlap_text(project.annotators_per_task, project.overlap_share)
+    result.warnings.append(f"project {project.id} now wants {_overlap_text(*wanted)} (it wanted {before})")
+    return True
+
+
+def _overlap_text(annotators: int, share: float) -> str:
+    if annotators == 1 or share >= 1:
+        return f"{annotators} annotator(s) per task"
+    return f"{annotators} annotators on {share:.0%} of tasks, 1 on the others"
+
+
+def _apply_adjudicators(client: LabelStudioClient, mapping: ReviewMapping, adjudicators: list[str] | None, result: PushResult) -> bool:
+    """Name the run's adjudicators when given; whether they changed."""
+    if adjudicators is None:
+        return False
+    wanted = sorted({a.strip().lower() for a in adjudicators if a.strip()})
+    if wanted == mapping.adjudicators:
+        return False
+    known = {email.lower() for email in client.user_emails().values()}
+    result.warnings.append(f"adjudicators of run: {', '.join(wanted) or 'none'} (were: {', '.join(mapping.adjudicators) or 'none'})")
+    result.warnings += [
+        f"{email} has no account on this Label Studio server yet: they sign up through the invite link (Organization > Add Members)"
+        for email in wanted
+        if email not in known
+    ]
+    mapping.adjudicators = wanted
+    return True
+
+
+def _complete_task_data(client: LabelStudioClient, project_id: int) -> None:
+    """Give tasks imported by an older version the data keys this version's interface reads."""
+    for task in client.tasks(project_id):
+        if QUEUE_FIELD not in task.data or MARKS_FIELD not in task.data:
+            client.update_task_data(task.id, {QUEUE_FIELD: "", MARKS_FIELD: "", **task.data})
+
+
+def _drop_own_duplicates(client: LabelStudioClient, project_id: int, created_ids: list[int]) -> int:
+    """Delete the tasks this import created that another push had imported first (they are
+    fresh: nobody has annotated them); returns how many."""
+    mine, dropped = set(created_ids), 0
+    if not mine:
+        return 0
+    for copies in copies_by_task(client.tasks(project_id)).values():
+        for task in copies[1:]:  # the oldest copy stays
+            if task.id in mine:
+                client.delete_task(task.id)
+                dropped += 1
+    return dropped
+
+
+def _merge_duplicates(client: LabelStudioClient, project_id: int, result: PushResult) -> None:
+    """Move the annotations of every extra copy of a task to the oldest copy (the one the review
+    uses), then delete the extra copies."""
+    for copies in copies_by_task(client.tasks(project_id, with_annotations=True)).values():
+        keep, *extra = copies
+        for copy in extra:
+            for annotation in copy.annotations:
+                client.copy_annotation(annotation, keep.id)
+                result.annotations_moved += 1
+            client.delete_task(copy.id)
             result.duplicates_removed += 1
 
 
@@ -208,7 +323,7 @@ def _remote_index(client: LabelStudioClient, project_id: int, warnings: list[str
         if task_id in index and warnings is not None:
             warnings.append(
                 f"task {task_id} is in project {project_id} twice (Label Studio ids {index[task_id]} "
-                f"and {task.id}); the review uses {index[task_id]}"
+                f"and {task.id}); the review uses {index[task_id]} and counts the votes on both"
             )
             continue
         index.setdefault(task_id, task.id)

@@ -1,14 +1,16 @@
-"""`review_status`: where a run's review stands, by source, from the ledger and the task metadata
-(no server needed): tasks not pushed yet, pending, accepted, rejected; the human rejection rate
-(DESPITE reports 32.6% overall, 55.1% for NormBank); rejection reasons; annotator agreement.
+"""`review_status`: where a run's review stands, from the ledger, review.json and the task metadata
+(no server needed): by source, tasks not pushed yet, pending, accepted, rejected and the human
+rejection rate (DESPITE reports 32.6% overall, 55.1% for NormBank); rejection reasons; the
+adjudication queue and the tasks waiting for votes, as the last pull saw them; every unresolved
+disagreement; agreement over every task with two or more votes, decided or not, and each
+annotator's record.
 """
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass, field
 
-from safeforge.review._agreement import Agreement, agreement
+from safeforge.review._agreement import Agreement, TaskVotes, agreement, votes_of
 from safeforge.review._mapping import ReviewMapping
 from safeforge.review._task_data import REJECTION_REASONS
 from safeforge.runs.ledger import RunStore
@@ -42,28 +44,30 @@ class Status:
     run: str
     total: SourceStatus
     by_source: dict[str, SourceStatus]
-    agreement: Agreement | None
+    agreement: Agreement
     unreadable: list[str] = field(default_factory=list)
-    """Decided tasks whose metadata.json could not be read (left out of reasons and agreement)."""
+    """Tasks in review or decided whose metadata.json could not be read (left out of reasons and agreement)."""
     waiting: dict[str, str] = field(default_factory=dict)
-    """Tasks in review and their votes so far, as the last pull saw them ("1 of 2")."""
-    lead_times: dict[str, list[float]] = field(default_factory=dict)
-    """Annotator -> the time each of their counted annotations took (Label Studio's lead time, s)."""
+    """Tasks waiting for votes and their votes so far, as the last pull saw them ("1 of 2")."""
+    queue: dict[str, str] = field(default_factory=dict)
+    """Tasks waiting for an adjudicator, and why, as the last pull saw them."""
+    disagreements: dict[str, list[str]] = field(default_factory=dict)
+    """task_id -> its unresolved disagreements, with who is involved."""
+    adjudicators: list[str] = field(default_factory=list)
     duplicates: dict[str, list[int]] = field(default_factory=dict)
     """task_id -> Label Studio ids of extra copies, as the last pull saw them."""
 
     def to_dict(self) -> dict:
         return {
             "run": self.run,
+            "adjudicators": self.adjudicators,
             "waiting": self.waiting,
+            "queue": self.queue,
+            "disagreements": self.disagreements,
             "duplicates": self.duplicates,
-            "annotators": {
-                name: {"annotations": len(times), "median_lead_time_s": statistics.median(times) if times else None}
-                for name, times in self.lead_times.items()
-            },
             "total": self.total.to_dict(),
             "by_source": {source: s.to_dict() for source, s in self.by_source.items()},
-            "agreement": self.agreement.to_dict() if self.agreement else None,
+            "agreement": self.agreement.to_dict(),
             "unreadable": self.unreadable,
         }
 
@@ -86,36 +90,49 @@ class Status:
             for code in sorted(self.total.reasons, key=lambda c: -self.total.reasons[c]):
                 counts = "  ".join(f"{self.by_source[s].reasons.get(code, 0):>{max(len(s), 3)}}" for s in sources)
                 lines.append(f"{labels[code]:<{label_width}}  {counts}  {self.total.reasons[code]:>3}")
-        lines.append("")
-        if self.agreement:
-            a = self.agreement
-            kappa = "n/a" if a.cohen_kappa is None else f"{a.cohen_kappa:.3f}"
-            lines.append(
-                f"Agreement over {a.tasks} task(s) with 2+ annotators: {a.percent:.1f}% "
-                f"({a.comparisons} comparisons), Cohen's kappa {kappa}"
-            )
-            for pair in a.pairs:
-                pair_kappa = "n/a" if pair.cohen_kappa is None else f"{pair.cohen_kappa:.3f}"
-                lines.append(
-                    f"  {pair.annotators[0]} & {pair.annotators[1]}: {pair.tasks} task(s), {pair.percent:.1f}%, kappa {pair_kappa}"
-                )
-        else:
-            lines.append("Agreement: no task has two annotators yet")
+        lines += ["", *self.agreement.lines()]
+        lines += [
+            "",
+            f"Adjudicators: {', '.join(self.adjudicators) or f'none named (`safeforge review push {self.run} --adjudicator EMAIL`)'}",
+        ]
+        if self.queue:
+            lines += ["Adjudication queue (the view 'Adjudication queue' in Label Studio)"]
+            lines += [f"  {task_id}: {why}" for task_id, why in sorted(self.queue.items())]
+        if self.disagreements:
+            lines += ["", "Unresolved disagreements"]
+            lines += [f"  {task_id}: {text}" for task_id, texts in sorted(self.disagreements.items()) for text in texts]
+        if self.waiting:
+            lines += ["", "Waiting for votes (votes so far, at the last pull)"]
+            lines += [f"  {task_id}: {votes}" for task_id, votes in sorted(self.waiting.items())]
         for task_id, ids in sorted(self.duplicates.items()):
             lines.append(
                 f"duplicate: {task_id} has {len(ids)} extra copy(ies) in the project (Label Studio ids "
-                f"{', '.join(map(str, ids))}): `safeforge review push {self.run} --remove-duplicates` removes them"
+                f"{', '.join(map(str, ids))}; their votes count for the task): `safeforge review push {self.run} "
+                "--remove-duplicates` merges them"
             )
-        if self.waiting:
-            lines += ["", "Waiting for annotators (votes so far, at the last pull)"]
-            lines += [f"  {task_id}: {votes}" for task_id, votes in sorted(self.waiting.items())]
-        if self.lead_times:
-            lines += ["", "Annotators (decided tasks): annotations, median time per annotation"]
-            for name, times in sorted(self.lead_times.items()):
-                median = f"{statistics.median(times):.0f} s" if times else "n/a"
-                lines.append(f"  {name}: {len(times)}, {median}")
         lines += [f"unreadable: {task_id}" for task_id in self.unreadable]
         return "\n".join(lines)
+
+    def to_markdown(self) -> str:
+        """The review's state in Markdown (for the run's Prefect artifact)."""
+        t = self.total
+        rate = "n/a" if t.rejection_rate is None else f"{t.rejection_rate:.1f}%"
+        parts = [
+            "## Review",
+            f"{t.accepted} accepted, {t.rejected} rejected (rejection rate {rate}), {t.pending} in review "
+            f"({len(self.queue)} waiting for an adjudicator), {t.not_pushed} not pushed. "
+            f"Adjudicators: {', '.join(self.adjudicators) or 'none named'}.",
+            "### Agreement",
+            self.agreement.to_markdown(),
+        ]
+        if self.queue:
+            parts += ["### Adjudication queue", "\n".join(f"- `{task_id}`: {why}" for task_id, why in sorted(self.queue.items()))]
+        if self.disagreements:
+            parts += [
+                "### Unresolved disagreements",
+                "\n".join(f"- `{task_id}`: {text}" for task_id, texts in sorted(self.disagreements.items()) for text in texts),
+            ]
+        return "\n\n".join(parts)
 
 
 def review_status(store: RunStore) -> Status:
@@ -123,41 +140,45 @@ def review_status(store: RunStore) -> Status:
     total = SourceStatus()
     by_source: dict[str, SourceStatus] = {}
     unreadable: list[str] = []
-    votes: dict[str, dict[str, str]] = {}
-    lead_times: dict[str, list[float]] = {}
+    tasks: list[TaskVotes] = []
+    task_ids: dict[str, str] = {}
     for state, column in _COLUMNS:
         for row in store.ledger.records(state=state):
             source = by_source.setdefault(row.source, SourceStatus())
             for bucket in (source, total):
                 setattr(bucket, column, getattr(bucket, column) + 1)
-            if state not in ("accepted", "rejected_by_review"):
+            task_id = task_ids[row.record_id] = row.task_id or row.record_id
+            if state == "checked":
                 continue
-            task_id = row.task_id or row.record_id
             try:
                 review = read_metadata(store.task_dir(task_id)).review
             except TaskError:
-                review = None
-            if review is None:
                 unreadable.append(task_id)
                 continue
-            votes[task_id] = _votes(review.annotations)
-            for entry in review.annotations:
-                if isinstance(entry.get("lead_time"), int | float):
-                    lead_times.setdefault(str(entry.get("annotator")), []).append(float(entry["lead_time"]))
+            if review is None:
+                if state != "in_review":  # a task in review may have no vote yet
+                    unreadable.append(task_id)
+                continue
+            tasks.append(votes_of(review))
             if state == "rejected_by_review":
                 for reason in review.reasons or [NO_REASON]:
                     for bucket in (source, total):
                         bucket.reasons[reason] = bucket.reasons.get(reason, 0) + 1
-    in_review = {row.task_id or row.record_id for row in store.ledger.records(state="in_review")}
     mapping = ReviewMapping.load(store)
-    waiting = {task_id: votes for task_id, votes in mapping.progress.items() if task_id in in_review}
-    return Status(store.name, total, by_source, agreement(votes), unreadable, waiting, lead_times, mapping.duplicates)
-
-
-def _votes(annotations: list[dict]) -> dict[str, str]:
-    """annotator -> latest independent decision, as recorded by pull."""
-    votes: dict[str, str] = {}
-    for a in annotations:
-        if a.get("decision") in ("accept", "reject") and not a.get("adjudicating"):
-            votes[a["annotator"]] = a["decision"]
-    return votes
+    in_review = {row.task_id or row.record_id for row in store.ledger.records(state="in_review")}
+    open_disagreements = {
+        task_ids.get(record_id, record_id): [f"{d['summary']} ({', '.join(d.get('annotators', []))})" for d in entries]
+        for record_id, entries in store.ledger.disagreements(open_only=True).items()
+    }
+    return Status(
+        store.name,
+        total,
+        by_source,
+        agreement(tasks),
+        unreadable,
+        waiting={task_id: votes for task_id, votes in mapping.progress.items() if task_id in in_review and task_id not in mapping.queue},
+        queue={task_id: why for task_id, why in mapping.queue.items() if task_id in in_review},
+        disagreements=open_disagreements,
+        adjudicators=mapping.adjudicators,
+        duplicates=mapping.duplicates,
+    )

@@ -1,5 +1,5 @@
 """A task folder rendered for the review interface (review/labeling_config.xml): the data of one
-Label Studio task, and the quality judge's verdict as its prediction.
+Label Studio task. Nothing is pre-annotated: the quality judge's verdict is shown as information.
 
 All text from the task (much of it written by an LLM) is HTML-escaped before it is put in the
 pre-rendered HTML fields; the interface shows it, nothing runs it.
@@ -27,6 +27,10 @@ from safeforge.task.metadata import Provenance, TaskMetadata
 from safeforge.validation.plan_text import parse_plan
 
 LABELING_CONFIG = Path(__file__).with_name("labeling_config.xml")
+QUEUE_FIELD = "needs_adjudication"
+"""Task data: why the task waits for an adjudicator, or "" (the "Adjudication queue" view filters on it)."""
+MARKS_FIELD = "marks_html"
+"""Task data: the Compare All marks of the corrections each annotation made (written by review pull)."""
 
 # Fields of `danger_formalization` a reviewer may correct (free text; `assumptions` one per line).
 CORRECTABLE_FIELDS = (
@@ -97,8 +101,8 @@ def build_task(folder: Path, record_id: str, source: str) -> dict:
         "source_html": _source_html(metadata.provenance, record_id),
     }
     data.update({f"current_{name}": field_text(formalization, name) for name in CORRECTABLE_FIELDS})
-    task: dict = {"data": data}
-    return task
+    data.update({QUEUE_FIELD: "", MARKS_FIELD: ""})  # kept up to date by review pull (_marks)
+    return {"data": data}
 
 
 def _workbench_html(task_id: str) -> str:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Set up Safeforge on a fresh machine: Java 17 for ENHSP and Chromium for the review interface's
-# layout test and screenshot (if missing), and the project in .venv with the tested, pinned
-# dependency set (constraints.txt). Safe to run again.
+# Set up Safeforge on a fresh machine: Java 17 for ENHSP, Chromium for the review interface's
+# layout test and screenshot, and PostgreSQL for a team's review server (each if missing), and the
+# project in .venv with the tested, pinned dependency set (constraints.txt). Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,6 +20,15 @@ if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/
     apt_install chromium
   else
     echo "setup: chromium not found and no apt-get to install it with; the review layout test will be skipped"
+  fi
+fi
+
+if ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 && ! command -v postgres >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1; then
+    echo "setup: PostgreSQL not found; installing it (a team's Label Studio runs on it: review server start --database postgresql)"
+    apt_install postgresql
+  else
+    echo "setup: PostgreSQL not found and no apt-get to install it with; review servers will use SQLite only"
   fi
 fi
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Install the Label Studio server (review/) into its own virtual environment, .venv-labelstudio/
-# (its pins conflict with the project's prefect/openai), and prepare a migrated template data dir
-# (.venv-labelstudio/template-data/) that servers start from in seconds instead of ~1 minute.
-# Safe to run again: does nothing when both are in place.
+# (its pins conflict with the project's prefect/openai), and prepare migrated templates that servers
+# start from in seconds instead of ~1 minute: a SQLite data dir (.venv-labelstudio/template-data/)
+# and, where PostgreSQL is installed and .venv exists, a PostgreSQL cluster for team servers
+# (.venv-labelstudio/template-postgresql/). Safe to run again: does nothing when all are in place.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -55,4 +56,11 @@ if [ "$(cat "$TEMPLATE/.safeforge-template" 2>/dev/null || true)" != "label-stud
   rm -rf "$TEMPLATE"
   mv "$work" "$TEMPLATE"
 fi
-echo "setup_labelstudio: label-studio $VERSION ready in $VENV (template data: $TEMPLATE)"
+# The PostgreSQL template (Safeforge's own code makes it: it starts the server as the right user).
+if [ -x .venv/bin/python ] && { ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || command -v postgres >/dev/null 2>&1; }; then
+  if ! SAFEFORGE_LABELSTUDIO_VENV="$VENV" .venv/bin/python -c \
+       "from safeforge.review import prepare_postgres_template; prepare_postgres_template()" >>"$log" 2>&1; then
+    fail "making the PostgreSQL template failed"
+  fi
+fi
+echo "setup_labelstudio: label-studio $VERSION ready in $VENV (templates: $TEMPLATE, and $VENV/template-postgresql where PostgreSQL is installed)"

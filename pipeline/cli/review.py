@@ -10,14 +10,18 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from safeforge.review import (
+    DATABASES,
     ReviewConfig,
     ReviewError,
     ServerError,
+    agreement_plot,
+    check_overlap,
     pull_run,
     push_run,
     review_status,
     running_server,
     start_server,
+    stop_database,
     stop_server,
 )
 from safeforge.runs.ledger import RunStore
@@ -42,10 +46,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _run_arguments(push)
     push.add_argument(
         "--annotators-per-task",
-        type=int,
-        help="annotators who must submit each task before it is decided (default 1 for a new project; "
-        "a different value changes an existing project)",
+        type=_annotators,
+        metavar="N",
+        help="annotators who must vote on each task before it is decided, N >= 1 (default 1 for a new project; "
+        "a different value changes an existing project, and decided tasks that now lack votes go back to review)",
     )
+    push.add_argument(
+        "--overlap-share",
+        type=_share,
+        metavar="S",
+        help="share of tasks, in (0, 1], that get N annotators; the others get one (default 1: every task)",
+    )
+    adjudicators = push.add_mutually_exclusive_group()
+    adjudicators.add_argument(
+        "--adjudicator",
+        action="append",
+        metavar="EMAIL",
+        help="a person whose adjudication decides (repeat for several; replaces the run's list). Only a named "
+        "adjudicator who did not vote on a task can decide it with the 'I adjudicate' box",
+    )
+    adjudicators.add_argument("--no-adjudicators", action="store_true", help="name no adjudicator (split votes: a reject stands)")
     push.add_argument(
         "--reimport-missing",
         action="store_true",
@@ -55,7 +75,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     push.add_argument(
         "--remove-duplicates",
         action="store_true",
-        help="delete extra copies of tasks imported twice (keeping the one the review uses; a copy with annotations is kept)",
+        help="merge extra copies of tasks imported twice into the one the review uses (their annotations are moved there)",
     )
     push.set_defaults(func=_push)
 
@@ -63,8 +83,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _run_arguments(pull)
     pull.set_defaults(func=_pull)
 
-    status = sub.add_parser("status", help="pending/accepted/rejected, rejection reasons and agreement by source")
+    status = sub.add_parser(
+        "status", help="pending/accepted/rejected, reasons, the adjudication queue, disagreements and agreement by source"
+    )
     _run_arguments(status)
+    status.add_argument("--plot", type=Path, metavar="PNG", help="also draw the agreement (pairwise kappa, agreement with decisions)")
     status.set_defaults(func=_status)
 
     server = sub.add_parser("server", help="run a local Label Studio server (from .venv-labelstudio)")
@@ -72,6 +95,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     start = server_sub.add_parser("start", help="start the server in the background and wait until it answers")
     start.add_argument("--port", type=int, help="port on 127.0.0.1 (default: LABEL_STUDIO_URL's, 8080)")
     start.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for it (default 180)")
+    start.add_argument(
+        "--database",
+        choices=DATABASES,
+        help="for a new data dir: sqlite (one reviewer, the default) or postgresql (a team: a local PostgreSQL server, "
+        "started and stopped with Label Studio); default SAFEFORGE_LABELSTUDIO_DATABASE. A data dir keeps its database",
+    )
     stop = server_sub.add_parser("stop", help="stop it (and every process it started)")
     state = server_sub.add_parser("status", help="is it running? (exit code 3 when not)")
     state.add_argument("--json", action="store_true", help="print JSON")
@@ -84,6 +113,26 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", help="run name (a folder under --out) or the path of a run folder")
     parser.add_argument("--out", type=Path, help="runs folder (default: SAFEFORGE_OUTPUTS or outputs/)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+
+
+def _annotators(text: str) -> int:
+    try:
+        value = int(text)
+        check_overlap(value, None)
+    except (ValueError, ReviewError) as exc:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: {exc}" if isinstance(exc, ReviewError) else f"{text!r} is not a whole number"
+        ) from None
+    return value
+
+
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+        check_overlap(None, value)
+    except (ValueError, ReviewError) as exc:
+        raise argparse.ArgumentTypeError(f"{text!r}: {exc}" if isinstance(exc, ReviewError) else f"{text!r} is not a number") from None
+    return value
 
 
 def _open_run(args: argparse.Namespace) -> RunStore:
@@ -103,6 +152,8 @@ def _push(args: argparse.Namespace) -> int:
         store,
         ReviewConfig.from_env(),
         annotators_per_task=args.annotators_per_task,
+        overlap_share=args.overlap_share,
+        adjudicators=[] if args.no_adjudicators else args.adjudicator,
         remove_duplicates=args.remove_duplicates,
         reimport_missing=args.reimport_missing,
         progress=progress,
@@ -120,6 +171,9 @@ def _pull(args: argparse.Namespace) -> int:
 def _status(args: argparse.Namespace) -> int:
     status = review_status(_open_run(args))
     print(json.dumps(status.to_dict(), indent=2) if args.json else status.format_table())
+    if args.plot:
+        written = agreement_plot(status.agreement, args.plot)
+        print(f"agreement plot: {written}" if written else "no plot: no annotator has voted yet", file=sys.stderr)
     return 0
 
 
@@ -141,9 +195,17 @@ def _server_start(args: argparse.Namespace) -> int:
         return 0
     port = args.port or config.port
     print(f"starting Label Studio on 127.0.0.1:{port} with data in {config.data_dir} ...", file=sys.stderr)
-    handle = start_server(config.data_dir, port, config.username, config.password, config.api_key, timeout=args.timeout)
+    handle = start_server(
+        config.data_dir,
+        port,
+        config.username,
+        config.password,
+        config.api_key,
+        database=args.database or config.database,
+        timeout=args.timeout,
+    )
     print(
-        f"Label Studio runs at {handle.url} (pid {handle.pid}; log {handle.log_path}); "
+        f"Label Studio runs at {handle.url} on {handle.database} (pid {handle.pid}; log {handle.log_path}); "
         f"log in as {config.username}. Stop it with `safeforge review server stop`."
     )
     if port != config.port:
@@ -155,10 +217,11 @@ def _server_stop(args: argparse.Namespace) -> int:
     config = _server_config(args)
     handle = running_server(config.data_dir)
     if handle is None:
-        print(f"no Label Studio server runs on {config.data_dir}")
+        stopped = stop_database(config.data_dir)
+        print(f"no Label Studio server runs on {config.data_dir}" + ("; stopped its PostgreSQL server" if stopped else ""))
         return 0
     stop_server(handle)
-    print(f"stopped Label Studio at {handle.url} (pid {handle.pid})")
+    print(f"stopped Label Studio at {handle.url} (pid {handle.pid})" + (" and its PostgreSQL server" if handle.postgres else ""))
     return 0
 
 
@@ -168,7 +231,7 @@ def _server_status(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(handle.to_dict() if handle else None, indent=2))
     elif handle:
-        print(f"Label Studio runs at {handle.url} (pid {handle.pid}, data {handle.data_dir}, log {handle.log_path})")
+        print(f"Label Studio runs at {handle.url} on {handle.database} (pid {handle.pid}, data {handle.data_dir}, log {handle.log_path})")
     else:
         print(f"no Label Studio server runs on {config.data_dir}")
     return 0 if handle else 3

@@ -64,16 +64,34 @@ class ProcessRecord:
             return None
 
 
-def spawn(name: str, command: list[str], *, env: Mapping[str, str], log: Path, url: str, cwd: Path | None = None) -> ProcessRecord:
-    """Start `command` in a new session, stdin closed, stdout and stderr appended to `log`."""
+def spawn(
+    name: str, command: list[str], *, env: Mapping[str, str], log: Path, url: str, cwd: Path | None = None, user: str | None = None
+) -> ProcessRecord:
+    """Start `command` in a new session, stdin closed, stdout and stderr appended to `log`; as
+    `user` when given (root only: e.g. a database server that refuses to run as root)."""
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "ab") as out:
         out.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} starting {name}: {command[0]}\n".encode())
         out.flush()
         process = subprocess.Popen(
-            command, env=dict(env), cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            command,
+            env=dict(env),
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            user=user,
+            group=_primary_group(user) if user else None,
+            extra_groups=[] if user else None,
         )
     return ProcessRecord(name, process.pid, psutil.Process(process.pid).create_time(), url, str(log), command)
+
+
+def _primary_group(user: str) -> int:
+    import pwd
+
+    return pwd.getpwnam(user).pw_gid
 
 
 def log_tail(path: str | Path, lines: int = 25) -> str:

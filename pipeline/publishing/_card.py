@@ -116,8 +116,9 @@ def render_card(
     reviewed: int,
     spoc: SpocFiles,
     distribution: Distribution | None = None,
+    review_section: str = "",
 ) -> str:
-    """The README.md text."""
+    """The README.md text; `review_section` is the runs' review in Markdown (`safeforge.review.review_report`)."""
     meta = yaml.safe_dump(front_matter(license_id, version, stats.tasks), sort_keys=False, allow_unicode=True)
     load_from = repo_id or "path/to/this/folder"
     revision = f', revision="{version}"' if repo_id else ""
@@ -180,6 +181,8 @@ def render_card(
                 + ", ".join(f"{count} {outcome}" for outcome, count in sorted(summary.states.items()))
                 + " (only tasks imported without a mismatch are released; `release.json` lists the others with the reason).\n"
             )
+    if review_section:
+        parts += ["## Human review\n", review_section + "\n"]
     if distribution is not None:
         parts.append(distribution.card_section())
     if not stats.counts["made_by"].get(GENERATED):

@@ -64,6 +64,7 @@ def features():
                 "accept_votes": Value("int32"),
                 "reject_votes": Value("int32"),
                 "reasons": texts,
+                "disagreements": List({"kind": text, "field": text, "summary": text, "resolution": text}),
             },
             "provenance": {
                 "models": texts,
@@ -127,6 +128,11 @@ def _review(review) -> dict:
         "accept_votes": sum(a.get("decision") == "accept" for a in annotations),
         "reject_votes": sum(a.get("decision") == "reject" for a in annotations),
         "reasons": reasons,
+        "disagreements": [
+            {key: _text(d.get(key)) for key in ("kind", "field", "summary", "resolution")}
+            for d in review.get("disagreements") or []
+            if isinstance(d, dict)
+        ],
     }
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import hashlib
 
-from safeforge.task.metadata import Review, TaskMetadata
+from safeforge.review import public_review
+from safeforge.task.metadata import TaskMetadata
 
 
 def pseudonym(annotator: str, salt: str) -> str:
@@ -16,15 +17,8 @@ def pseudonym(annotator: str, salt: str) -> str:
 
 
 def public_metadata(metadata: TaskMetadata, salt: str) -> TaskMetadata:
-    """`metadata` with every annotator named by pseudonym (annotations, corrections, and the
-    decision's explanation, e.g. "accepted by <address>")."""
+    """`metadata` with every person in its review block named by pseudonym (annotations,
+    corrections, disagreements and the decision's explanation, e.g. "accepted by <address>")."""
     if metadata.review is None:
         return metadata
-    review = metadata.review.model_dump(mode="json")
-    names: dict[str, str] = {}
-    for entry in (*review.get("annotations", []), *review.get("corrections", [])):
-        if isinstance(entry.get("annotator"), str):
-            names[entry["annotator"]] = entry["annotator"] = pseudonym(entry["annotator"], salt)
-    for name, alias in sorted(names.items(), key=lambda item: -len(item[0])):
-        review["explanation"] = str(review.get("explanation", "")).replace(name, alias)
-    return metadata.model_copy(update={"review": Review.model_validate(review)})
+    return metadata.model_copy(update={"review": public_review(metadata.review, lambda name: pseudonym(name, salt))})

@@ -13,6 +13,7 @@ failure the temporary folder is removed, so no partial release is ever left behi
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -34,13 +35,14 @@ from safeforge.publishing._dataset import task_row, write_parquet
 from safeforge.publishing._errors import PublishError
 from safeforge.publishing._licences import release_license
 from safeforge.publishing._origin import REPLAY, UNKNOWN, marked_metadata
-from safeforge.publishing._plots import write_plots
-from safeforge.publishing._privacy import public_metadata
+from safeforge.publishing._plots import PLOTS_DIR, write_plots
+from safeforge.publishing._privacy import pseudonym, public_metadata
 from safeforge.publishing._revalidate import ReleasedTask, revalidate_or_reason
 from safeforge.publishing._scan import LeakScanner
 from safeforge.publishing._spoc import SPOC_DIR, SpocFiles, write_spoc_files
 from safeforge.publishing._stats import ReleaseStats, release_stats
-from safeforge.runs import release_distribution
+from safeforge.review import review_report
+from safeforge.runs import RunStore, release_distribution
 from safeforge.settings import Settings
 from safeforge.task.files import BASIC_DOMAIN, BASIC_PROBLEM, SAFETY_DOMAIN, SAFETY_PROBLEM
 
@@ -235,8 +237,13 @@ def publish(
         write_parquet(rows, building)
         write_archive(released, building)
         spoc = write_spoc_files(building, progress)
-        plots = [p.relative_to(building).as_posix() for p in write_plots(stats, building)]
+        written = write_plots(stats, building)
         reviewed = sum(1 for r in released if r.task.metadata.review is not None and r.task.metadata.review.decision == "accepted")
+        run_folders = [folder for folder, summary in zip(folders, inputs, strict=True) if summary.kind == RUN]
+        review = review_report([RunStore(Path(folder)) for folder in run_folders])  # every task the runs sent to review
+        alias = functools.partial(pseudonym, salt=repo_id or "local")
+        review_plot = review.write_plot(building / PLOTS_DIR / "agreement.png", alias)
+        plots = [p.relative_to(building).as_posix() for p in [*written, *([review_plot] if review_plot else [])]]
         card = render_card(
             version=version,
             license_id=license_id,
@@ -249,10 +256,11 @@ def publish(
             spoc=spoc,
             distribution=release_distribution(
                 [(r.task.path, r.task.metadata) for r in released],
-                [folder for folder, summary in zip(folders, inputs, strict=True) if summary.kind == RUN],
+                run_folders,
                 stats.llm_cost_usd,
                 cost_is_replayed=bool(stats.counts["llm_endpoint"].get(REPLAY) or stats.counts["llm_endpoint"].get(UNKNOWN)),
             ),
+            review_section=review.to_markdown(alias),
         )
         _hub.check_card(card)
         (building / "README.md").write_text(card, encoding="utf-8")

@@ -3,8 +3,10 @@
 A run lives in one folder (`outputs/<run>/` by default): `ledger.sqlite` and `tasks/<task_id>/`.
 States move forward only along `ALLOWED`; re-applying the current state is a no-op, so steps can be
 repeated after a crash without double counting. Every record ends in exactly one terminal state; the
-one way back is a review decision that a later or edited annotation changes (accepted <->
-rejected_by_review), recorded with its reason like any transition.
+one way back is review: a later or edited annotation changes a decision (accepted <->
+rejected_by_review), or a decided task goes back to in_review when it now lacks votes or waits for
+an adjudicator, each recorded with its reason like any transition. The disagreements review finds
+among a task's reviewers are kept in their own table, open until resolved.
 
     pending ──> extracted ──> checked ──> in_review ──> accepted
        │            │            │            └──────> rejected_by_review
@@ -38,9 +40,9 @@ ALLOWED = {
     "extracted": {"checked", "rejected_by_checks", "error"},
     "checked": {"in_review", "error"},
     "in_review": {"accepted", "rejected_by_review"},
-    # a later or edited annotation can change a review decision (recorded, with its reason)
-    "accepted": {"rejected_by_review"},
-    "rejected_by_review": {"accepted"},
+    # a later or edited annotation can change a review decision, or re-open it (recorded, with its reason)
+    "accepted": {"rejected_by_review", "in_review"},
+    "rejected_by_review": {"accepted", "in_review"},
     "error": {"pending"},  # only through an explicit retry
 }
 
@@ -51,6 +53,9 @@ CREATE TABLE IF NOT EXISTS records (
 CREATE TABLE IF NOT EXISTS transitions (
     id INTEGER PRIMARY KEY AUTOINCREMENT, record_id TEXT NOT NULL, from_state TEXT, to_state TEXT NOT NULL,
     reason TEXT NOT NULL DEFAULT '', detail TEXT, at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS disagreements (
+    record_id TEXT NOT NULL, key TEXT NOT NULL, found_at TEXT NOT NULL, kind TEXT NOT NULL, summary TEXT NOT NULL,
+    resolved_at TEXT, resolution TEXT, entry TEXT NOT NULL, PRIMARY KEY (record_id, key, found_at));
 CREATE INDEX IF NOT EXISTS records_state ON records(state);
 CREATE INDEX IF NOT EXISTS transitions_record ON transitions(record_id);
 """
@@ -253,6 +258,44 @@ class RunLedger:
                 "SELECT record_id, from_state, to_state, reason, detail, at FROM transitions WHERE record_id = ? ORDER BY id", (record_id,)
             ).fetchall()
         return [Transition(r[0], r[1], r[2], r[3], json.loads(r[4]) if r[4] else None, r[5]) for r in rows]
+
+    def set_disagreements(self, record_id: str, entries: list[dict]) -> bool:
+        """Store the review disagreements of a record (every one, open or resolved, each a dict with
+        key, found_at, kind, summary, resolved_at, resolution); False when they are already stored."""
+        rows = sorted(
+            (
+                record_id,
+                e["key"],
+                e["found_at"],
+                e["kind"],
+                e["summary"],
+                e.get("resolved_at"),
+                e.get("resolution"),
+                json.dumps(e, sort_keys=True),
+            )
+            for e in entries
+        )
+        with self._transaction() as db:
+            stored = db.execute(
+                "SELECT record_id, key, found_at, kind, summary, resolved_at, resolution, entry FROM disagreements WHERE record_id = ? "
+                "ORDER BY record_id, key, found_at",
+                (record_id,),
+            ).fetchall()
+            if [tuple(r) for r in stored] == rows:
+                return False
+            db.execute("DELETE FROM disagreements WHERE record_id = ?", (record_id,))
+            db.executemany("INSERT INTO disagreements VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        return True
+
+    def disagreements(self, open_only: bool = False) -> dict[str, list[dict]]:
+        """record_id -> its review disagreements (only the unresolved ones with `open_only`), oldest first."""
+        query = "SELECT record_id, entry FROM disagreements" + (" WHERE resolved_at IS NULL" if open_only else "")
+        with self._lock:
+            rows = self._db.execute(query + " ORDER BY record_id, found_at, key").fetchall()
+        found: dict[str, list[dict]] = {}
+        for record_id, entry in rows:
+            found.setdefault(record_id, []).append(json.loads(entry))
+        return found
 
 
 @dataclass

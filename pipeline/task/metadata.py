@@ -171,19 +171,53 @@ class QualityJudge(BaseModel):
     issues: list[str] = Field(default_factory=list)
 
 
-class Review(_Open):
-    """What human review decided (written by `review pull`)."""
+class Disagreement(BaseModel):
+    """A conflict among a task's reviewers, kept after it is resolved (with how it ended)."""
 
-    decision: Literal["accepted", "rejected"]
-    final_rule: str
+    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
+
+    kind: Literal["votes", "corrections", "edited_vote", "ignored_adjudication"]
+    """votes: annotators voted both accept and reject; corrections: annotators changed one formalization
+    field to different texts; edited_vote: a user changed another's annotation (the vote counts as the
+    editor's); ignored_adjudication: an adjudication by someone who is not a named adjudicator or
+    who voted on the task (it decides nothing)."""
+    key: str
+    """Stable within the task: the kind, and the field or annotation it concerns."""
+    summary: str
+    """One line without names (the people are in `annotators`)."""
+    annotators: list[str] = Field(default_factory=list)
+    annotation_ids: list[int] = Field(default_factory=list)
+    field: str | None = None
+    """The formalization field, for corrections."""
+    found_at: str
+    resolved_at: str | None = None
+    resolution: str | None = None
+    """How it ended: "adjudicated", or how the conflict went away (e.g. "the votes now agree")."""
+    resolved_by: str | None = None
+    """The adjudicator who settled it."""
+
+
+class Review(_Open):
+    """What human review found (written by `review pull`): a decision, or what the task waits for."""
+
+    decision: Literal["accepted", "rejected"] | None = None
+    """None while the task waits for votes or for an adjudicator (see `waiting_for`)."""
+    final_rule: str | None = None
+    """single, unanimous, reject_stands or adjudicated."""
+    waiting_for: Literal["votes", "adjudication"] | None = None
+    votes: str | None = None
+    """Annotators who voted, of those the task needs ("1 of 2")."""
     explanation: str = ""
     reasons: list[str] = Field(default_factory=list)
     annotations: list[dict[str, Any]] = Field(default_factory=list)
     """Each counted annotation: id, annotator, decision (accept|reject), reasons, note, adjudicating,
-    corrections, created_at, lead_time."""
+    corrections (the fields it changed), created_at, updated_at, lead_time; edited_by_other and
+    ignored_adjudication when they apply."""
     agreement: dict[str, Any] | None = None
     corrections: list[dict[str, Any]] = Field(default_factory=list)
-    """Formalization fields the reviewers changed: field, old, new, annotator, at, annotation_id."""
+    """Formalization fields the decision applied: field, old, new, annotator, at, annotation_id."""
+    disagreements: list[Disagreement] = Field(default_factory=list)
+    """Every conflict found among the task's reviewers, open or resolved."""
     label_studio: dict[str, Any] = Field(default_factory=dict)
     pulled_at: str | None = None
 

@@ -35,6 +35,20 @@ CHROMIUM_FLAGS = [
 # task shown (Compare All shows one for each annotation).
 TEXT_WIDTHS = """[...document.querySelectorAll('.sf-page')].map(page => Math.min(
   ...[...page.querySelectorAll('.sf-task .sf-v, .sf-table td')].map(cell => cell.getBoundingClientRect().width)))"""
+# The right edge of each task shown (Compare All shows one for each annotation), in CSS px.
+COLUMNS = "[...document.querySelectorAll('.sf-page')].map(page => Math.round(page.getBoundingClientRect().right))"
+# In Compare All, for each annotation's column (by annotation id): the text its corrections panel's
+# header adds, and the correction fields marked as changed (open the panels first).
+CORRECTION_MARKS = """Object.fromEntries([...document.querySelectorAll('[data-annotation-id]')]
+  .filter(tab => tab.parentElement.parentElement.querySelector(':scope > .sf-root'))
+  .map(tab => {
+    const root = tab.parentElement.parentElement.querySelector(':scope > .sf-root');
+    const header = root.querySelector('.sf-corrections .ant-collapse-header');
+    const content = header ? getComputedStyle(header, '::after').content : 'none';
+    const marked = [...root.querySelectorAll('.sf-fix')].filter(f => parseFloat(getComputedStyle(f).borderLeftWidth) >= 3)
+      .map(f => [...f.classList].find(c => c.startsWith('sf-fix-')).slice('sf-fix-'.length));
+    return [tab.dataset.annotationId, {header: content === 'none' ? '' : JSON.parse(content), marked}];
+  }))"""
 # Collapse Label Studio's own side panels (regions, info) to give the task the width, and open the
 # corrections panel so that the prefilled formalization fields show.
 PREPARE_SCREENSHOT = """(() => {
@@ -171,6 +185,16 @@ def screenshot_task(page: Page) -> bytes:
     page.evaluate(PREPARE_SCREENSHOT)
     time.sleep(1)
     return page.screenshot()
+
+
+def open_corrections(page: Page) -> None:
+    """Open every "Correct the formalization" panel shown, and let them render."""
+    page.evaluate(
+        "[...document.querySelectorAll('.sf-corrections .ant-collapse-header')]"
+        ".filter(h => h.getAttribute('aria-expanded') !== 'true').forEach(h => h.click())"
+    )
+    page.wait_for("document.querySelectorAll('.sf-fix').length > 0", "the correction panels to open")
+    time.sleep(0.5)
 
 
 def compare_all(page: Page, url: str, cookies: dict[str, str], annotations: int) -> None:

@@ -129,6 +129,8 @@ def test_services_main_command_and_clean_stop(tmp_path):
             "neiss_151238381": "in_review",
         }
         ledger.close()
+        summaries = httpx.post(f"{api}/artifacts/filter", json={"artifacts": {"key": {"any_": [f"run-{run.name}"]}}}).json()
+        assert any("### Agreement" in a["data"] and "2 accepted, 0 rejected" in a["data"] for a in summaries)  # the run's artifact
         _run(
             [PREFECT, "deployment", "run", "publish/release", "--watch", "--param", "version=v0.1.0", "--param", f'runs=["{run.name}"]'],
             shell,

@@ -8,10 +8,9 @@ import uuid
 
 import pytest
 from label_studio_sdk import LabelStudio
-from review_helpers import ADMIN, PASSWORD, TOKEN, free_port
+from review_helpers import ADMIN, PASSWORD, TOKEN, free_port, join_as
 
 from safeforge.review import ReviewConfig, ServerError, check_installation, start_server, stop_server
-from tests.doubles.annotators import annotator_client, annotator_token
 from tests.doubles.review_demo import demo_run
 
 
@@ -47,16 +46,7 @@ def make_run(tmp_path):
     return make
 
 
-_ANNOTATOR_TOKENS: dict[str, str] = {}
-
-
 @pytest.fixture
 def annotator(labelstudio, admin):
     """An annotator's own SDK client: signed up through the invite link, with their own token."""
-
-    def join(email: str) -> LabelStudio:
-        if email not in _ANNOTATOR_TOKENS:
-            _ANNOTATOR_TOKENS[email] = annotator_token(labelstudio.url, admin, email)
-        return annotator_client(labelstudio.url, _ANNOTATOR_TOKENS[email], email)
-
-    return join
+    return lambda email: join_as(labelstudio.url, admin, email)

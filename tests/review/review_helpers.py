@@ -10,8 +10,25 @@ from label_studio_sdk import LabelStudio
 
 from safeforge.review import CORRECTABLE_FIELDS
 from safeforge.review._mapping import ReviewMapping
+from tests.doubles.annotators import annotator_client, annotator_token
 
 ADMIN, PASSWORD, TOKEN = "admin@review.test", "admin-password-1", "review-tests-admin-token"
+
+
+_TOKENS: dict[tuple[str, str], str] = {}  # (server, e-mail) -> the annotator's token
+
+
+def join_as(url: str, admin: LabelStudio, email: str) -> LabelStudio:
+    """The SDK client of annotator `email` on the server at `url`: signed up through the
+    organization's invite link as people do (once), then with their own token."""
+    if (url, email) not in _TOKENS:
+        _TOKENS[url, email] = annotator_token(url, admin, email)
+    return annotator_client(url, _TOKENS[url, email], email)
+
+
+def token_of(url: str, email: str) -> str:
+    """The API token of an annotator who joined the server at `url` (`join_as`)."""
+    return _TOKENS[url, email]
 
 
 def free_port() -> int:

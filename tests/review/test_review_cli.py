@@ -40,8 +40,18 @@ def test_server_and_review_commands_end_to_end(tmp_path, monkeypatch, capsys):
         assert "already runs" in capsys.readouterr().out
 
         store = demo_run(tmp_path / "outputs" / "demo", [KITCHEN, BLEACH])
-        assert main(["review", "push", "demo"]) == 0
-        assert "imported 2 task(s); 0 already there; 2 record(s) now in review" in capsys.readouterr().out
+        for bad, says in (
+            (["--annotators-per-task", "0"], "at least 1"),
+            (["--annotators-per-task", "-1"], "at least 1"),
+            (["--overlap-share", "1.5"], "(0, 1]"),
+        ):
+            with pytest.raises(SystemExit) as refused:
+                main(["review", "push", "demo", *bad])
+            assert refused.value.code == 2 and says in capsys.readouterr().err
+        assert main(["review", "push", "demo", "--adjudicator", "Lead@Review.test"]) == 0
+        pushed = capsys.readouterr().out
+        assert "imported 2 task(s); 0 already there; 2 record(s) now in review" in pushed
+        assert "adjudicators of run: lead@review.test (were: none)" in pushed
         assert main(["review", "push", "demo", "--json"]) == 0
         assert json.loads(capsys.readouterr().out)["imported"] == []
 
@@ -53,8 +63,10 @@ def test_server_and_review_commands_end_to_end(tmp_path, monkeypatch, capsys):
         status = json.loads(capsys.readouterr().out)
         assert (status["total"]["pending"], status["total"]["rejected"], status["total"]["rejection_rate"]) == (1, 1, 100.0)
         assert status["by_source"]["neiss"]["reasons"] == {"not_a_robot_task": 1}
-        assert main(["review", "status", "demo"]) == 0
-        assert "Not a robot task" in capsys.readouterr().out
+        assert main(["review", "status", "demo", "--plot", str(tmp_path / "agreement.png")]) == 0
+        shown = capsys.readouterr()
+        assert "Not a robot task" in shown.out and "Adjudicators: lead@review.test" in shown.out
+        assert (tmp_path / "agreement.png").read_bytes().startswith(b"\x89PNG") and "agreement plot:" in shown.err
         assert main(["review", "pull", "no-such-run"]) == 2
         assert "no run 'no-such-run'" in capsys.readouterr().err
     finally:

@@ -21,7 +21,7 @@ def _metadata(store, task_id: str) -> dict:
     return json.loads((store.task_dir(task_id) / "metadata.json").read_text())
 
 
-def test_push_imports_checked_tasks_with_the_judges_prediction_and_pushing_again_adds_nothing(make_run, config, admin):
+def test_push_imports_checked_tasks_with_nothing_preselected_and_pushing_again_adds_nothing(make_run, config, admin):
     store = make_run([KITCHEN, BLEACH], judge_rejects=(BLEACH,))
     result = push_run(store, config)
     assert result.created_project and sorted(result.imported) == [BLEACH, KITCHEN]
@@ -136,6 +136,7 @@ def test_a_rejection_with_a_correction_is_recorded_with_provenance(make_run, con
 def test_two_annotators_who_disagree(make_run, config, annotator, admin):
     store = make_run([KITCHEN, BLEACH, DOG, CRATE])
     push_run(store, config, annotators_per_task=2)
+    push_run(store, config, adjudicators=[ADMIN])  # before any vote: decisions unchanged
     ann, bob = annotator("ann@review.test"), annotator("bob@review.test")
     votes = {KITCHEN: ("accept", "accept"), BLEACH: ("accept", "reject"), DOG: ("reject", "reject"), CRATE: ("accept", "reject")}
     for task_id, (ann_vote, bob_vote) in votes.items():
@@ -145,14 +146,20 @@ def test_two_annotators_who_disagree(make_run, config, annotator, admin):
     # the admin adjudicates the crate task: accept
     submit(admin, ls_task_id(store, CRATE), Submission("accept", adjudicating=True))
     result = pull_run(store, config)
-    assert sorted(result.accepted) == sorted([CRATE, KITCHEN]) and sorted(result.rejected) == sorted([BLEACH, DOG])
-    # ann a,a,r,a  bob a,r,r,r: p_o 2/4; p_e 3/4*1/4 + 1/4*3/4 = 3/8; kappa (1/2-3/8)/(5/8) = 0.2
+    # with an adjudicator named, split votes wait for them: BLEACH is in the adjudication queue
+    assert sorted(result.accepted) == sorted([CRATE, KITCHEN]) and result.rejected == [DOG]
+    assert result.queue == {BLEACH: "votes split: 1 accept, 1 reject"}
+    # ann a,a,r,a  bob a,r,r,r: p_o 2/4; p_e 3/4*1/4 + 1/4*3/4 = 3/8; kappa (1/2-3/8)/(5/8) = 0.2; every task with
+    # two votes counts, decided or not. Krippendorff's alpha: o_aa 2, o_ar = o_ra 2, o_rr 2; n_a = n_r = 4, n 8;
+    # D_o 4, D_e 32/7; alpha = 1 - 4*7/32 = 0.125
     assert (result.agreement.tasks, result.agreement.percent) == (4, 50.0)
-    assert result.agreement.cohen_kappa == pytest.approx(0.2)
+    assert result.agreement.cohen_kappa == pytest.approx(0.2) and result.agreement.krippendorff_alpha == pytest.approx(0.125)
+    submit(admin, ls_task_id(store, BLEACH), Submission("reject", reasons=("plans_not_sensible",), adjudicating=True))
+    assert pull_run(store, config).rejected == [BLEACH]
     rules = {task_id: _metadata(store, task_id)["review"]["final_rule"] for task_id in votes}
-    assert rules == {KITCHEN: "unanimous", BLEACH: "reject_stands", DOG: "reject_stands", CRATE: "adjudicated"}
+    assert rules == {KITCHEN: "unanimous", BLEACH: "adjudicated", DOG: "unanimous", CRATE: "adjudicated"}
     bleach = _metadata(store, BLEACH)["review"]
-    assert bleach["agreement"] == {"annotators": 2, "percent": 0.0, "cohen_kappa": 0.2}
+    assert bleach["agreement"] == {"annotators": 2, "percent": 0.0}
     assert bleach["reasons"] == ["plans_not_sensible"]
     crate_record = next(r for r in store.ledger.records() if r.task_id == CRATE)
     assert crate_record.state == "accepted" and crate_record.reason == f"review: adjudicated by {ADMIN}"
@@ -170,26 +177,41 @@ def test_two_annotators_who_disagree(make_run, config, annotator, admin):
     }
     assert status.agreement.cohen_kappa == pytest.approx(0.2) and status.agreement.percent == 50.0
     table = status.format_table()
-    assert "all" in table and "50.0%" in table and "Plans not sensible" in table and "kappa 0.200" in table
+    assert "all" in table and "50.0%" in table and "Plans not sensible" in table and "Cohen's kappa 0.200" in table
+    assert "Krippendorff's alpha 0.125" in table and "Adjudication queue" not in table
+    assert "## Review" in status.to_markdown() and "| ann@review.test | 4 |" in status.to_markdown()
 
 
-def test_a_release_built_from_a_real_pull_counts_the_votes_and_names_no_annotator(make_run, config, annotator, tmp_path):
+def test_a_release_built_from_a_real_pull_publishes_the_review_and_names_no_annotator(make_run, config, annotator, admin, tmp_path):
     import datasets
 
     from safeforge.publishing import publish
 
     store = make_run([KITCHEN, BLEACH])
-    push_run(store, config)
-    submit(annotator("carol@review.test"), ls_task_id(store, KITCHEN), Submission("accept", lead_time=12.0))
-    submit(annotator("dave@review.test"), ls_task_id(store, BLEACH), Submission("accept", lead_time=8.0))
+    push_run(store, config, annotators_per_task=2, adjudicators=[ADMIN])
+    carol, dave = annotator("carol@review.test"), annotator("dave@review.test")
+    submit(carol, ls_task_id(store, KITCHEN), Submission("accept", lead_time=12.0))
+    submit(dave, ls_task_id(store, KITCHEN), Submission("accept", lead_time=9.0))
+    submit(carol, ls_task_id(store, BLEACH), Submission("accept", lead_time=8.0))
+    submit(dave, ls_task_id(store, BLEACH), Submission("reject", reasons=("other",), lead_time=20.0))
+    submit(admin, ls_task_id(store, BLEACH), Submission("accept", adjudicating=True))
     assert sorted(pull_run(store, config).accepted) == [BLEACH, KITCHEN]
     out = tmp_path / "release"
     publish([store.root], "v0.1.0", out)
     rows = {r["task_id"]: r for r in datasets.load_dataset(str(out), cache_dir=str(tmp_path / "cache"))["train"]}
-    for task_id in (KITCHEN, BLEACH):
-        review = rows[task_id]["review"]
-        assert (review["decision"], review["annotators"], review["accept_votes"], review["reject_votes"]) == ("accepted", 1, 1, 0)
-        annotations = json.loads(rows[task_id]["metadata_json"])["review"]["annotations"]
-        assert annotations[0]["annotator"].startswith("annotator-")
+    kitchen, bleach = rows[KITCHEN]["review"], rows[BLEACH]["review"]
+    assert (kitchen["decision"], kitchen["annotators"], kitchen["accept_votes"], kitchen["disagreements"]) == ("accepted", 2, 2, [])
+    assert bleach["final_rule"] == "adjudicated"
+    assert bleach["disagreements"] == [
+        {"kind": "votes", "field": "", "summary": "votes split: 1 accept, 1 reject", "resolution": "adjudicated"}
+    ]
+    published = json.loads(rows[BLEACH]["metadata_json"])["review"]
+    assert all(a["annotator"].startswith("annotator-") for a in published["annotations"])
+    [disagreement] = published["disagreements"]
+    assert disagreement["resolved_by"].startswith("annotator-") and all(n.startswith("annotator-") for n in disagreement["annotators"])
+    card = (out / "README.md").read_text()
+    assert "## Human review" in card and "2 task(s) with two or more votes: 50.0% pairwise agreement" in card
+    assert "Krippendorff's alpha" in card and "| votes split | 1 | 1 | 1 |" in card and "![plots/agreement.png]" in card
+    assert (out / "plots" / "agreement.png").read_bytes().startswith(b"\x89PNG")
     everything = b"".join(p.read_bytes() for p in out.rglob("*") if p.is_file())
     assert b"review.test" not in everything

@@ -1,7 +1,8 @@
 """The review interface at 1366x768, a common laptop screen, in headless Chromium: the text of the
 task, danger and formalization cards keeps a readable width in the annotators' queue (with Label
-Studio's side panels open) and in each column of Compare All; docs/review-interface.png is a picture
-of this size (scripts/screenshot_review.py takes it)."""
+Studio's side panels open) and in each column of Compare All with three annotators, all three on
+screen, each marking the correction fields its annotator changed; docs/review-interface.png is a
+picture of this size (scripts/screenshot_review.py takes it)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,15 @@ from pathlib import Path
 import pytest
 from review_helpers import ADMIN, PASSWORD, Submission, ls_task_id, submit
 
-from safeforge.review import push_run
+from safeforge.review import pull_run, push_run
 from tests.doubles.review_browser import (
+    COLUMNS,
+    CORRECTION_MARKS,
     TEXT_WIDTHS,
     chromium_page,
     compare_all,
     login_cookies,
+    open_corrections,
     png_size,
     require_chromium,
     screenshot_task,
@@ -23,6 +27,7 @@ from tests.doubles.review_browser import (
 )
 
 WIDTH, HEIGHT = 1366, 768
+QUEUE_NOTES = "[...document.querySelectorAll('.sf-queue-note')].filter(n => n.offsetParent !== null).map(n => n.textContent)"
 MIN_TEXT_WIDTH = 300  # CSS px: about 40 characters of the cards' 14 px text
 DOCS_PICTURE = Path(__file__).resolve().parents[2] / "docs" / "review-interface.png"
 TASK = "kitchen_mopped_floor_hot_soup"
@@ -35,20 +40,34 @@ def chromium() -> str:
 
 def test_readable_at_1366x768(chromium, labelstudio, config, admin, annotator, make_run, tmp_path):
     store = make_run([TASK])
-    project = push_run(store, config).project_id
+    project = push_run(store, config, annotators_per_task=3, adjudicators=["lead@review.test"]).project_id
     task = ls_task_id(store, TASK)
     cookies = login_cookies(labelstudio.url, ADMIN, PASSWORD)
     with chromium_page(chromium, tmp_path / "chromium", WIDTH, HEIGHT) as page:
         show_task(page, f"{labelstudio.url}/projects/{project}/data?labeling=1", cookies)
         assert page.evaluate(TEXT_WIDTHS)[0] >= MIN_TEXT_WIDTH, "the queue squeezes the cards' text"
+        assert page.evaluate(QUEUE_NOTES) == []  # the adjudication note shows in Compare All only
         png = screenshot_task(page)
         (tmp_path / "review-interface.png").write_bytes(png)
         assert png_size(png) == (WIDTH, HEIGHT)
 
-        submit(admin, task, Submission("accept"))
-        submit(annotator("second-opinion@review.test"), task, Submission("reject", reasons=("other",), note="the soup is cold"))
-        compare_all(page, f"{labelstudio.url}/projects/{project}/data?task={task}", cookies, annotations=2)
+        first = submit(admin, task, Submission("accept"))
+        second = submit(annotator("second-opinion@review.test"), task, Submission("reject", reasons=("other",), note="the soup is cold"))
+        third = submit(
+            annotator("third-opinion@review.test"),
+            task,
+            Submission("accept", fixes={"setting": "A cafe kitchen.", "robot_task": "Carry it."}),
+        )
+        assert pull_run(store, config).queue == {TASK: "votes split: 2 accept, 1 reject"}  # and marks it in Label Studio
+        compare_all(page, f"{labelstudio.url}/projects/{project}/data?task={task}", cookies, annotations=3)
         widths = page.evaluate(TEXT_WIDTHS)
-        assert len(widths) == 2 and min(widths) >= MIN_TEXT_WIDTH, f"Compare All squeezes the cards' text: {widths}"
+        assert len(widths) == 3 and min(widths) >= MIN_TEXT_WIDTH, f"Compare All squeezes the cards' text: {widths}"
+        assert all(right <= WIDTH for right in page.evaluate(COLUMNS)), f"a column is off screen: {page.evaluate(COLUMNS)}"
+        (tmp_path / "compare-all.png").write_bytes(page.screenshot())
+        assert page.evaluate(QUEUE_NOTES) == ["Needs adjudication: votes split: 2 accept, 1 reject"] * 3
+        open_corrections(page)
+        marks = page.evaluate(CORRECTION_MARKS)
+        assert marks[str(third)] == {"header": "✎ changed: setting, robot task", "marked": ["setting", "robot_task"]}
+        assert marks[str(first)] == marks[str(second)] == {"header": "", "marked": []}
 
     assert png_size(DOCS_PICTURE.read_bytes()) == (WIDTH, HEIGHT), "take the picture again: scripts/screenshot_review.py"

@@ -13,14 +13,20 @@ from safeforge.review import (
     LABELING_CONFIG,
     REJECTION_REASONS,
     ReviewAnnotation,
+    ReviewRules,
+    TaskVotes,
     agreement,
     build_task,
     cohen_kappa,
     condition_in_words,
+    decide,
     diff_plans,
-    final_decision,
+    krippendorff_alpha,
 )
 from safeforge.review._agreement import task_agreement
+from safeforge.review._marks import FIELD_LABELS, marks_html
+from safeforge.review._pull import merge_disagreements
+from safeforge.runs.ledger import RunLedger
 
 
 def test_kappa_matches_the_textbook_example():
@@ -38,54 +44,163 @@ def test_kappa_is_undefined_without_variation_and_needs_the_same_items():
         cohen_kappa(["accept"], ["accept", "reject"])
 
 
-def test_agreement_pools_pairs_and_weights_kappa_by_shared_tasks():
-    votes = {
-        "t1": {"ann": "accept", "bob": "accept"},
-        "t2": {"ann": "accept", "bob": "reject"},
-        "t3": {"ann": "reject", "bob": "reject", "cy": "reject"},
-        "t4": {"ann": "accept"},  # one annotator: not counted
-    }
-    result = agreement(votes)
+def test_krippendorffs_alpha_matches_krippendorffs_own_example():
+    # Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", section C: four observers,
+    # twelve units, nominal values, missing data; alpha = 0.743. Unit 12 has one value: not pairable.
+    units = [
+        ["1", "1", "1"],
+        ["2", "2", "3", "2"],
+        ["3", "3", "3", "3"],
+        ["3", "3", "3", "3"],
+        ["2", "2", "2", "2"],
+        ["1", "2", "3", "4"],
+        ["4", "4", "4", "4"],
+        ["1", "1", "2", "1"],
+        ["2", "2", "2", "2"],
+        ["5", "5", "5"],
+        ["1", "1"],
+        ["3"],
+    ]
+    assert krippendorff_alpha(units) == pytest.approx(0.743, abs=0.0005)
+    assert krippendorff_alpha([["accept", "accept"], ["accept", "accept", "accept"]]) is None  # no variation
+    # by hand: units a/a, a/r, r/r, r/r; coincidences o_aa 2, o_ar = o_ra 1, o_rr 4; n_a 3, n_r 5, n 8;
+    # D_o = 2, D_e = (3*5 + 5*3) / 7; alpha = 1 - 2 / (30/7) = 8/15
+    assert krippendorff_alpha([["a", "a"], ["a", "r"], ["r", "r"], ["r", "r"]]) == pytest.approx(8 / 15)
+
+
+def test_agreement_counts_three_raters_tasks_still_waiting_and_each_annotators_record():
+    tasks = [
+        TaskVotes({"ann": "accept", "bob": "accept"}, "accepted", {"ann": 10.0, "bob": 30.0}),
+        TaskVotes({"ann": "accept", "bob": "reject"}, None, {"ann": 20.0}),  # split, waiting for an adjudicator
+        TaskVotes({"ann": "reject", "bob": "reject", "cy": "reject"}, "rejected", {"cy": 5.0}),
+        TaskVotes({"ann": "accept"}, None),  # one vote: no pair, but ann's record counts it
+    ]
+    result = agreement(tasks)
     # pairs: t1 (1 agree), t2 (0), t3 (3 agree of 3) -> 4 of 5 = 80 %
     assert (result.tasks, result.comparisons, result.percent) == (3, 5, 80.0)
     by_pair = {p.annotators: p for p in result.pairs}
     # ann vs bob over t1..t3: ann a,a,r  bob a,r,r: p_o 2/3, p_e 2/3*1/3 + 1/3*2/3 = 4/9 -> kappa 0.4
     assert by_pair[("ann", "bob")].cohen_kappa == pytest.approx(0.4)
-    assert by_pair[("ann", "bob")].tasks == 3
     assert by_pair[("ann", "cy")].cohen_kappa is None  # one shared task, same answer: undefined
-    # only (ann, bob) has a defined kappa, so it is the run's kappa
     assert result.cohen_kappa == pytest.approx(0.4)
-    assert task_agreement(votes["t2"], result) == {"annotators": 2, "percent": 0.0, "cohen_kappa": 0.4}
-    assert task_agreement(votes["t4"], result) is None
-    assert agreement({"t": {"ann": "accept"}}) is None
+    # alpha over t1..t3: o_aa 2, o_ar = o_ra 1, o_rr 3 (t3: 6 ordered pairs of weight 1/2); n_a 3, n_r 4, n 7;
+    # D_o = 2, D_e = 24/6 = 4; alpha = 1 - 2/4 = 0.5
+    assert result.krippendorff_alpha == pytest.approx(0.5)
+    rows = {row.annotator: row for row in result.annotators}
+    assert (rows["ann"].votes, rows["ann"].decided, rows["ann"].agreed_with_final) == (4, 2, 2)
+    assert (rows["bob"].decided, rows["bob"].agreed_with_final, rows["bob"].percent_with_final) == (2, 2, 100.0)
+    assert rows["ann"].median_lead_time_s == 15.0
+    assert (rows["cy"].votes, rows["cy"].percent_with_final, rows["cy"].median_lead_time_s) == (1, 100.0, 5.0)
+    assert rows["bob"].median_lead_time_s == 30.0
+    assert task_agreement(tasks[1].votes) == {"annotators": 2, "percent": 0.0}
+    assert task_agreement(tasks[3].votes) is None
+    empty = agreement([TaskVotes({"ann": "accept"})])
+    assert (empty.tasks, empty.percent, empty.krippendorff_alpha) == (0, None, None)
+    assert "no task has two votes yet" in empty.lines()[0]
 
 
-def _annotation(id, annotator, decision, *, reasons=(), note="", adjudicating=False, at="2026-01-01T10:00"):
-    return ReviewAnnotation(id, annotator, decision, list(reasons), note, adjudicating, {}, at, 10.0)
+def _annotation(id, annotator, decision, *, reasons=(), note="", adjudicating=False, at="2026-01-01T10:00", fields=None, author=""):
+    return ReviewAnnotation(id, annotator, decision, list(reasons), note, adjudicating, fields or {}, at, 10.0, author=author or annotator)
 
 
-def test_decision_rule():
+ORIGINAL = {name: f"original {name}" for name in CORRECTABLE_FIELDS}
+LEAD = frozenset({"lead@x"})
+
+
+def test_votes_decide_when_enough_annotators_voted():
     accept = _annotation(1, "ann", "accept", at="2026-01-01T10:00")
     reject = _annotation(2, "bob", "reject", reasons=["plans_not_sensible"], note="odd", at="2026-01-01T11:00")
-    assert final_decision([]) is None
-    assert final_decision([_annotation(9, "ann", None)]) is None  # no choice made: does not count
-    assert final_decision([accept]).rule == "single"
-    both_accept = final_decision([accept, _annotation(3, "bob", "accept")])
-    assert (both_accept.decision, both_accept.rule) == ("accepted", "unanimous")
-    stands = final_decision([accept, reject])
-    assert (stands.decision, stands.rule, stands.reasons, stands.notes) == ("rejected", "reject_stands", ["plans_not_sensible"], ["odd"])
-    overruled = final_decision([accept, reject, _annotation(4, "cy", "accept", adjudicating=True, at="2026-01-01T12:00")])
-    assert (overruled.decision, overruled.rule, overruled.reasons) == ("accepted", "adjudicated", [])
-    assert overruled.explanation == "adjudicated by cy"
-    upheld = final_decision([accept, _annotation(5, "cy", "reject", reasons=["other"], adjudicating=True)])
-    assert (upheld.decision, upheld.rule, upheld.reasons) == ("rejected", "adjudicated", ["other"])
+    assert decide([], ReviewRules(), ORIGINAL).waiting_for == "votes"
+    assert decide([_annotation(9, "ann", None)], ReviewRules(), ORIGINAL).decision is None  # no choice: does not count
+    assert decide([accept], ReviewRules(), ORIGINAL).decision.rule == "single"
+    waiting = decide([accept], ReviewRules(required=2), ORIGINAL)
+    assert (waiting.decision, waiting.waiting_for, waiting.progress) == (None, "votes", "1 of 2")
+    both = decide([accept, _annotation(3, "bob", "accept")], ReviewRules(required=2), ORIGINAL).decision
+    assert (both.decision, both.rule) == ("accepted", "unanimous")
+    stands = decide([accept, reject], ReviewRules(required=2), ORIGINAL)
+    assert (stands.decision.decision, stands.decision.rule, stands.decision.reasons) == (
+        "rejected",
+        "reject_stands",
+        ["plans_not_sensible"],
+    )
+    assert [d.kind for d in stands.disagreements] == ["votes"] and stands.disagreements[0].summary == "votes split: 1 accept, 1 reject"
+    changed_mind = decide([accept, _annotation(4, "ann", "reject", at="2026-01-01T12:00")], ReviewRules(), ORIGINAL)
+    assert changed_mind.votes == {"ann": "reject"} and changed_mind.decision.decision == "rejected"
 
 
-def test_annotation_from_label_studio_reads_aliases_labels_and_users():
+def test_with_adjudicators_named_split_votes_wait_for_one_and_only_they_decide():
+    ann = _annotation(1, "ann", "accept")
+    bob = _annotation(2, "bob", "accept", at="2026-01-01T10:01")
+    cy = _annotation(3, "cy", "reject", reasons=["other"], at="2026-01-01T10:02")
+    rules = ReviewRules(required=3, adjudicators=LEAD)
+    split = decide([ann, bob, cy], rules, ORIGINAL)
+    assert (split.decision, split.waiting_for) == (None, "adjudication")
+    assert split.explanation == "waiting for an adjudicator: votes split: 2 accept, 1 reject"
+    # a voter ticks "I adjudicate" and accepts: ignored, flagged, changes nothing
+    voter = _annotation(4, "ann", "accept", adjudicating=True, at="2026-01-01T11:00")
+    still = decide([ann, bob, cy, voter], rules, ORIGINAL)
+    assert still.waiting_for == "adjudication" and still.ignored == {4: "its author is not a named adjudicator"}
+    assert still.votes == {"ann": "accept", "bob": "accept", "cy": "reject"}
+    assert any(d.kind == "ignored_adjudication" and d.annotators == ("ann",) for d in still.disagreements)
+    # a named adjudicator who voted on the task cannot adjudicate it either
+    lead_vote = _annotation(7, "lead@x", "reject", at="2026-01-01T10:03")
+    lead_adjudicates = _annotation(8, "lead@x", "accept", adjudicating=True, at="2026-01-01T11:30")
+    voted = decide([ann, bob, lead_vote, lead_adjudicates], rules, ORIGINAL)
+    assert (voted.waiting_for, voted.ignored) == ("adjudication", {8: "its author voted on this task"})
+    # someone who is not named: ignored as an adjudication, counted as their vote
+    outsider = decide([ann, bob, cy, _annotation(5, "dan", "accept", adjudicating=True)], rules, ORIGINAL)
+    assert outsider.ignored == {5: "its author is not a named adjudicator"} and outsider.votes["dan"] == "accept"
+    # the named adjudicator decides, whatever the votes; the disagreement is theirs to settle
+    lead = _annotation(6, "lead@x", "accept", adjudicating=True, at="2026-01-01T12:00")
+    settled = decide([ann, bob, cy, lead], rules, ORIGINAL)
+    assert (settled.decision.decision, settled.decision.rule, settled.decision.explanation) == (
+        "accepted",
+        "adjudicated",
+        "adjudicated by lead@x",
+    )
+    # ... even before all votes are in
+    assert decide([ann, lead], rules, ORIGINAL).decision.rule == "adjudicated"
+    # with no adjudicator named, nobody adjudicates and a reject stands
+    unnamed = decide([ann, bob, cy, lead], ReviewRules(required=3), ORIGINAL)
+    assert unnamed.decision.rule == "reject_stands" and unnamed.ignored == {6: "no adjudicator is named for this run"}
+
+
+def test_conflicting_corrections_wait_for_an_adjudicator_whose_boxes_alone_apply():
+    erin = _annotation(1, "erin", "accept", fields={**ORIGINAL, "setting": "A school canteen."})
+    finn = _annotation(2, "finn", "accept", fields={**ORIGINAL, "setting": "A hospital ward."}, at="2026-01-01T10:05")
+    conflict = decide([erin, finn], ReviewRules(required=2, adjudicators=LEAD), ORIGINAL)
+    assert conflict.waiting_for == "adjudication"
+    [found] = conflict.disagreements
+    assert (found.kind, found.key, found.field, found.annotators) == ("corrections", "corrections:setting", "setting", ("erin", "finn"))
+    later_stands = decide([erin, finn], ReviewRules(required=2), ORIGINAL)
+    assert later_stands.decision.decision == "accepted" and [a.id for a in later_stands.applied] == [1, 2]
+    lead = _annotation(3, "lead@x", "accept", adjudicating=True, fields=dict(ORIGINAL), at="2026-01-01T11:00")
+    settled = decide([erin, finn, lead], ReviewRules(required=2, adjudicators=LEAD), ORIGINAL)
+    assert settled.decision.rule == "adjudicated" and [a.id for a in settled.applied] == [3]  # the original text stays
+
+
+def test_a_disagreement_is_kept_open_until_resolved_then_kept_with_how():
+    found = decide(
+        [_annotation(1, "ann", "accept"), _annotation(2, "bob", "reject")], ReviewRules(required=2, adjudicators=LEAD), ORIGINAL
+    ).disagreements
+    first = merge_disagreements([], found, None, "2026-01-01T10:00")
+    assert [(d.key, d.found_at, d.resolved_at) for d in first] == [("votes", "2026-01-01T10:00", None)]
+    again = merge_disagreements(first, found, None, "2026-01-01T11:00")
+    assert again == first  # the next pull keeps it as it was: same record, still open
+    agreed = merge_disagreements(again, [], None, "2026-01-01T12:00")
+    assert [(d.resolved_at, d.resolution) for d in agreed] == [("2026-01-01T12:00", "the votes now agree")]
+    lead = _annotation(3, "lead@x", "reject", adjudicating=True)
+    settled = merge_disagreements(first, found, lead, "2026-01-01T13:00")
+    assert [(d.resolution, d.resolved_by, d.found_at) for d in settled] == [("adjudicated", "lead@x", "2026-01-01T10:00")]
+    assert merge_disagreements(settled, found, lead, "2026-01-01T14:00") == settled  # not recorded twice
+
+
+def test_an_annotation_edited_by_another_user_or_moved_from_a_duplicate():
     raw = {
         "id": 7,
         "completed_by": 3,
         "created_at": "2026-01-01T10:00:00Z",
+        "updated_at": "2026-01-01T10:00:00.4Z",
         "lead_time": 12.5,
         "result": [
             {"from_name": "decision", "value": {"choices": ["Reject"]}},
@@ -94,12 +209,45 @@ def test_annotation_from_label_studio_reads_aliases_labels_and_users():
             {"from_name": "fix_setting", "value": {"text": ["A flat."]}},
         ],
     }
-    annotation = ReviewAnnotation.from_label_studio(raw, {3: "ann@x"})
-    assert (annotation.annotator, annotation.decision, annotation.lead_time) == ("ann@x", "reject", 12.5)
+    users = {3: "ann@x", 4: "admin@x"}
+    annotation = ReviewAnnotation.from_label_studio(raw, users)
+    assert (annotation.annotator, annotation.decision, annotation.lead_time, annotation.edited_by_other) == ("ann@x", "reject", 12.5, False)
     assert annotation.reasons == ["plans_not_sensible", "implausible_setting"]
-    assert annotation.note == "too \nshort"
-    assert annotation.fields == {"setting": "A flat."}
-    assert ReviewAnnotation.from_label_studio({**raw, "completed_by": {"id": 4}}, {}).annotator == "user 4"
+    assert annotation.note == "too \nshort" and annotation.fields == {"setting": "A flat."}
+    edited = ReviewAnnotation.from_label_studio({**raw, "updated_by": 4, "updated_at": "2026-01-02T09:00:00Z"}, users)
+    assert (edited.annotator, edited.author, edited.edited_by_other) == ("admin@x", "ann@x", True)
+    found = decide([edited], ReviewRules(), ORIGINAL).disagreements
+    assert [(d.kind, d.annotators) for d in found] == [("edited_vote", ("ann@x", "admin@x"))]
+    # moved by --remove-duplicates (import_id set, saved by an admin at creation): still ann's
+    moved = ReviewAnnotation.from_label_studio({**raw, "updated_by": 4, "import_id": 2}, users)
+    assert (moved.annotator, moved.edited_by_other) == ("ann@x", False)
+    assert ReviewAnnotation.from_label_studio({**raw, "completed_by": {"id": 5}}, {}).annotator == "user 5"
+
+
+def test_marks_show_in_compare_all_which_fields_each_annotation_changed():
+    erin = _annotation(11, "erin", "accept", fields={**ORIGINAL, "setting": "A canteen.", "robot_task": "Carry <soup>"})
+    finn = _annotation(12, "finn", "reject", fields=dict(ORIGINAL))
+    outcome = decide([erin, finn], ReviewRules(required=2, adjudicators=LEAD), ORIGINAL)
+    html = marks_html([erin, finn], outcome, ORIGINAL)
+    assert ':has(> div > [data-annotation-id="11"]) > .sf-root .sf-fix-setting' in html
+    assert ':has(> div > [data-annotation-id="11"]) > .sf-root .sf-fix-robot_task' in html
+    assert '"✎ changed: setting, robot task"' in html and 'data-annotation-id="12"' not in html
+    assert '<div class="sf-queue-note">Needs adjudication: votes split: 1 accept, 1 reject</div>' in html
+    assert marks_html([finn], decide([finn], ReviewRules(), ORIGINAL), ORIGINAL) == ""
+    assert set(FIELD_LABELS) == set(CORRECTABLE_FIELDS)
+
+
+def test_the_ledger_keeps_disagreements_and_lets_review_reopen_a_decision(tmp_path):
+    ledger = RunLedger(tmp_path / "ledger.sqlite")
+    ledger.register([("r", "neiss", "")])
+    for state in ("extracted", "checked", "in_review", "accepted", "in_review", "rejected_by_review"):
+        assert ledger.transition("r", state, "why")
+    entry = {"key": "votes", "kind": "votes", "summary": "votes split: 1 accept, 1 reject", "found_at": "2026-01-01T10:00"}
+    assert ledger.set_disagreements("r", [entry]) and not ledger.set_disagreements("r", [entry])
+    assert ledger.disagreements(open_only=True) == {"r": [entry]}
+    resolved = {**entry, "resolved_at": "2026-01-01T11:00", "resolution": "adjudicated"}
+    assert ledger.set_disagreements("r", [resolved])
+    assert ledger.disagreements(open_only=True) == {} and ledger.disagreements() == {"r": [resolved]}
 
 
 @pytest.mark.parametrize(
@@ -152,6 +300,7 @@ def test_build_task_renders_everything_and_escapes_task_text(example_copy):
     assert "&lt;b&gt;unmotivated&lt;/b&gt;" in data["checks_html"]
     assert "predictions" not in task  # nothing pre-selected: the judge's verdict is information only
     assert "not approved" in data["checks_html"] and "nothing is pre-selected" in data["checks_html"]
+    assert (data["needs_adjudication"], data["marks_html"]) == ("", "")  # review pull fills them in
 
 
 def test_labeling_config_matches_what_push_sends_and_pull_reads():
@@ -172,8 +321,12 @@ def test_labeling_config_matches_what_push_sends_and_pull_reads():
         "plans_html",
         "pddl_html",
         "source_html",
+        "marks_html",
         "header",
         "workbench_html",
         *(f"current_{f}" for f in CORRECTABLE_FIELDS),
     }
     assert variables == sample
+    # each correction box sits in the view its Compare All mark targets
+    views = {e.get("className") for e in root.iter("View")}
+    assert {f"sf-fix sf-fix-{f}" for f in CORRECTABLE_FIELDS} <= views and "sf-corrections" in views

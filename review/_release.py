@@ -1,0 +1,104 @@
+"""What a release says about its review: `review_report` (agreement over every task of the release's
+runs with two or more votes, decided or not, released or not; each annotator's record; the
+disagreements found, by kind, and how many were resolved) for the card, and `public_review` (a review
+block with every person under a pseudonym) for the published metadata. Publishing calls both.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from safeforge.review._agreement import Agreement, agreement, votes_of
+from safeforge.review._plot import agreement_plot
+from safeforge.runs.ledger import RunStore
+from safeforge.task.files import TaskError, read_metadata
+from safeforge.task.metadata import Review
+
+_REVIEWED = ("in_review", "accepted", "rejected_by_review")
+_KINDS = {
+    "votes": "votes split",
+    "corrections": "conflicting corrections",
+    "edited_vote": "vote changed by another user",
+    "ignored_adjudication": "adjudication by someone not allowed to",
+}
+
+
+@dataclass
+class ReviewReport:
+    """The review of a set of runs."""
+
+    runs: list[str]
+    agreement: Agreement
+    disagreements: dict[str, Counter] = field(default_factory=dict)
+    """Kind -> {"found", "resolved", "adjudicated"} counts."""
+
+    def to_markdown(self, alias: Callable[[str], str] = str) -> str:
+        """The card's review section (annotators named by `alias`); "" when nobody voted."""
+        if not self.agreement.annotators:
+            return ""
+        parts = [self.agreement.to_markdown(alias)]
+        if self.disagreements:
+            rows = [
+                f"| {_KINDS.get(kind, kind)} | {counts['found']} | {counts['resolved']} | {counts['adjudicated']} |"
+                for kind, counts in sorted(self.disagreements.items())
+            ]
+            parts.append(
+                "Disagreements among the reviewers (each task's are in its `review.disagreements`):\n\n"
+                + "\n".join(["| kind | found | resolved | of which by an adjudicator |", "|---|---|---|---|", *rows])
+            )
+        else:
+            parts.append("The reviewers had no disagreement.")
+        return "\n\n".join(parts)
+
+    def write_plot(self, path: str | Path, alias: Callable[[str], str] = str) -> Path | None:
+        return agreement_plot(self.agreement, path, alias)
+
+
+def review_report(stores: Iterable[RunStore]) -> ReviewReport:
+    """The review of the runs' tasks that reached review (unreadable metadata is left out)."""
+    names, votes = [], []
+    kinds: dict[str, Counter] = {}
+    for store in stores:
+        names.append(store.name)
+        for state in _REVIEWED:
+            for row in store.ledger.records(state=state):
+                try:
+                    review = read_metadata(store.task_dir(row.task_id or row.record_id)).review
+                except TaskError:
+                    continue
+                if review is None:
+                    continue
+                votes.append(votes_of(review))
+                for entry in review.disagreements:
+                    counts = kinds.setdefault(entry.kind, Counter())
+                    counts["found"] += 1
+                    counts["resolved"] += entry.resolved_at is not None
+                    counts["adjudicated"] += entry.resolution == "adjudicated"
+    return ReviewReport(names, agreement(votes), kinds)
+
+
+def public_review(review: Review, alias: Callable[[str], str]) -> Review:
+    """The review block with every person named by `alias`: annotations (annotator, author),
+    corrections, disagreements (annotators, resolved_by) and the decision's explanation."""
+    data = review.model_dump(mode="json")
+    names: dict[str, str] = {}
+
+    def renamed(name):
+        if not isinstance(name, str) or not name:
+            return name
+        names[name] = alias(name)
+        return names[name]
+
+    for entry in (*data.get("annotations", []), *data.get("corrections", [])):
+        for key in ("annotator", "author"):
+            if key in entry:
+                entry[key] = renamed(entry[key])
+    for entry in data.get("disagreements", []):
+        entry["annotators"] = [renamed(name) for name in entry.get("annotators", [])]
+        entry["resolved_by"] = renamed(entry.get("resolved_by"))
+    for name, pseudonym in sorted(names.items(), key=lambda item: -len(item[0])):
+        data["explanation"] = str(data.get("explanation", "")).replace(name, pseudonym)
+    return Review.model_validate(data)
