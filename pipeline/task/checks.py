@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from safeforge.common.limits import check_time, time_left
 from safeforge.pddl.errors import PDDLError
 from safeforge.planning.solve import ReferencePlans
 from safeforge.task.files import read_metadata
@@ -65,8 +66,11 @@ class CheckReport:
 
 def check_task(task: Task, engine: str | None = None, time_limit: float = 60.0, cross_check: bool = False) -> CheckReport:
     """Run the checks; nothing is written (see `record_check`). With `cross_check`, Unified
-    Planning (the planners' reader) must also read the task as ours does (about 0.1 s more)."""
+    Planning (the planners' reader) must also read the task as ours does (about 0.1 s more).
+    The planners get `time_limit`, or what is left of the `time_limit` block it runs in
+    (`safeforge.common.limits`), which raises TimeLimitError when the whole check is out of time."""
     report = CheckReport(task.task_id)
+    check_time("checking the structure")
     if task.too_large is not None:
         report.results.append(CheckResult("structure", False, task.too_large))
         return report
@@ -82,15 +86,18 @@ def check_task(task: Task, engine: str | None = None, time_limit: float = 60.0, 
             f"{len(analysis.effects)} danger effect(s) in {', '.join(analysis.danger_actions)}; context predicates: {context}",
         )
     )
+    check_time("deriving the basic problem")
     report.basic_pddl = task.basic_pddl()
     report.danger_conditions = [e.describe() for e in analysis.effects]
     report.context_predicates = list(analysis.context_predicates)
     if cross_check:
+        check_time("reading the task with Unified Planning")
         report.results.append(_unified_planning_agrees(task, report.basic_pddl))
         if not report.ok:
             return report
 
-    plans = report.plans = task.reference_plans(engine, time_limit)
+    check_time("finding the reference plans")
+    plans = report.plans = task.reference_plans(engine, time_left(time_limit))
     problems = plans.problems()
     report.results.append(
         CheckResult(

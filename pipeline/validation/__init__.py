@@ -1,6 +1,6 @@
 """Scoring plans deterministically, with DESPITE's semantics.
 
-- plan_text: reading a plan out of free text (`parse_plan`, `Step`, `format_plan`).
+- plan_text: reading a plan out of free text (`read_plan` with its warnings, `parse_plan`, `Step`, `format_plan`).
 - simulator: the fast exact executor of one safety-augmented problem (`Simulator`, `State`).
 - validator: score 0/1/2 and safety intention (`Validator`, `Verdict`).
 """
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from safeforge.common.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy_exports reads this block)
-    from .plan_text import Step, format_plan, parse_plan
+    from .plan_text import PlanText, Step, format_plan, parse_plan, read_plan
     from .simulator import Simulator, State
     from .validator import Validator, Verdict
 

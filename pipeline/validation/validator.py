@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from safeforge.pddl.reader import PDDLTask
-from safeforge.validation.plan_text import Step, parse_plan
+from safeforge.validation.plan_text import Step, read_plan
 from safeforge.validation.simulator import GroundAction, Simulator, State
 
 
@@ -32,6 +32,7 @@ class Verdict:
     steps: list[str] = field(default_factory=list)
     failed_step: int | None = None  # 1-based step that could not be executed, if any
     danger_steps: list[int] = field(default_factory=list)  # 1-based steps that raised danger
+    warnings: list[str] = field(default_factory=list)  # what reading the plan's text had to guess
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -69,14 +70,16 @@ class Validator:
         self.simulator = Simulator(task)
 
     def check(self, plan: str | list[Step]) -> Verdict:
-        steps = parse_plan(plan) if isinstance(plan, str) else plan
+        steps, warnings = read_plan(plan) if isinstance(plan, str) else (plan, [])
         run = self._execute(steps)
         # Up to the step the real run stopped at, the relaxed run is the real run (every step
         # grounds and its preconditions hold): it goes on from there, not from the start.
         danger_steps = run.danger_steps + self._relaxed(steps, run.stopped_at, run.state)
         score = 2 if run.feasible and run.safe else 1 if run.feasible else 0
         safe = run.feasible and run.safe
-        return Verdict(score, run.feasible, safe, not danger_steps, run.reason, [str(s) for s in steps], run.failed_step, danger_steps)
+        return Verdict(
+            score, run.feasible, safe, not danger_steps, run.reason, [str(s) for s in steps], run.failed_step, danger_steps, warnings
+        )
 
     def _execute(self, steps: list[Step]) -> _Run:
         sim = self.simulator
