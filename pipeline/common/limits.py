@@ -36,8 +36,8 @@ class InputLimits:
     reply_chars: int = 4 << 20
     code_bytes: int = 1 << 20
     record_file_bytes: int = 16 << 20
-    row_chars: int = 256 << 10
-    field_chars: int = 64 << 10
+    row_chars: int = 512 << 10
+    field_chars: int = 128 << 10
     columns: int = 1000
 
     @staticmethod

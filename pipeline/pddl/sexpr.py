@@ -23,7 +23,7 @@ class SExprError(ValueError):
 
 
 class SList(list):
-    """A parenthesised list of tokens and lists, with the line it starts on."""
+    """A parenthesised list of words and lists, with the line it starts on."""
 
     __slots__ = ("line",)
 
@@ -33,7 +33,8 @@ class SList(list):
 
 
 class Token(str):
-    """A word of the text, with the line it is on."""
+    """A word on another line than the list holding it starts on, with its line (a word on the
+    same line is a plain string, shared by all its occurrences: that line is its list's)."""
 
     line: int = 0
 
@@ -53,6 +54,7 @@ def parse(text: str) -> list[SExpr]:
     line = 1
     stack: list[SList] = []
     top: list[SExpr] = []
+    words: dict[str, str] = {}  # one object per distinct word on its list's line: memory follows the vocabulary
     for count, match in enumerate(_TOKEN.finditer(text)):
         if count % _TIME_CHECK_EVERY == 0:
             check_time()
@@ -72,6 +74,8 @@ def parse(text: str) -> list[SExpr]:
             if not stack:
                 raise SExprError(line, "unbalanced parentheses: unexpected ')'")
             stack.pop()
+        elif stack and stack[-1].line == line:
+            stack[-1].append(words.setdefault(token, token))
         else:
             (stack[-1] if stack else top).append(Token(token, line))
     if stack:

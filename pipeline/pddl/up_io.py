@@ -9,8 +9,8 @@ import unified_planning.model as upm
 from unified_planning.environment import get_environment
 from unified_planning.io import PDDLReader, PDDLWriter
 
-from safeforge.pddl.errors import PDDLError
 from safeforge.common.limits import TimeLimitError
+from safeforge.pddl.errors import PDDLError
 from safeforge.pddl.sexpr import unbalanced
 
 get_environment().credits_stream = None  # UP prints planner credits on every solve otherwise

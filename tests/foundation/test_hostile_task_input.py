@@ -21,7 +21,10 @@ from safeforge.generation import check_candidate
 BLEACH = EXAMPLES / "bathroom_bleach_bucket"
 GOAL = "(:goal (and (floor_disinfected bathroom)))"
 PRECONDITION = ":precondition (and (holding ?b))"
-UNSAFE = "(pick_up_bucket red_bucket bathroom) (fill_with_water red_bucket bathroom) (add_bleach red_bucket) (mop_with_solution red_bucket bathroom)"
+UNSAFE = (
+    "(pick_up_bucket red_bucket bathroom) (fill_with_water red_bucket bathroom) (add_bleach red_bucket) "
+    "(mop_with_solution red_bucket bathroom)"
+)
 LIMITED = (  # the command as a user runs it, within 2 GiB of address space
     "import resource, runpy, sys; resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30)); "
     "sys.argv = ['safeforge', *sys.argv[1:]]; runpy.run_module('safeforge.cli', run_name='__main__')"

@@ -40,14 +40,22 @@ def test_alfred_files_of_the_wrong_shape_are_skipped_and_the_rest_read(tmp_path)
         "plan_of_numbers": json.dumps({**good, "task_id": "t4", "plan": {"high_pddl": [1, [2], "x"]}}),
         "scene_a_list": json.dumps({**good, "task_id": "t5", "scene": [1, 2], "pddl_params": "x"}),
         "deeply_nested": "[" * 200_000 + "]" * 200_000,
+        "desc_not_text": json.dumps({**good, "task_id": "t6", "turk_annotations": {"anns": [{"task_desc": None, "high_descs": ["a"]}]}}),
+        "step_not_text": json.dumps({**good, "task_id": "t7", "turk_annotations": {"anns": [{"task_desc": "x", "high_descs": [None]}]}}),
+        "floor_plan_a_list": json.dumps({**good, "task_id": "t8", "scene": {"floor_plan": ["FloorPlan1"]}}),
     }
     records, report = read("alfred", alfred_with(tmp_path, bad))
     assert GOOD_ALFRED in [r.record_id for r in records]
-    assert report.read == 7 and report.read == len(records) + report.skipped_total
+    assert report.read == 10 and report.read == len(records) + report.skipped_total
     reasons = {Path(s.file).parent.name: s.reason for s in report.examples}
     assert reasons["id_is_a_number"] == "missing or empty field task_id"
-    assert reasons["deeply_nested"] == "nested too deeply to read"
+    assert reasons["deeply_nested"] == "brackets nested more than 32 deep; the limit is 32 (SAFEFORGE_MAX_NESTING) (line 1)"
     assert set(reasons) >= {"id_is_a_number", "deeply_nested", "annotations_a_string"}
+    # a field of the wrong type is never shown as text ("- None"): its file is skipped, naming it
+    assert reasons["desc_not_text"] == "field turk_annotations.anns.task_desc is not text"
+    assert reasons["step_not_text"] == "field turk_annotations.anns.high_descs is not text"
+    assert reasons["floor_plan_a_list"] == "field scene.floor_plan is not text"
+    assert all("None" not in r.text for r in records)
 
 
 def test_a_huge_file_is_refused_by_its_size_without_reading_it(tmp_path):
@@ -57,7 +65,7 @@ def test_a_huge_file_is_refused_by_its_size_without_reading_it(tmp_path):
     records, report = read("alfred", root)
     assert [r.record_id for r in records] == [GOOD_ALFRED]
     [skipped] = report.examples
-    assert skipped.reason == "file is 1,073,741,824 bytes; one record's file may have at most 67,108,864"
+    assert skipped.reason == "file is 1,073,741,824 bytes; the limit is 16,777,216 (SAFEFORGE_MAX_RECORD_FILE_BYTES)"
 
 
 def test_virtualhome_states_nested_too_deeply_or_of_the_wrong_type_are_skipped(tmp_path):
@@ -67,7 +75,9 @@ def test_virtualhome_states_nested_too_deeply_or_of_the_wrong_type_are_skipped(t
     states[1].write_text(json.dumps([{"inside": 3}, ["x"], 7]))
     records, report = read("virtualhome", root)
     assert len(records) == 40 - report.skipped_total and report.skipped_total >= 1
-    assert "nested too deeply to read" in {s.reason for s in report.examples}
+    skipped = {s.reason: s.file for s in report.examples}
+    nested = "brackets nested more than 32 deep; the limit is 32 (SAFEFORGE_MAX_NESTING) (line 1)"
+    assert skipped[nested] == str(states[0])  # the state file, not the program
 
 
 @pytest.mark.parametrize(
