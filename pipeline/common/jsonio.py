@@ -22,7 +22,7 @@ class JSONRefused(ValueError):
 
 def load_json(text: str) -> Any:
     """The value `text` holds; JSONRefused when it is not JSON or nests beyond the limit."""
-    _check_nesting(text, current_limits().nesting)
+    check_nesting(text)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -31,7 +31,9 @@ def load_json(text: str) -> Any:
         raise JSONRefused(1, beyond("nesting", "nested too deeply to read")) from None
 
 
-def _check_nesting(text: str, limit: int) -> None:
+def check_nesting(text: str) -> None:
+    """JSONRefused (with the line) when the brackets of `text` nest beyond the limit."""
+    limit = current_limits().nesting
     if text.count("[") + text.count("{") <= limit:
         return
     depth, line = 0, 1

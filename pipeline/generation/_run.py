@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from safeforge.common.concurrency import for_each
+from safeforge.common.limits import use_limits
 from safeforge.generation._check import Checker
 from safeforge.generation._options import GenerateOptions
 from safeforge.generation._prompts import load_prompts
@@ -255,8 +256,10 @@ async def generate(
     """Read the records `options` select, then extract and generate into the run folder (an
     existing run is resumed). Without `llm_config` the endpoint comes from the settings
     (`llm_config_for`). Raises SourceError / ValueError for unreadable input, before any LLM call."""
+    environment = Settings.load()
+    use_limits(environment.input_limits())  # the readers of this run (records, replies, tasks) keep the settings' bounds
     records = read_records(options, report)
-    store = RunStore(options.run_folder(Settings.load().outputs))
+    store = RunStore(options.run_folder(environment.outputs))
     if llm_config is None:
         config = llm_config_for(store, options.model, options.concurrency, options.no_cache)
     else:
