@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from safeforge.common.printable import printable
 from safeforge.sources.registry import SOURCES, default_location, iter_records
 from safeforge.sources.report import ReadReport
 
@@ -163,9 +164,9 @@ def run_show(args: argparse.Namespace) -> int:
             if args.json:
                 print(record.to_json())
             else:
-                print(f"== {record.record_id}  ({record.origin})\n{record.text}\n")
+                print(printable(f"== {record.record_id}  ({record.origin})\n{record.text}\n", keep="\n"))
     except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {printable(str(exc))}", file=sys.stderr)
         return 2
-    print(f"{args.source}: {report.summary()}", file=sys.stderr)
+    print(printable(f"{args.source}: {report.summary()}", keep="\n"), file=sys.stderr)
     return 0
