@@ -78,7 +78,7 @@ def open_table(path: str | Path, known_columns: Iterable[str], required: Iterabl
         row = next(_split_rows(_blocks(handle), sep, limits.row_chars), None)
     if row is None or row.text is None:
         size = row.size if row is not None else 0
-        raise SourceError(path, f"header line: {beyond('row_chars', f'{size:,} characters')}")
+        raise SourceError(path, beyond("row_chars", f"the header line is {size:,} characters"))
     names = _fields(row.text, sep)
     if len(names) > limits.columns:
         raise SourceError(path, beyond("columns", f"the header has {len(names):,} columns"))
