@@ -396,3 +396,13 @@ def test_a_checkout_under_tmp_imports_inside_the_private_root():
         assert result["isolation"]["private root"].startswith("active"), result["isolation"]
     finally:
         shutil.rmtree(checkout)
+
+
+def test_terminal_escapes_from_hostile_code_are_printed_escaped(tmp_path, capsys):
+    from safeforge.cli.main import main
+
+    assert main(["import-despite", str(HOSTILE / "escape_codes"), "--out", str(tmp_path / "out")]) == 1
+    printed = capsys.readouterr()
+    assert not any(char in printed.out + printed.err for char in "\x1b\x07\r\u202e")
+    assert "failed   hostile_escape_codes: code.py error: SystemExit: \\x1b[2J\\x1b[H\\x1b[32m3 imported" in printed.out
+    assert printed.out.splitlines()[-2] == "0 imported, 0 mismatch, 1 failed (report: " + str(tmp_path / "out" / REPORT) + ")"
