@@ -15,6 +15,9 @@ not data rows, so later data-row numbers do not count them. Blank lines are no r
 from __future__ import annotations
 
 import csv
+import io
+import re
+import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +35,7 @@ CHUNK_ROWS = 5_000  # small chunks keep peak memory flat (measured: same speed a
 CHUNK_CHARS = 8 << 20  # and at most this much text per chunk, however long its rows
 CHUNK_CELLS = 250_000  # and at most this many fields per chunk, however wide the table
 BLOCK_CHARS = 1 << 16  # text read at a time
+_QUOTED_FIELD = re.compile(r'"(?:[^"]|"")*"')
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,57 +100,89 @@ def iter_chunks(table: Table, chunk_rows: int = CHUNK_ROWS) -> Iterator[Chunk]:
     = 0-based data row; each chunk also carries the rows skipped since the previous one."""
     rename = {actual: canonical for canonical, actual in table.columns.items()}
     limits = current_limits()
-    width = len(table.header)
-    rows_per_chunk = max(1, min(chunk_rows, CHUNK_CELLS // max(width, 1)))
-    records: list[list[str]] = []
+    rows_per_chunk = max(1, min(chunk_rows, CHUNK_CELLS // max(len(table.header), 1)))
+    texts: list[str] = []
     bad: list[SkippedRow] = []
     first_index = chars = 0
     with _open(table.path, table.encoding) as handle:
         rows = _split_rows(_blocks(handle), table.sep, limits.row_chars)
         next(rows, None)  # the header
         for row in rows:
-            values, problem = _parse(row, table, limits.field_chars)
+            problem = _problem(row, table, limits.field_chars)
             if problem is not None:
                 bad.append(problem)
                 continue
-            assert values is not None
-            records.append(values)
+            assert row.text is not None
+            texts.append(row.text)
             chars += row.size
-            if len(records) >= rows_per_chunk or chars >= CHUNK_CHARS:
-                yield _chunk(records, table.header, first_index, rename, bad)
-                first_index, records, bad, chars = first_index + len(records), [], [], 0
-    if records or bad:
-        yield _chunk(records, table.header, first_index, rename, bad)
+            if len(texts) >= rows_per_chunk or chars >= CHUNK_CHARS:
+                yield Chunk(_frame(texts, table, first_index).rename(columns=rename), bad)
+                first_index, texts, bad, chars = first_index + len(texts), [], [], 0
+    if texts or bad:
+        yield Chunk(_frame(texts, table, first_index).rename(columns=rename), bad)
 
 
-def _chunk(records: list[list[str]], header: tuple[str, ...], first: int, rename: dict[str, str], bad: list[SkippedRow]) -> Chunk:
-    frame = pd.DataFrame(records, columns=list(header), index=pd.RangeIndex(first, first + len(records)), dtype=str)
-    return Chunk(frame.rename(columns=rename), bad)
+def _frame(texts: list[str], table: Table, first: int) -> pd.DataFrame:
+    """The rows (each checked by `_problem`) as a frame: parsed by pandas' C parser, or row by row
+    by the csv module should pandas see them otherwise (it never does on what `_problem` passed)."""
+    index = pd.RangeIndex(first, first + len(texts))
+    names = list(table.header)
+    if texts:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", pd.errors.ParserWarning)
+            try:
+                frame = pd.read_csv(
+                    io.StringIO("\n".join(texts) + "\n"),
+                    sep=table.sep,
+                    header=None,
+                    names=names,
+                    dtype=str,
+                    na_filter=False,
+                    index_col=False,
+                    skip_blank_lines=False,
+                    on_bad_lines="warn",
+                )
+            except pd.errors.ParserError:
+                frame = None
+        if frame is not None and not caught and len(frame) == len(texts):
+            frame.index = index
+            return frame
+    width = len(names)
+    records = [values + [""] * (width - len(values)) for values in (_fields(text, table.sep) for text in texts)]
+    return pd.DataFrame(records, columns=names, index=index, dtype=str)
 
 
-def _parse(row: _Row, table: Table, field_chars: int) -> tuple[list[str] | None, SkippedRow | None]:
-    """The row's values, padded to the header's width, or why the row is skipped."""
+def _problem(row: _Row, table: Table, field_chars: int) -> SkippedRow | None:
+    """Why the row is skipped (None: it is usable)."""
     file, width = str(table.path), len(table.header)
 
-    def skipped(reason: str, column: str | None = None, value: str | None = None) -> tuple[None, SkippedRow]:
-        return None, SkippedRow(file, row.line, column, reason, value, row_kind="line")
+    def skipped(reason: str, column: str | None = None, value: str | None = None) -> SkippedRow:
+        return SkippedRow(file, row.line, column, reason, value, row_kind="line")
 
     if row.text is None:
         return skipped(beyond("row_chars", "row too long"), value=f"{row.size:,} characters")
     if not row.closed:
         return skipped("malformed line: a quoted field is not closed before the end of the file", value=shorten(row.text))
-    values = _fields(row.text, table.sep)
-    if len(values) > width:
-        return skipped(f"malformed line: expected {width} fields, saw {len(values)}")
-    for index, value in enumerate(values):
-        if len(value) > field_chars:
-            return skipped(beyond("field_chars", "field too long"), table.header[index], f"{len(value):,} characters")
-    return values + [""] * (width - len(values)), None
+    count = row.text.count(table.sep) + 1  # exact without quotes, at least the fields' number with them
+    if count > width or row.size > field_chars or '"' in row.text:
+        try:
+            values = _fields(row.text, table.sep)
+        except csv.Error as exc:
+            return skipped(f"malformed line: {exc}")
+        if len(values) > width:
+            return skipped(f"malformed line: expected {width} fields, saw {len(values)}")
+        for index, value in enumerate(values if row.size > field_chars else ()):
+            if len(value) > field_chars:
+                return skipped(beyond("field_chars", "field too long"), table.header[index], f"{len(value):,} characters")
+    return None
 
 
 def _fields(text: str, sep: str) -> list[str]:
+    """The fields of one row's text; csv.Error when its quotes do not make sense."""
     if '"' not in text:
         return text.split(sep)
+    if csv.field_size_limit() <= len(text):  # the csv module's own cap (128 KiB) is below the row limit
+        csv.field_size_limit(len(text) + 1)
     return next(csv.reader([text], delimiter=sep, strict=False), [])
 
 
@@ -178,83 +214,112 @@ def _blocks(handle) -> Iterator[str]:
 
 
 def _split_rows(blocks: Iterable[str], sep: str, max_chars: int) -> Iterator[_Row]:
-    """The rows of the text: each ends at a line end outside quotes. A quote opens a quoted field
-    only at the start of a field; inside one, `""` is a quote and a lone `"` closes it. A row's
-    text is kept only up to `max_chars` (beyond, only its length is counted); blank lines are skipped."""
-    parts: list[str] = []
-    size, line, start_line = 0, 1, 1
-    quoted = pending = False  # inside a quoted field; a quote ended the last block inside one
-    last = "\n"  # the character before the current position ("\n" at a row's start)
+    """The rows of the text (see `_Splitter`)."""
+    splitter = _Splitter(sep, max_chars)
+    for block in blocks:
+        yield from splitter.feed(block)
+    yield from splitter.end()
 
-    def take(segment: str) -> None:
-        nonlocal size, line, last
+
+class _Splitter:
+    """Rows out of text fed block by block: a row ends at a line end outside quotes. A quote opens a
+    quoted field only at the start of a field; inside one, `""` is a quote and a lone `"` closes it.
+    A row's text is kept only up to `max_chars` (beyond, only its length is counted); blank lines
+    are no rows. Stretches without quotes are split a block at a time."""
+
+    def __init__(self, sep: str, max_chars: int) -> None:
+        self.sep, self.max_chars = sep, max_chars
+        self.parts: list[str] = []  # the current row's text so far (while within the limit)
+        self.size = 0  # its length so far
+        self.line = self.start = 1  # the physical line we are on; the one the current row starts on
+        self.quoted = False  # inside a quoted field
+        self.pending = False  # the last block ended with a quote inside a quoted field
+        self.last = "\n"  # the character before the current position ("\n" at a row's start)
+
+    def feed(self, block: str) -> list[_Row]:
+        rows: list[_Row] = []
+        i, n = 0, len(block)
+        while i < n:
+            if self.pending:  # that quote and this block's first character: `""` or the field's end
+                self.pending = False
+                if block[i] == '"':
+                    self._take('"')
+                    i += 1
+                    continue
+                self.quoted = False
+            if self.quoted:
+                j = block.find('"', i)
+                if j == -1 or j + 1 == n:
+                    self._take(block[i:])
+                    self.pending, i = j != -1, n
+                    continue
+                escaped = block[j + 1] == '"'
+                self._take(block[i : j + 2 if escaped else j + 1])
+                self.quoted, i = escaped, j + 2 if escaped else j + 1
+                continue
+            quote = block.find('"', i)
+            stop = n if quote == -1 else quote
+            last_end = block.rfind("\n", i, stop)
+            if last_end != -1:  # whole lines without a quote: the current row ends, then rows of one line each
+                first, *whole = block[i:last_end].split("\n")
+                self._take(first)
+                self._end_row(rows)
+                for text in whole:
+                    self._whole_row(rows, text)
+                i = last_end + 1
+            elif quote == -1:
+                self._take(block[i:])
+                i = n
+            else:  # a quote before the next line end: it opens a quoted field at a field's start
+                before = block[quote - 1] if quote > i else self.last
+                field = _QUOTED_FIELD.match(block, quote) if before in (self.sep, "\n") else None
+                if field is not None and field.end() < n and block[field.end()] != '"':  # the whole field is in this block
+                    self._take(block[i : field.end()])
+                    i = field.end()
+                    continue
+                self._take(block[i : quote + 1])
+                self.quoted, i = before in (self.sep, "\n"), quote + 1
+        return rows
+
+    def end(self) -> list[_Row]:
+        if not (self.size or self.quoted):
+            return []
+        text = "".join(self.parts) if self.size <= self.max_chars else None
+        if text is not None and self._blank(text):
+            return []
+        return [_Row(self.start, text, self.size, not self.quoted)]
+
+    def _take(self, segment: str) -> None:
         if not segment:
             return
-        last = segment[-1]
-        if size <= max_chars:
-            parts.append(segment)
-        size += len(segment)
-        line += segment.count("\n")
-        if size > max_chars:
-            parts.clear()
+        self.last = segment[-1]
+        if self.size <= self.max_chars:
+            self.parts.append(segment)
+        self.size += len(segment)
+        self.line += segment.count("\n")
+        if self.size > self.max_chars:
+            self.parts.clear()
 
-    def row(closed: bool = True) -> _Row | None:
-        text = "".join(parts) if size <= max_chars else None
-        if text is not None and not text.strip() and sep not in text:
-            return None  # a blank line
-        return _Row(start_line, text, size, closed)
+    def _end_row(self, rows: list[_Row]) -> None:
+        text = "".join(self.parts) if self.size <= self.max_chars else None
+        if text is None or not self._blank(text):
+            rows.append(_Row(self.start, text, self.size, True))
+        self.parts.clear()
+        self.size, self.last = 0, "\n"
+        self.line += 1
+        self.start = self.line
 
-    for block in blocks:
-        i, n = 0, len(block)
-        next_quote = block.find('"')
-        while i < n:
-            if pending:  # the block before ended with a quote inside a quoted field
-                pending = False
-                if block[i] == '"':
-                    take('"')
-                    i += 1
-                    next_quote = block.find('"', i)
-                    continue
-                quoted = False
-            if quoted:
-                j = block.find('"', i)
-                if j == -1:
-                    take(block[i:])
-                    i = n
-                elif j + 1 == n:
-                    take(block[i:])
-                    i, pending = n, True
-                else:
-                    take(block[i : j + 2] if block[j + 1] == '"' else block[i : j + 1])
-                    quoted = block[j + 1] == '"'
-                    i = j + 2 if quoted else j + 1
-                next_quote = block.find('"', i)
-                continue
-            end = block.find("\n", i)
-            if next_quote != -1 and next_quote < i:
-                next_quote = block.find('"', i)
-            if next_quote != -1 and (end == -1 or next_quote < end):
-                before = block[next_quote - 1] if next_quote > i else last
-                take(block[i : next_quote + 1])
-                quoted = before in (sep, "\n")
-                i = next_quote + 1
-                next_quote = block.find('"', i)
-                continue
-            if end == -1:
-                take(block[i:])
-                i = n
-                continue
-            take(block[i:end])
-            found = row()
-            if found is not None:
-                yield found
-            parts.clear()
-            size, line, last = 0, line + 1, "\n"
-            start_line, i = line, end + 1
-    if size or parts or quoted:
-        found = row(closed=not quoted)
-        if found is not None:
-            yield found
+    def _whole_row(self, rows: list[_Row], text: str) -> None:
+        size = len(text)
+        if size > self.max_chars:
+            rows.append(_Row(self.line, None, size, True))
+        elif not self._blank(text):
+            rows.append(_Row(self.line, text, size, True))
+        self.line += 1
+        self.start = self.line
+
+    def _blank(self, text: str) -> bool:
+        return not text.strip() and self.sep not in text
 
 
 def failing_rows(
