@@ -351,7 +351,7 @@ def _filter_program(machine: str) -> list[tuple[int, int, int, int]]:
     answers ENOSYS, so that threads are made with clone; everything else is allowed."""
     arch, clone, clone3, starts = _SYSCALLS[machine]
     kill, allow, enosys = "kill", "allow", "enosys"
-    program: list[tuple] = [
+    program: list[tuple | str] = [  # instructions (code, jump if true, jump if false, k) and labels
         (_LD_ABS, 0, 0, 4),  # the architecture
         (_JEQ, 0, kill, arch),
         (_LD_ABS, 0, 0, 0),  # the system call's number
@@ -369,7 +369,8 @@ def _filter_program(machine: str) -> list[tuple[int, int, int, int]]:
         enosys,
         (_RET, 0, 0, _RET_ENOSYS),
     ]
-    labels, at = {}, 0
+    labels: dict[str, int] = {}
+    at = 0
     for item in program:
         if isinstance(item, str):
             labels[item] = at

@@ -169,3 +169,21 @@ def test_a_header_of_a_million_columns_is_a_named_error(tmp_path):
     done, _ = _show_neiss(narrower)
     assert done.returncode == 2
     assert done.stderr.startswith(f"error: {narrower}: the header has 5,000 columns; the limit is 1,000 (SAFEFORGE_MAX_COLUMNS)")
+
+
+def test_a_bddl_file_of_parentheses_is_skipped_by_its_size_or_nesting_in_bounded_memory(tmp_path, baseline_rss):
+    root = Path(shutil.copytree(SAMPLES / "bddl" / "activity_definitions", tmp_path / "activity_definitions"))
+    (root / "cook_chicken" / "problem0.bddl").write_text("(" * 2_000_000)
+    (root / "cooking_a_feast" / "problem0.bddl").write_text("(" * 1_000_000)
+    done = subprocess.run(
+        [sys.executable, "-c", MEASURED, "sources", "show", "bddl", "--path", str(root), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+    )
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert len(done.stdout.splitlines()) == 47
+    assert "cook_chicken/problem0.bddl: file is 2,000,000 bytes; the limit is 1,048,576 (SAFEFORGE_MAX_PDDL_BYTES)" in done.stderr
+    assert "cooking_a_feast/problem0.bddl: line 1: parentheses nested more than 32 deep; the limit is 32 (SAFEFORGE_MAX_NESTING)" in done.stderr
+    assert int(done.stderr.rsplit("maxrss ", 1)[1]) < baseline_rss + (64 << 10)
