@@ -72,9 +72,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.debug:
         _debug_log()
     try:
-        from safeforge.settings import Settings
+        from safeforge.settings import input_limits
 
-        use_limits(Settings.load().input_limits())
+        use_limits(input_limits())
         return int(args.func(args) or 0)
     except SafeforgeError as exc:
         return _report(args, str(exc), exc.exit_code)

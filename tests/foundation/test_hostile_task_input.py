@@ -204,3 +204,23 @@ def test_an_unexpected_failure_is_one_line_and_the_traceback_needs_debug(monkeyp
     assert err == "error: unexpected failure: KeyError: 'a bug' (a bug in Safeforge; --debug shows where)\n"
     assert main(["--debug", "task", "prompt", str(BLEACH)]) == 1
     assert "Traceback" in capsys.readouterr().err
+
+
+def test_every_input_limit_is_a_documented_setting_with_the_same_default():
+    from safeforge.common.limits import InputLimits
+    from safeforge.settings import Settings, input_limits
+
+    variables = {field: (variable, default) for variable, field, default, _ in Settings.variables()}
+    for name in InputLimits.names():
+        assert variables[f"max_{name}"] == (f"SAFEFORGE_MAX_{name.upper()}", str(getattr(DEFAULT_LIMITS, name)))
+    assert input_limits({"SAFEFORGE_MAX_NESTING": "7", "OPENAI_API_KEY": ""}) == InputLimits(nesting=7)
+
+
+def test_a_limit_set_in_the_environment_applies_and_a_bad_one_is_named(monkeypatch, capsys):
+    monkeypatch.setattr("safeforge.common.limits._current", DEFAULT_LIMITS)  # restored afterwards: main() sets it
+    monkeypatch.setenv("SAFEFORGE_MAX_NESTING", "3")
+    assert main(["task", "validate", str(BLEACH), "--plan", UNSAFE]) == 2
+    assert "parentheses nested more than 3 deep; the limit is 3 (SAFEFORGE_MAX_NESTING)" in capsys.readouterr().err
+    monkeypatch.setenv("SAFEFORGE_MAX_NESTING", "deep")
+    assert main(["task", "validate", str(BLEACH), "--plan", UNSAFE]) == 2
+    assert capsys.readouterr().err.startswith("error: SAFEFORGE_MAX_NESTING='deep': Input should be a valid integer")

@@ -185,5 +185,8 @@ def test_a_bddl_file_of_parentheses_is_skipped_by_its_size_or_nesting_in_bounded
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
     assert len(done.stdout.splitlines()) == 47
     assert "cook_chicken/problem0.bddl: file is 2,000,000 bytes; the limit is 1,048,576 (SAFEFORGE_MAX_PDDL_BYTES)" in done.stderr
-    assert "cooking_a_feast/problem0.bddl: line 1: parentheses nested more than 32 deep; the limit is 32 (SAFEFORGE_MAX_NESTING)" in done.stderr
+    assert (
+        "cooking_a_feast/problem0.bddl: line 1: parentheses nested more than 32 deep; the limit is 32 (SAFEFORGE_MAX_NESTING)"
+        in done.stderr
+    )
     assert int(done.stderr.rsplit("maxrss ", 1)[1]) < baseline_rss + (64 << 10)
