@@ -13,11 +13,12 @@ found problems (a failed check, records that ended in error).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import logging
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from safeforge.common.errors import SafeforgeError, StorageError, storage_problem
 from safeforge.common.limits import use_limits
@@ -69,8 +70,12 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser(argv).parse_args(argv)
-    if args.debug:
-        _debug_log()
+    with _debug_log() if args.debug else contextlib.nullcontext():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The command, with every error reported in one line."""
     try:
         from safeforge.settings import input_limits
 
@@ -104,10 +109,18 @@ def _unexpected(exc: BaseException) -> str:
     return f"unexpected failure: {type(exc).__name__}: {exc} (a bug in Safeforge; --debug shows where)"
 
 
-def _debug_log() -> None:
-    """Safeforge's debug log (tracebacks of records that failed unexpectedly included) on stderr."""
+@contextlib.contextmanager
+def _debug_log() -> Iterator[None]:
+    """Safeforge's debug log (tracebacks of records that failed unexpectedly included) on stderr,
+    for the duration of the command."""
     handler = logging.StreamHandler()
     handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
     logger = logging.getLogger("safeforge")
+    level = logger.level
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
