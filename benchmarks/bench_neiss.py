@@ -71,7 +71,10 @@ def main() -> int:
         print(json.dumps(measure(Path(args.measure) if args.measure else None)))
         return 0
 
-    from safeforge.sources.neiss import default_path
+    from safeforge.sources.paths import sample_path
+
+    def default_path() -> Path:
+        return sample_path("neiss", "holdout_labeled.csv")
 
     baseline = run_child(None)
     print(f"baseline (imports only): peak RSS {baseline['peak_rss_mb']:.0f} MB")

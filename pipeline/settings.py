@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 from pydantic.fields import FieldInfo
 
 from safeforge.common.errors import SafeforgeError
+from safeforge.common.limits import DEFAULT_LIMITS, InputLimits
 from safeforge.common.resources import package_path
 
 LOOPBACK = "127.0.0.1"
@@ -110,6 +111,29 @@ class Settings(BaseModel):
     """Scheduler of an existing Dask cluster, e.g. `tcp://scheduler:8786` (unset: a temporary local cluster)."""
     dask_workers: int = Field(2, ge=1, json_schema_extra=_env("SAFEFORGE_DASK_WORKERS"))
     """Workers of the temporary local Dask cluster."""
+    # -- input limits (`safeforge.common.limits`): a reader stops at each, naming it --------------
+    max_nesting: int = Field(DEFAULT_LIMITS.nesting, ge=1, json_schema_extra=_env("SAFEFORGE_MAX_NESTING"))
+    """Deepest nesting of parentheses (PDDL, BDDL) or brackets (JSON: task metadata, source files, LLM replies)."""
+    max_pddl_bytes: int = Field(DEFAULT_LIMITS.pddl_bytes, ge=1, json_schema_extra=_env("SAFEFORGE_MAX_PDDL_BYTES"))
+    """Largest PDDL file (a task's domain or problem, or what DESPITE code builds)."""
+    max_ground_facts: int = Field(DEFAULT_LIMITS.ground_facts, ge=1, json_schema_extra=_env("SAFEFORGE_MAX_GROUND_FACTS"))
+    """Most ground facts a task may have (its predicates and functions over its objects)."""
+    max_metadata_bytes: int = Field(DEFAULT_LIMITS.metadata_bytes, ge=1, json_schema_extra=_env("SAFEFORGE_MAX_METADATA_BYTES"))
+    """Largest metadata.json of a task folder."""
+    max_plan_chars: int = Field(DEFAULT_LIMITS.plan_chars, ge=1, json_schema_extra=_env("SAFEFORGE_MAX_PLAN_CHARS"))
+    """Longest plan text read: one LLM planner's reply, or one line of a plans file (in bytes there)."""
+    max_reply_chars: int = Field(DEFAULT_LIMITS.reply_chars, ge=1, json_schema_extra=_env("SAFEFORGE_MAX_REPLY_CHARS"))
+    """Longest JSON reply of an LLM stage that is parsed (a longer one is an invalid reply)."""
+    max_code_bytes: int = Field(DEFAULT_LIMITS.code_bytes, ge=1, json_schema_extra=_env("SAFEFORGE_MAX_CODE_BYTES"))
+    """Largest DESPITE code.py that is run."""
+    max_record_file_bytes: int = Field(DEFAULT_LIMITS.record_file_bytes, ge=1, json_schema_extra=_env("SAFEFORGE_MAX_RECORD_FILE_BYTES"))
+    """Largest file holding one source record (ALFRED trajectory, VirtualHome program or state, BDDL problem); a larger one is skipped."""
+    max_row_chars: int = Field(DEFAULT_LIMITS.row_chars, ge=1, json_schema_extra=_env("SAFEFORGE_MAX_ROW_CHARS"))
+    """Longest row of a source table (NEISS, NormBank, the NEISS codebook); a longer row is skipped."""
+    max_field_chars: int = Field(DEFAULT_LIMITS.field_chars, ge=1, json_schema_extra=_env("SAFEFORGE_MAX_FIELD_CHARS"))
+    """Longest field of a source table; a row holding a longer one is skipped."""
+    max_columns: int = Field(DEFAULT_LIMITS.columns, ge=1, json_schema_extra=_env("SAFEFORGE_MAX_COLUMNS"))
+    """Most columns of a source table's header (a wider table is not read)."""
     # -- review ---------------------------------------------------------------------------------
     label_studio_url: str = Field("http://127.0.0.1:8080", json_schema_extra=_env("LABEL_STUDIO_URL"))
     """The Label Studio server."""
@@ -146,6 +170,10 @@ class Settings(BaseModel):
         return value.expanduser().absolute() if isinstance(value, Path) else value
 
     # -- derived values -------------------------------------------------------------------------
+    def input_limits(self) -> InputLimits:
+        """The `max_*` settings as the readers' limits (`safeforge.common.limits.use_limits`)."""
+        return InputLimits(**{name: getattr(self, f"max_{name}") for name in InputLimits.names()})
+
     @property
     def replay_responses_dir(self) -> Path:
         return self.replay_responses or package_path("safeforge", "llm", "replay_responses")
@@ -232,6 +260,14 @@ class Settings(BaseModel):
             shown = "(per stage)" if name == "stage_models" else describe_default(name, default)
             rows.append((variable, name, shown, " ".join((field.description or "").split())))
         return rows
+
+
+def input_limits(environ: Mapping[str, str] | None = None) -> InputLimits:
+    """The input limits the environment sets (`SAFEFORGE_MAX_*`). Only those variables are read, so
+    a bad value of another setting does not stop a command that does not use it."""
+    env = os.environ if environ is None else environ
+    prefix = InputLimits.variable("")
+    return Settings.load({name: value for name, value in env.items() if name.startswith(prefix)}).input_limits()
 
 
 def describe_default(name: str, default: Any) -> str:

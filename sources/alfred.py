@@ -64,9 +64,34 @@ def _records(files: list[Path], report: ReadReport) -> Iterator[Record]:
 
 
 def _missing(field: str) -> ValueError:
-    exc = ValueError(f"missing or empty field {field}")
+    return _field_error(field, f"missing or empty field {field}")
+
+
+def _field_error(field: str, message: str) -> ValueError:
+    exc = ValueError(message)
     exc.field = field  # type: ignore[attr-defined]
     return exc
+
+
+def _text_field(value: Any, field: str) -> str:
+    """`value` when it is text; a field of another type (null included) makes the file unusable."""
+    if not isinstance(value, str):
+        raise _field_error(field, f"field {field} is not text")
+    return value
+
+
+def _text_list(value: Any, field: str) -> list[str]:
+    if not isinstance(value, list):
+        raise _field_error(field, f"field {field} is not a list of texts")
+    return [_text_field(item, field) for item in value]
+
+
+def _object_field(value: Any, field: str) -> dict:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _field_error(field, f"field {field} is not an object")
+    return value
 
 
 def trajectory_record(file: Path) -> Record:
@@ -78,8 +103,11 @@ def trajectory_record(file: Path) -> Record:
         if not isinstance(data.get(field), str) or not data[field].strip():
             raise _missing(field)
     annotations = _annotations(data)
-    params = data.get("pddl_params") or {}
-    scene = data.get("scene") or {}
+    params = _object_field(data.get("pddl_params"), "pddl_params")
+    for key, _ in _PARAMS:  # what the text shows must be text
+        _text_field(params.get(key, ""), f"pddl_params.{key}")
+    scene = _object_field(data.get("scene"), "scene")
+    _text_field(scene.get("floor_plan", ""), "scene.floor_plan")
     plan = _plan(data)
     split = next((part for part in reversed(file.parts) if part in SPLITS), "")
     task_dir = file.parent.parent.name
@@ -97,11 +125,14 @@ def trajectory_record(file: Path) -> Record:
 
 
 def _annotations(data: dict) -> list[dict[str, Any]]:
-    anns = (data.get("turk_annotations") or {}).get("anns")
+    anns = _object_field(data.get("turk_annotations"), "turk_annotations").get("anns")
     if not isinstance(anns, list) or not anns:
         raise _missing("turk_annotations.anns")
     return [
-        {"task_desc": str(a.get("task_desc", "")).strip(), "high_descs": [str(h).strip() for h in a.get("high_descs", [])]}
+        {
+            "task_desc": _text_field(a.get("task_desc", ""), "turk_annotations.anns.task_desc").strip(),
+            "high_descs": [h.strip() for h in _text_list(a.get("high_descs", []), "turk_annotations.anns.high_descs")],
+        }
         for a in anns
         if isinstance(a, dict)
     ]
@@ -109,11 +140,14 @@ def _annotations(data: dict) -> list[dict[str, Any]]:
 
 def _plan(data: dict) -> list[str]:
     steps = []
-    for step in (data.get("plan") or {}).get("high_pddl", []):
-        action = (step.get("discrete_action") or {}) if isinstance(step, dict) else {}
-        name = action.get("action", "")
+    high_pddl = _object_field(data.get("plan"), "plan").get("high_pddl")
+    for step in high_pddl if isinstance(high_pddl, list) else []:
+        action = _object_field(step.get("discrete_action"), "plan.high_pddl.discrete_action") if isinstance(step, dict) else {}
+        name = _text_field(action.get("action", ""), "plan.high_pddl.discrete_action.action")
         if name and name != "NoOp":
-            steps.append(f"{name}({', '.join(map(str, action.get('args', [])))})")
+            arguments = action.get("args") or []
+            args = [str(a) if isinstance(a, int | float) else _text_field(a, "plan.high_pddl.discrete_action.args") for a in arguments]
+            steps.append(f"{name}({', '.join(args)})")
     return steps
 
 

@@ -78,7 +78,7 @@ def _records(files: list[Path], report: ReadReport) -> Iterator[Record]:
 
 def activity_record(file: Path) -> Record:
     """The Record of one problem file; ValueError if it is not a readable BDDL problem."""
-    raw = read_text(file)
+    raw = read_text(file, "pddl_bytes")  # BDDL is PDDL's kin: the same bounds
     sections = _sections(parse(raw))
     activity = file.parent.name if file.name == PROBLEM_FILE else file.stem
     objects = _objects(sections.get(":objects", []))

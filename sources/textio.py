@@ -8,15 +8,14 @@ instead of stopping the read.
 from __future__ import annotations
 
 import codecs
-import json
 from pathlib import Path
 from typing import Any
 
+from safeforge.common.jsonio import JSONRefused, load_json
+from safeforge.common.limits import beyond, current_limits
 from safeforge.sources.errors import SourceError
 
 SNIFF_BYTES = 64 * 1024
-MAX_RECORD_FILE_BYTES = 64 << 20
-"""The largest file that holds one record (a trajectory, a program, an activity); tables are streamed."""
 ERRORS = "replace"
 _BINARY_MAGIC = {
     b"PK\x03\x04": "a zip/xlsx archive",
@@ -69,12 +68,12 @@ def detect_encoding(head: bytes) -> str:
     return "utf-8-sig"
 
 
-def read_text(path: Path) -> str:
-    """The whole file as text, decoded as `detect_encoding` says; ValueError for a file larger than
-    MAX_RECORD_FILE_BYTES (memory stays bounded whatever the file says)."""
+def read_text(path: Path, limit: str = "record_file_bytes") -> str:
+    """The whole file as text, decoded as `detect_encoding` says; ValueError for a file beyond the
+    input limit named `limit` (memory stays bounded whatever the file says)."""
     size = require_file(path).stat().st_size
-    if size > MAX_RECORD_FILE_BYTES:
-        raise ValueError(f"file is {size:,} bytes; one record's file may have at most {MAX_RECORD_FILE_BYTES:,}")
+    if size > getattr(current_limits(), limit):
+        raise ValueError(beyond(limit, f"file is {size:,} bytes"))
     head = sniff(path)
     try:
         return path.read_bytes().decode(detect_encoding(head), errors=ERRORS)
@@ -83,9 +82,8 @@ def read_text(path: Path) -> str:
 
 
 def read_json(path: Path) -> Any:
-    """Parsed JSON; ValueError ("invalid JSON: ..." with the position) when it is not valid JSON."""
-    text = read_text(path)
+    """Parsed JSON; ValueError (with the line) when it is not valid JSON or nests beyond the limit."""
     try:
-        return json.loads(text)
-    except ValueError as exc:
-        raise ValueError(f"invalid JSON: {exc}") from None
+        return load_json(read_text(path))
+    except JSONRefused as exc:
+        raise ValueError(f"{exc.message} (line {exc.line})") from None

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from safeforge.cli.sources import add_selection_arguments, count, filters
 from safeforge.common.errors import SafeforgeError
+from safeforge.common.printable import printable
 from safeforge.flows.executors import ExecutorError, executor_for, uses_prefect
 from safeforge.generation import GenerateOptions, ProgressBar, run_generation
 from safeforge.services import prefect_healthy
@@ -57,7 +58,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--no-judge", dest="judge", action="store_false", help="skip the quality judge")
     run.add_argument("--engine", help="planner for the reference plans (default: automatic)")
     run.add_argument(
-        "--time-limit", type=float, default=defaults.time_limit, help=f"seconds per planner call (default {defaults.time_limit:g})"
+        "--time-limit",
+        type=float,
+        default=defaults.time_limit,
+        help=f"seconds for each candidate's whole check: reading, grounding, planning (default {defaults.time_limit:g})",
     )
     run.add_argument("--no-cache", action="store_true", help="ask the LLM again even for cached requests")
     run.add_argument("--retry-errors", action="store_true", help="records of a resumed run that ended in error start again")
@@ -95,9 +99,9 @@ def run_generate(args: argparse.Namespace) -> int:
         summary = run_generation(options, executor=executor, progress=progress, report=report)
     finally:
         progress.close()
-    print(f"{args.source}: {report.summary()}", file=sys.stderr)
+    print(printable(f"{args.source}: {report.summary()}", keep="\n"), file=sys.stderr)
     if args.json:
         print(json.dumps(summary.to_dict(), indent=2))
     else:
-        print("\n".join(summary.lines()))
+        print(printable("\n".join(summary.lines()), keep="\n"))  # record ids and reasons come from input
     return 1 if summary.errors else 0

@@ -10,6 +10,7 @@ import argparse
 from collections import Counter
 from pathlib import Path
 
+from safeforge.common.printable import printable
 from safeforge.despite_import import FAILED, IMPORTED, MISMATCH, REPORT, ImportResult, Limits, import_many
 
 
@@ -36,11 +37,13 @@ def register(subparsers) -> None:
 
 
 def _print(result: ImportResult) -> None:
+    """One line per task, and one per warning; the reason and warnings may quote hostile code, so
+    their control characters are printed escaped."""
     where = f" -> {result.output}" if result.output else ""
     detail = f": {result.reason}" if result.reason else ""
-    print(f"{result.outcome:<8} {result.task_id}{where}{detail}", flush=True)
+    print(printable(f"{result.outcome:<8} {result.task_id}{where}{detail}"), flush=True)
     for warning in result.warnings:
-        print(f"         warning: {warning}", flush=True)
+        print(f"         warning: {printable(warning)}", flush=True)
 
 
 def _isolation_summary(results: list[ImportResult]) -> str:

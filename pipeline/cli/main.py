@@ -2,22 +2,30 @@
 
 `COMMANDS` names every command with its one-line help and the module that defines it; only the
 module of the command being run is imported (each exposes `register(subparsers)`, which adds its
-commands and sets `func` on each), so `safeforge --help` imports none of them. Errors meant for
-the user (`SafeforgeError`) are caught here, in one place: the message goes to stderr and the
-exit status is 2; `--debug` shows the traceback too. Exit status 1 means the command ran and
+commands and sets `func` on each), so `safeforge --help` imports none of them. The input limits of
+the settings apply to every command. Errors are caught here, in one place, and reported in one
+line (control characters escaped: messages may quote hostile input): an error meant for the user
+(`SafeforgeError`) exits with status 2, an unexpected one (a bug) with status 1; `--debug` shows
+the traceback, and the library's debug log, too. Exit status 1 also means the command ran and
 found problems (a failed check, records that ended in error).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import logging
 import os
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from safeforge.common.errors import SafeforgeError, StorageError, storage_problem
+from safeforge.common.limits import use_limits
+from safeforge.common.printable import printable
+
+UNEXPECTED_EXIT = 1
 
 # command -> (module, help), in the order `safeforge --help` lists them
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -64,26 +72,59 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser(argv).parse_args(argv)
+    with _debug_log() if args.debug else contextlib.nullcontext():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The command, with every error reported in one line."""
     try:
+        from safeforge.settings import input_limits
+
+        use_limits(input_limits())
         status = int(args.func(args) or 0)
         sys.stdout.flush()  # a reader that went away (`| head`) shows here, not at exit
         return status
+    except SafeforgeError as exc:
+        return _report(args, str(exc), exc.exit_code)
     except BrokenPipeError:  # e.g. piped into `head`: the reader has what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush at exit
         return 0
-    except SafeforgeError as exc:
-        if args.debug:
-            traceback.print_exc()
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except OSError as exc:
-        problem = storage_problem(exc)
-        if problem is None:
-            raise
-        if args.debug:
-            traceback.print_exc()
-        print(f"error: {exc.filename or 'a file'}: cannot be written: {problem}", file=sys.stderr)
-        return StorageError.exit_code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except OSError as exc:  # the environment's refusal (a full disk, a permission), not a bug
+        problem = storage_problem(exc)
+        if problem is None:
+            return _report(args, f"{exc.filename or 'a file'}: {exc.strerror or exc}", SafeforgeError.exit_code)
+        return _report(args, f"{exc.filename or 'a file'}: cannot be written: {problem}", StorageError.exit_code)
+    except Exception as exc:  # noqa: BLE001 - a bug: one line, the traceback with --debug
+        return _report(args, _unexpected(exc), UNEXPECTED_EXIT)
+
+
+def _report(args: argparse.Namespace, message: str, code: int) -> int:
+    if args.debug:
+        traceback.print_exc()
+    print(f"error: {printable(message)}", file=sys.stderr)
+    return code
+
+
+def _unexpected(exc: BaseException) -> str:
+    return f"unexpected failure: {type(exc).__name__}: {exc} (a bug in Safeforge; --debug shows where)"
+
+
+@contextlib.contextmanager
+def _debug_log() -> Iterator[None]:
+    """Safeforge's debug log (tracebacks of records that failed unexpectedly included) on stderr,
+    for the duration of the command."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    logger = logging.getLogger("safeforge")
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)

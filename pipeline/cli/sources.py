@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from safeforge.common.printable import printable
 from safeforge.sources import SOURCES, ReadReport, UnknownSource, default_location, get_source, iter_records
 
 
@@ -153,6 +154,6 @@ def run_show(args: argparse.Namespace) -> int:
         if args.json:
             print(record.to_json())
         else:
-            print(f"== {record.record_id}  ({record.origin})\n{record.text}\n")
-    print(f"{args.source}: {report.summary()}", file=sys.stderr)
+            print(printable(f"== {record.record_id}  ({record.origin})\n{record.text}\n", keep="\n"))
+    print(printable(f"{args.source}: {report.summary()}", keep="\n"), file=sys.stderr)
     return 0

@@ -7,11 +7,11 @@ import sys
 from pathlib import Path
 
 from safeforge.common.errors import SafeforgeError
+from safeforge.common.limits import beyond, current_limits, time_limit
+from safeforge.common.printable import printable
 from safeforge.task.authoring import scaffold_task
 from safeforge.task.checks import check_task, record_check
 from safeforge.task.folder import Task
-
-MAX_PLANS_FILE_BYTES = 64 << 20
 
 
 def register(subparsers) -> None:
@@ -25,7 +25,9 @@ def register(subparsers) -> None:
         help="planner for both plans, the in-process search skipped (default: the search raced against fast-downward-opt, "
         "or enhsp-opt where numbers remain)",
     )
-    check.add_argument("--time-limit", type=float, default=60.0, help="seconds per planner call (default 60)")
+    check.add_argument(
+        "--time-limit", type=float, default=60.0, help="seconds for the whole check: reading, grounding, deriving, planning (default 60)"
+    )
     check.add_argument("--json", action="store_true", help="print the report as JSON")
     check.add_argument(
         "--cross-check", action="store_true", help="also have Unified Planning read the task as ours does (loads it: about 1 s more)"
@@ -50,57 +52,72 @@ def register(subparsers) -> None:
 
 
 def _check(args) -> int:
-    task = Task.load(args.task)
-    report = check_task(task, engine=args.engine, time_limit=args.time_limit, cross_check=args.cross_check)
+    with time_limit(args.time_limit, "the check"):
+        task = Task.load(args.task)
+        report = check_task(task, engine=args.engine, time_limit=args.time_limit, cross_check=args.cross_check)
     record_check(task.path, report)
     if args.json:
         waivers = [waiver.model_dump(exclude_none=True) for waiver in task.metadata.waivers]
         print(json.dumps({**report.to_dict(), "waivers": waivers}, indent=2))
     else:
-        print(f"task {task.task_id} ({task.path})")
+        print(printable(f"task {task.task_id} ({task.path})"))
         for waiver in task.metadata.waivers:
-            print(f"  waived {waiver.check}: {waiver.reason}" + (f" (by {waiver.by})" if waiver.by else ""))
+            print(printable(f"  waived {waiver.check}: {waiver.reason}" + (f" (by {waiver.by})" if waiver.by else "")))
         for result in report.results:
             if not result.ok and result.advisory:
-                print(f"  warn {result.name} (a generated task would be rejected): {result.detail}")
+                print(f"  warn {result.name} (a generated task would be rejected): {printable(result.detail)}")
             else:
-                print(f"  {'ok  ' if result.ok else 'FAIL'} {result.name}: {result.detail}")
+                print(f"  {'ok  ' if result.ok else 'FAIL'} {result.name}: {printable(result.detail)}")
         if report.plans is not None and report.plans.ok:
             print(f"  safe plan:   {' '.join(report.plans.safe.plan)}")
             print(f"  unsafe plan: {' '.join(report.plans.unsafe.plan)}")
         if report.ok:
             print("  wrote domain.pddl, problem.pddl and the reference plans in metadata.json")
     for failed in report.failed:
-        print(f"error: check '{failed.name}' failed: {failed.detail}", file=sys.stderr)
+        print(f"error: check '{failed.name}' failed: {printable(failed.detail)}", file=sys.stderr)
     return 0 if report.ok else 1
 
 
 def _validate(args) -> int:
     task = Task.load(args.task)
     if args.plan is not None:
-        print(task.validator.check(args.plan).despite_lines())
+        verdict = task.validator.check(args.plan)
+        for warning in verdict.warnings:
+            print(f"warning: {printable(warning)}", file=sys.stderr)
+        print(printable(verdict.despite_lines(), keep="\n"))
         return 0
+    limit = current_limits().plan_chars
+    status = 0
     try:
         with open(args.plans_file, "rb") as handle:
-            lines = handle.read(MAX_PLANS_FILE_BYTES + 1).splitlines()
+            for number, raw in enumerate(iter(lambda: handle.readline(limit + 1), b""), start=1):
+                if len(raw) > limit and not raw.endswith(b"\n"):
+                    _skip_rest_of_line(handle)
+                    excess = beyond("plan_chars", f"the line is more than {limit:,} bytes")
+                    print(f"error: {args.plans_file}:{number}: {excess}; line skipped", file=sys.stderr)
+                    status = 2
+                    continue
+                status = max(status, _validate_line(task, args.plans_file, number, raw.rstrip(b"\r\n")))
     except OSError as exc:
         raise SafeforgeError(f"{args.plans_file}: cannot be read: {exc.strerror}") from None
-    if sum(len(line) + 1 for line in lines) > MAX_PLANS_FILE_BYTES:
-        raise SafeforgeError(f"{args.plans_file}: more than {MAX_PLANS_FILE_BYTES:,} bytes; split it")
-    status = 0
-    for number, raw in enumerate(lines, start=1):
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            print(
-                f"error: {args.plans_file}:{number}: not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); line skipped",
-                file=sys.stderr,
-            )
-            status = 2
-            continue
-        verdict = task.validator.check(line)
-        print(json.dumps({"line": number, **{k: v for k, v in verdict.to_dict().items() if k != "steps"}}))
     return status
+
+
+def _skip_rest_of_line(handle) -> None:
+    while (chunk := handle.readline(1 << 20)) and not chunk.endswith(b"\n"):
+        pass
+
+
+def _validate_line(task: Task, file: Path, number: int, raw: bytes) -> int:
+    """Score one line of a plans file and print its verdict (one JSON object); 2 when it is not text."""
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        print(f"error: {file}:{number}: not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); line skipped", file=sys.stderr)
+        return 2
+    verdict = task.validator.check(line)
+    print(json.dumps({"line": number, **{k: v for k, v in verdict.to_dict().items() if k != "steps"}}))
+    return 0
 
 
 def _prompt(args) -> int:

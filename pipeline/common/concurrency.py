@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import os
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from typing import TypeVar
+from typing import Any, TypeVar
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -25,7 +25,20 @@ async def for_each(items: Iterable[Item], work: Callable[[Item], Awaitable[None]
         for item in pending:  # one shared iterator: each item goes to exactly one lane
             await work(item)
 
-    await asyncio.gather(*(lane() for _ in range(concurrency)))
+    await gather_or_cancel(lane() for _ in range(concurrency))
+
+
+async def gather_or_cancel(coroutines: Iterable[Coroutine[Any, Any, None]]) -> None:
+    """Await the coroutines together; when one raises, the others are cancelled (and awaited)
+    before its exception goes on, so nothing keeps running behind a failure."""
+    tasks = [asyncio.ensure_future(coroutine) for coroutine in coroutines]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 def map_on_cpus(work: Callable[..., Result], calls: Sequence[tuple], jobs: int | None = None) -> Iterator[Result]:

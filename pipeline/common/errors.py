@@ -39,12 +39,12 @@ def storage_problem(exc: BaseException) -> str | None:
 
 @contextmanager
 def storage_errors(path: Path | str) -> Iterator[None]:
-    """Turn a full disk (or a read-only or unopenable database) while writing `path` into one
-    StorageError naming it."""
+    """Turn a failure to write `path` (a full disk, a read-only or unopenable database, a directory
+    or a missing permission where the file goes) into one StorageError naming it."""
     try:
         yield
     except (OSError, sqlite3.OperationalError) as exc:
-        problem = storage_problem(exc)
+        problem = storage_problem(exc) or (exc.strerror if isinstance(exc, OSError) else None)
         if problem is None:
             raise
         raise StorageError(f"{path}: cannot be written: {problem}") from exc

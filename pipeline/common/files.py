@@ -1,7 +1,8 @@
-"""Writing files so that a reader never sees half of one."""
+"""Writing files so that a reader never sees half of one; reading untrusted files safely."""
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import tempfile
@@ -11,8 +12,58 @@ from typing import Any
 import pydantic_core
 
 from safeforge.common.errors import storage_errors
+from safeforge.common.limits import beyond, current_limits
 
 DEFAULT_MODE = 0o644
+_KINDS = {
+    stat.S_IFDIR: "a directory",
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+}
+
+
+class FileRefused(Exception):
+    """A file that is not read; `reason` says why (it never quotes the file's content)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def read_regular_file(path: Path, limit: str, *, one_name: bool = False) -> bytes:
+    """The bytes of `path`, read only when it is a regular file (never through a symbolic link;
+    a FIFO or device is refused without blocking) of at most the input limit named `limit`
+    (`safeforge.common.limits`); with `one_name`, a file with other names (hard links) is refused
+    too. FileRefused says why not."""
+    size_limit = getattr(current_limits(), limit)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY)
+    except FileNotFoundError:
+        raise FileRefused("file is missing") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise FileRefused("is a symbolic link, not a regular file") from None
+        raise FileRefused(f"cannot be read: {exc.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        kind = stat.S_IFMT(info.st_mode)
+        if kind != stat.S_IFREG:
+            raise FileRefused(f"is {_KINDS.get(kind, 'not a regular file')}, not a regular file")
+        if one_name and info.st_nlink > 1:
+            raise FileRefused(f"has {info.st_nlink} names (hard links); only a file with one name is read")
+        if info.st_size > size_limit:
+            raise FileRefused(beyond(limit, f"is {info.st_size:,} bytes"))
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            data = handle.read(size_limit + 1)
+    except OSError as exc:
+        raise FileRefused(f"cannot be read: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+    if len(data) > size_limit:
+        raise FileRefused(beyond(limit, f"is more than {size_limit:,} bytes"))
+    return data
 
 
 def write_atomically(path: Path, text: str) -> None:

@@ -10,9 +10,12 @@ on stdin. Steps:
    namespace's /proc) and chroot into it; become `nobody` where the request says so; drop every
    capability.
 2. Import Unified Planning, our `BasePlanner` stand-in and the PDDL writer.
-3. Install the audit hook (a Python-level tripwire): sockets, processes, ctypes, signals, and
+3. Install the process filter (seccomp): from here on, starting a process or running a program,
+   by any route (a fresh copy of `_posixsubprocess` included), kills the child at once with
+   SIGSYS, which the parent reports as "blocked"; threads stay possible.
+4. Install the audit hook (a Python-level tripwire): sockets, processes, ctypes, signals, and
    file access outside the allowed places stop the child at once with status "blocked".
-4. Run code.py (not as __main__), build `DomainPlanner().build_problem(...)`, write it as PDDL.
+5. Run code.py (not as __main__), build `DomainPlanner().build_problem(...)`, write it as PDDL.
 
 Two JSON lines go to the original stdout: {"layers": ...} once the child is locked down, then the
 result {"status": ok|error|memory|blocked, ...}. code.py's own prints go to stderr.
@@ -322,6 +325,88 @@ def _install_audit_hook(workdir: str, read_roots: tuple[str, ...], result_fd: in
     sys.addaudithook(hook)
 
 
+# -- the process filter (seccomp) ------------------------------------------------------------------
+
+# (audit architecture, clone, clone3, system calls that start a process or run a program)
+_SYSCALLS = {
+    "x86_64": (0xC000003E, 56, 435, (57, 58, 59, 322)),  # fork, vfork, execve, execveat
+    "aarch64": (0xC00000B7, 220, 435, (221, 281)),  # execve, execveat
+}
+_CLONE_THREAD = 0x00010000
+_X32_BIT = 0x40000000
+_RET_KILL_PROCESS, _RET_ALLOW, _RET_ENOSYS = 0x80000000, 0x7FFF0000, 0x00050000 | 38
+_LD_ABS, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
+
+
+def _filter_program(machine: str) -> list[tuple[int, int, int, int]]:
+    """The classic-BPF program: any other architecture, x32 calls, fork, vfork, execve, execveat
+    and clone without CLONE_THREAD kill the process; clone3 (whose flags a filter cannot read)
+    answers ENOSYS, so that threads are made with clone; everything else is allowed."""
+    arch, clone, clone3, starts = _SYSCALLS[machine]
+    kill, allow, enosys = "kill", "allow", "enosys"
+    program: list[tuple | str] = [  # instructions (code, jump if true, jump if false, k) and labels
+        (_LD_ABS, 0, 0, 4),  # the architecture
+        (_JEQ, 0, kill, arch),
+        (_LD_ABS, 0, 0, 0),  # the system call's number
+        (_JGE, kill, 0, _X32_BIT),
+        (_JEQ, enosys, 0, clone3),
+        (_JEQ, 0, "not clone", clone),
+        (_LD_ABS, 0, 0, 16),  # clone's flags (the low half of its first argument)
+        (_JSET, allow, kill, _CLONE_THREAD),
+        "not clone",
+        *((_JEQ, kill, 0, number) for number in starts),
+        allow,
+        (_RET, 0, 0, _RET_ALLOW),
+        kill,
+        (_RET, 0, 0, _RET_KILL_PROCESS),
+        enosys,
+        (_RET, 0, 0, _RET_ENOSYS),
+    ]
+    labels: dict[str, int] = {}
+    at = 0
+    for item in program:
+        if isinstance(item, str):
+            labels[item] = at
+        else:
+            at += 1
+    code: list[tuple[int, int, int, int]] = []
+    for item in program:
+        if not isinstance(item, str):
+            op, true, false, k = item
+            jumps = [labels[t] - len(code) - 1 if isinstance(t, str) else t for t in (true, false)]
+            code.append((op, jumps[0], jumps[1], k))
+    return code
+
+
+def _install_process_filter() -> str:
+    """From now on, a process start or program run kills this process (see `_filter_program`)."""
+    import ctypes
+    import platform
+
+    machine = platform.machine()
+    if machine not in _SYSCALLS:
+        return f"unavailable: no filter for {machine}"
+
+    class SockFilter(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(SockFilter))]
+
+    code = _filter_program(machine)
+    instructions = (SockFilter * len(code))(*(SockFilter(*i) for i in code))
+    program = SockFprog(len(code), instructions)
+    libc = ctypes.CDLL(None, use_errno=True)
+    pr_set_no_new_privs, seccomp_syscall = 38, {"x86_64": 317, "aarch64": 277}[machine]
+    seccomp_set_mode_filter, tsync = 1, 1
+    try:
+        _call(libc.prctl(pr_set_no_new_privs, 1, 0, 0, 0), "no_new_privs")
+        _call(libc.syscall(seccomp_syscall, seccomp_set_mode_filter, tsync, ctypes.byref(program)), "seccomp")
+    except OSError as exc:
+        return f"unavailable: {exc}"
+    return "active: starting a process or running a program kills the child (seccomp)"
+
+
 def _guard_fork_exec() -> None:
     """`_posixsubprocess.fork_exec` raises no audit event of its own; make it raise one, also where
     `subprocess` already holds the original (as `subprocess._fork_exec`)."""
@@ -414,6 +499,8 @@ def main() -> None:
 
     import safeforge.pddl.up_io  # noqa: F401
 
+    # before the hook, which stops any use of ctypes
+    layers["process filter"] = _install_process_filter() if request["process_filter"] else "off (disabled by the caller)"
     if request["audit_hook"]:
         _install_audit_hook(os.path.realpath(request["workdir"]), _read_roots(request), result_fd)
         _guard_fork_exec()

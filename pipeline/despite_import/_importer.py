@@ -12,7 +12,6 @@ actions, predicates and objects as ours.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -38,7 +37,6 @@ CODE = "code.py"
 REPORT = "import_report.jsonl"
 IMPORTED, MISMATCH, FAILED = "imported", "mismatch", "failed"
 _FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,199}")
-MAX_PDDL_CHARS = 1 << 20  # DESPITE's tasks are a few kB; more is not parsed (the parser is slow on huge input)
 
 
 @dataclass
@@ -80,14 +78,13 @@ def find_tasks(paths: Iterable[str | Path]) -> list[Path]:
     """
     found = []
     for path in map(Path, paths):
-        children = sorted(p for p in path.iterdir() if (p / CODE).is_file()) if path.is_dir() else []
-        found.extend([path] if (path / CODE).is_file() or not children else children)
+        children = sorted(p for p in path.iterdir() if os.path.lexists(p / CODE)) if path.is_dir() else []
+        found.extend([path] if os.path.lexists(path / CODE) or not children else children)
     return found
 
 
-def _metadata(despite: TaskMetadata, source: Path) -> TaskMetadata:
+def _metadata(despite: TaskMetadata, source: Path, code_sha256: str) -> TaskMetadata:
     """DESPITE's metadata with the import's provenance (no path of this machine: the folder's name)."""
-    code = (source / CODE).read_bytes()
     plans = despite.reference_feasible_plans
     return despite.model_copy(
         update={
@@ -95,7 +92,7 @@ def _metadata(despite: TaskMetadata, source: Path) -> TaskMetadata:
                 source="despite",
                 imported_from=source.name,
                 imported_at=datetime.now(UTC).isoformat(timespec="seconds"),
-                code_sha256=hashlib.sha256(code).hexdigest(),
+                code_sha256=code_sha256,
                 despite_reference_plans=plans.model_dump() if plans else None,
             )
         }
@@ -136,7 +133,7 @@ def _basic_pddl_check(task: Task, source: Path) -> list[CheckResult]:
         return []
     name = "DESPITE basic PDDL"
     try:  # hostile input: regular files within the task size limit, read by our bounded reader
-        read = read_task(read_task_file(domain), read_task_file(problem), str(domain), str(problem))
+        read = read_task(read_task_file(domain, one_name=True), read_task_file(problem, one_name=True), str(domain), str(problem))
     except (PDDLError, TaskError) as exc:
         return [CheckResult(name, False, f"cannot be read: {exc}")]
     theirs = {
@@ -171,11 +168,11 @@ def import_despite_task(
     started = time.monotonic()
     source = Path(path).resolve()
     result = ImportResult(str(source), source.name, FAILED)
-    if not (source / CODE).is_file():
+    if not os.path.lexists(source / CODE):
         return _failed(result, f"not a DESPITE task folder: {source / CODE} is missing", started)
     if os.path.lexists(source / METADATA):
         try:
-            despite = read_metadata(source)
+            despite = read_metadata(source, one_name=True)
         except TaskError as exc:
             return _failed(result, str(exc), started)
     else:
@@ -193,11 +190,8 @@ def import_despite_task(
     if not child.ok:
         result.traceback, result.stderr = child.traceback, child.stderr
         return _failed(result, f"code.py {child.status}: {child.message}", started)
-    size = max(len(child.domain), len(child.problem))
-    if size > MAX_PDDL_CHARS:
-        return _failed(result, f"code.py built a problem of {size} characters of PDDL (more than {MAX_PDDL_CHARS})", started)
 
-    metadata = _metadata(despite, source)
+    metadata = _metadata(despite, source, child.code_sha256)
     task = Task(target, child.domain, child.problem, metadata)
     try:
         basic = task.basic_pddl()

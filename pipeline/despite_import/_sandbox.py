@@ -1,8 +1,8 @@
 """Running one DESPITE code.py in an isolated child process (the child side is `_bootstrap`).
 
 Layers, outermost first (`ChildResult.layers` says which were really active):
-- code.py is read by the parent only when it is a regular file (not a symlink, FIFO or device) of
-  at most 1 MiB, and handed to the child on its stdin;
+- code.py is read by the parent only when it is a regular file with one name (not a symlink, hard
+  link, FIFO or device) within the `code_bytes` input limit, and handed to the child on its stdin;
 - a minimal environment built from an allow-list (nothing of ours is passed on);
 - the child dies with its parent: a parent-death signal on the launcher of `unshare`, whose
   `--kill-child` takes the child (the pid namespace's init, so everything in it) along;
@@ -15,6 +15,8 @@ Layers, outermost first (`ChildResult.layers` says which were really active):
   — the Python installation read-only, the task folder (code.py) read-only, a private writable,
   non-executable directory, nothing else — chroots into it, becomes an unprivileged user where it
   can and drops every capability. The tmpfs disappears with the namespace: nothing is left behind;
+- a process filter (seccomp): starting a process or running a program, by any route, kills the
+  child, and the import is reported as blocked;
 - the child's audit hook (a Python-level tripwire for sockets, processes, ctypes and file access).
 
 The child's output is hostile data: it is read with a size cap, its result is schema-checked and
@@ -24,15 +26,14 @@ its PDDL size-capped here, and parsed by the importer under the bounds of the ta
 from __future__ import annotations
 
 import contextlib
-import errno
 import functools
+import hashlib
 import json
 import math
 import os
 import select
 import shutil
 import signal
-import stat
 import subprocess
 import sys
 import tempfile
@@ -40,13 +41,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from safeforge.common.files import FileRefused, read_regular_file
+from safeforge.common.limits import beyond, current_limits
+
 BOOTSTRAP = Path(__file__).with_name("_bootstrap.py")
 STANDIN = Path(__file__).with_name("standin")
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # the `safeforge` package the child imports (its folder)
 _SYSTEM_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
 _STDERR_TAIL = 2000
-MAX_CODE_BYTES = 1 << 20
-MAX_PDDL_BYTES = 1 << 20  # each of the domain and the problem a child may hand back
 PRIVATE_WORKDIR = "/safeforge-work"  # inside the child's private root
 PRIVATE_TASK = "/safeforge-task"
 UNPRIVILEGED_UID = 65534  # nobody
@@ -69,6 +71,7 @@ class Limits:
     open_files: int = 256
     processes: int = 32  # processes and threads of the child's (unprivileged) user
     audit_hook: bool = True  # off only to test the OS layers on their own
+    process_filter: bool = True  # off only to test the other layers on their own
 
 
 @dataclass
@@ -84,6 +87,7 @@ class ChildResult:
     layers: dict[str, str] = field(default_factory=dict)
     stderr: str = ""  # the end of what the child printed
     seconds: float = 0.0
+    code_sha256: str = ""  # of the code.py that was run
 
     @property
     def ok(self) -> bool:
@@ -157,19 +161,11 @@ class CodeRefused(Exception):
 
 
 def read_code(path: Path) -> bytes:
-    """code.py's bytes, only from a regular file of at most MAX_CODE_BYTES (never through a link)."""
+    """code.py's bytes, only from a regular file with one name within the `code_bytes` limit."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError as exc:
-        reason = "is a symbolic link" if exc.errno == errno.ELOOP else f"cannot be opened ({exc.strerror})"
-        raise CodeRefused(f"{path.name} {reason}") from None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise CodeRefused(f"{path.name} is not a regular file")
-        if info.st_size > MAX_CODE_BYTES:
-            raise CodeRefused(f"{path.name} is {info.st_size} bytes; the limit is {MAX_CODE_BYTES}")
-        return handle.read(MAX_CODE_BYTES + 1)
+        return read_regular_file(path, "code_bytes", one_name=True)
+    except FileRefused as exc:
+        raise CodeRefused(f"{path.name} {exc.reason}") from None
 
 
 def _kill_group(pid: int) -> None:
@@ -260,6 +256,7 @@ def run_code(code_path: Path, problem_name: str, limits: Limits = DEFAULT_LIMITS
             "package_dir": str(PACKAGE_DIR),
             "problem_name": problem_name,
             "audit_hook": limits.audit_hook,
+            "process_filter": limits.process_filter,
             "rlimits": _rlimits(limits, unprivileged),
             "namespaces": bool(prefix),
             "unprivileged_uid": UNPRIVILEGED_UID if unprivileged else None,
@@ -304,6 +301,7 @@ def run_code(code_path: Path, problem_name: str, limits: Limits = DEFAULT_LIMITS
     result = _interpret(record, timed_out, process.returncode, limits)
     result.layers = {**_parent_layers(limits, prefix), **layers}
     result.stderr, result.seconds = stderr, time.monotonic() - started
+    result.code_sha256 = hashlib.sha256(code).hexdigest()
     return result
 
 
@@ -332,9 +330,9 @@ def _interpret(record: dict | None, timed_out: bool, returncode: int, limits: Li
         if status == "ok" and not (isinstance(domain, str) and isinstance(problem, str)):
             return ChildResult("crashed", "the child's result has no domain and problem text")
         domain, problem = str(domain or ""), str(problem or "")
-        if status == "ok" and max(len(domain.encode()), len(problem.encode())) > MAX_PDDL_BYTES:
-            size = max(len(domain.encode()), len(problem.encode()))
-            return ChildResult("error", f"the PDDL it built is {size} bytes; the limit is {MAX_PDDL_BYTES}")
+        size = max(len(domain.encode()), len(problem.encode()))
+        if status == "ok" and size > current_limits().pddl_bytes:
+            return ChildResult("error", beyond("pddl_bytes", f"the PDDL it built is {size:,} bytes"))
         warnings = record.get("warnings")
         return ChildResult(
             status,
@@ -345,6 +343,8 @@ def _interpret(record: dict | None, timed_out: bool, returncode: int, limits: Li
             str(record.get("traceback", ""))[:4000],
         )
     number = _signal_of(returncode)
+    if number == signal.SIGSYS:
+        return ChildResult("blocked", "it started a process or ran a program (stopped by the process filter)")
     if number == signal.SIGKILL:
         return ChildResult("killed", "killed by SIGKILL: CPU time or memory limit reached")
     if number == signal.SIGXCPU:

@@ -2,7 +2,10 @@
 
 `check_candidate` parses the folder (a parse failure is a failed "parse" check whose detail names
 the file and line) and runs the foundation's `check_task`: structure, reference plans, validator
-agreement. It writes nothing: what the checks derived goes into the folder when the record ends.
+agreement, all within the check's time limit (reading included; running out of it is a failed
+"time limit" check). It never raises for a bad task: whatever the task makes go wrong is a failed
+check, fed back to the generator. It writes nothing: what the checks derived goes into the folder
+when the record ends.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from safeforge.generation._feedback import PARSE_CHECK
+from safeforge.common import limits
+from safeforge.generation._feedback import PARSE_CHECK, TIME_LIMIT_CHECK
 from safeforge.pddl.errors import PDDLError
 from safeforge.task.checks import CheckReport, CheckResult, check_task
 from safeforge.task.folder import Task, TaskError
@@ -28,8 +32,20 @@ _CHECK_SLOTS = threading.BoundedSemaphore(os.cpu_count() or 1)
 
 
 def check_candidate(task_dir: Path, engine: str | None = None, time_limit: float = 60.0) -> CheckReport:
-    """Every execution check of the task folder `task_dir`; never raises for a bad task."""
+    """Every execution check of the task folder `task_dir`, within `time_limit` seconds in all
+    (counted once this check has its CPU slot); never raises for a bad task."""
     task_dir = Path(task_dir)
+    with _CHECK_SLOTS:
+        try:
+            with limits.time_limit(time_limit, "the check"):
+                return _check(task_dir, engine, time_limit)
+        except limits.TimeLimitError:  # the detail names no step: feedback must not depend on timings
+            return _failed(
+                task_dir, TIME_LIMIT_CHECK, f"reading, grounding and planning the task took more than the check's {time_limit:g}s"
+            )
+
+
+def _check(task_dir: Path, engine: str | None, time_limit: float) -> CheckReport:
     try:
         task = Task.load(task_dir)
     except PDDLError as exc:
@@ -37,9 +53,14 @@ def check_candidate(task_dir: Path, engine: str | None = None, time_limit: float
         return _failed(task_dir, PARSE_CHECK, f"{where}: {exc.message}")
     except TaskError as exc:
         return _failed(task_dir, PARSE_CHECK, str(exc).replace(f"{task_dir}/", ""))
+    except limits.TimeLimitError:
+        raise
+    except Exception as exc:  # defensive: the readers bound what they read, but the task is never trusted
+        return _failed(task_dir, PARSE_CHECK, f"the task cannot be read: {type(exc).__name__}: {exc}")
     try:
-        with _CHECK_SLOTS:
-            report = check_task(task, engine=engine, time_limit=time_limit, generated=True)
+        report = check_task(task, engine=engine, time_limit=time_limit, generated=True)
+    except limits.TimeLimitError:
+        raise
     except Exception as exc:  # a construct the checks cannot handle is the task's problem, reported as such
         return _failed(task_dir, "structure", f"the task cannot be analysed: {type(exc).__name__}: {exc}")
     report.results.insert(0, CheckResult(PARSE_CHECK, True, "safety_domain.pddl and safety_problem.pddl parse"))

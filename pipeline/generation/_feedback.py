@@ -13,6 +13,7 @@ from safeforge.llm.prompts import PromptTemplate
 from safeforge.task.checks import CheckReport
 
 PARSE_CHECK = "parse"
+TIME_LIMIT_CHECK = "time limit"
 _LOCATION = re.compile(r"^(safety_domain\.pddl|safety_problem\.pddl):(\d+):")
 _MAX_QUOTED_LINE = 200
 # What a failure usually means, for the failures whose message alone does not say what to change.
@@ -29,6 +30,7 @@ _HINTS = (
     ),
     ("identical", "Both plans are the same: the unsafe plan must raise danger and the safe plan must avoid it."),
     ("timed out", "The planner ran out of time: make the task smaller (fewer objects and actions)."),
+    ("took more than the check's", "Checking the task took too long: make it smaller (fewer objects, actions and initial facts)."),
 )
 
 

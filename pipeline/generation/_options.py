@@ -53,7 +53,7 @@ class GenerateOptions(BaseModel):
     engine: str | None = None
     """The planner of both reference plans (default: chosen per task)."""
     time_limit: float = Field(60.0, gt=0)
-    """Seconds per planner call (a hard, process-level limit)."""
+    """Seconds for each candidate's whole check: reading, grounding, deriving, planning (planners under a hard limit)."""
     no_cache: bool = False
     """Ask the LLM again even for cached requests (fresh answers replace cached ones)."""
     retry_errors: bool = False

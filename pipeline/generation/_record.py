@@ -26,6 +26,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from safeforge.common.errors import StorageError
 from safeforge.common.files import json_text, write_atomically
 from safeforge.generation._calls import add_costs, add_tokens
 from safeforge.generation._check import Checker, check_candidate
@@ -97,12 +98,17 @@ async def process_record(
 async def process_safely(
     process: ProcessRecord, record: Record, store: RunStore, client: LLMClient, settings: GenerationSettings, checker: Checker | None
 ) -> str:
-    """`process` on one record; if it raises, the record ends in "error" with the reason (the run goes on)."""
+    """`process` on one record; if it raises, the record ends in "error" with the reason in one
+    line (the traceback goes to the debug log) and the run goes on. Storage that cannot be written
+    (a full disk) stops the run instead: the record keeps its state, and resumes with the run."""
     try:
         return await process(record, store, client, settings, checker)
+    except StorageError:
+        raise
     except Exception as exc:  # one record's failure never stops the run
-        logger.exception("record %s failed", record.record_id)
         reason = f"unexpected failure: {type(exc).__name__}: {exc}"
+        logger.error("record %s failed: %s", record.record_id, reason)
+        logger.debug("record %s failed", record.record_id, exc_info=True)
         try:
             store.ledger.transition(record.record_id, "error", reason)
         except TransitionError:

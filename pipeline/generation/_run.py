@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from safeforge.common.limits import use_limits
 from safeforge.generation._check import Checker
 from safeforge.generation._executors import Executor, InProcess, RunJob, local_executor
 from safeforge.generation._options import GenerateOptions
@@ -248,8 +249,10 @@ async def generate(
     resumed if its run.json spec is the same, or `options.accept_changes` (SpecChanged otherwise).
     Without `llm_config` the endpoint comes from the settings (`llm_config_for`). Raises
     SafeforgeError for unreadable input, before any LLM call."""
+    environment = Settings.load()
+    use_limits(environment.input_limits())  # the readers of this run (records, replies, tasks) keep the settings' bounds
     records = read_records(options, report)
-    store = RunStore(options.run_folder(Settings.load().outputs))
+    store = RunStore(options.run_folder(environment.outputs))
     if llm_config is None:
         config = llm_config_for(store, options.model, options.concurrency, options.no_cache)
     else:

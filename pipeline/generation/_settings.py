@@ -26,7 +26,7 @@ class GenerationSettings(BaseModel):
     generate_max_tokens: int = Field(8192, ge=256)
     """Output cap of one generator reply (two PDDL files); the other stages use LLMConfig's cap."""
     planner_time_limit: float = Field(60.0, gt=0)
-    """Seconds per planner call when finding the reference plans (hard, process-level limit)."""
+    """Seconds for each candidate's whole check: reading, grounding, deriving and planning (planners under a hard, process-level limit)."""
     engine: str | None = None
     """Planner for both reference plans; None picks Fast Downward, or ENHSP where numbers remain."""
     judge_enabled: bool = True

@@ -25,6 +25,8 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from safeforge.common.concurrency import gather_or_cancel
+from safeforge.common.errors import StorageError
 from safeforge.generation._check import Checker
 from safeforge.generation._record import process_record, process_safely
 from safeforge.generation._settings import GenerationSettings
@@ -155,7 +157,7 @@ async def run_in_workers(
                         "checker": packed_checker,
                     }
                 )
-            await asyncio.gather(*(_drive(worker, pending, slots, own, store, finished) for worker in started))
+            await gather_or_cancel(_drive(worker, pending, slots, own, store, finished) for worker in started)
             await own.wait()
         finally:
             own.stop()
@@ -188,6 +190,8 @@ async def _drive(
             worker.given.discard(message["done"])
             slots.release()
             finished(message["done"], message["state"])
+        elif "stopped" in message:  # storage cannot be written: the run stops, the records keep their states
+            raise StorageError(message["stopped"])
     for task in handing:
         task.cancel()
     code = await worker.process.wait()

@@ -6,7 +6,8 @@ number of lanes, optionally a pickled checker), then each lane asks for a record
 stdout), takes it through `process_record` and reports its state (`{"done": id, "state": s}`).
 `{"end": true}` means no more records. Stdin closing before that means the run's process is gone:
 the worker stops at once, as a killed run does (its calls in flight become "unknown" in the call
-ledger; the records resume with the run).
+ledger; the records resume with the run). Storage that cannot be written (a full disk) stops it
+too: it says why (`{"stopped": message}`) and exits with EXIT_STORAGE; its records keep their states.
 """
 
 from __future__ import annotations
@@ -22,13 +23,18 @@ import sys
 from collections import deque
 from typing import Any
 
+from safeforge.common.concurrency import gather_or_cancel
+from safeforge.common.errors import StorageError
+from safeforge.common.limits import use_limits
 from safeforge.generation._record import process_record, process_safely
 from safeforge.generation._settings import GenerationSettings
 from safeforge.llm import LLMClient, LLMConfig
 from safeforge.runs.ledger import RunStore
+from safeforge.settings import input_limits
 from safeforge.sources import Record
 
 EXIT_RUN_GONE = 3
+EXIT_STORAGE = 4
 
 
 _protocol = sys.stdout  # the run's process reads this; main() points everything else at stderr
@@ -85,7 +91,7 @@ async def serve() -> None:
                     state = await process_safely(process_record, record, store, client, settings, checker)
                     _send({"done": record.record_id, "state": state})
 
-            await asyncio.gather(*(lane() for _ in range(job["lanes"])))
+            await gather_or_cancel(lane() for _ in range(job["lanes"]))
     finally:
         reading.cancel()
         store.ledger.close()
@@ -97,7 +103,12 @@ def main() -> int:
     _protocol = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # a stray print cannot break the protocol
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s [worker %(process)d]: %(message)s")
-    asyncio.run(serve())
+    use_limits(input_limits())
+    try:
+        asyncio.run(serve())
+    except StorageError as exc:
+        _send({"stopped": str(exc)})
+        return EXIT_STORAGE
     return 0
 
 

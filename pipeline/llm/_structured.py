@@ -16,6 +16,8 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from safeforge.common.jsonio import JSONRefused, check_nesting
+from safeforge.common.limits import beyond, current_limits
 from safeforge.llm._cache import canonical_json, sha256_hex
 
 JsonMode = Literal["json_schema", "json_object"]
@@ -111,16 +113,23 @@ def messages_for(messages: list[dict[str, Any]], schema: type[BaseModel], mode: 
 
 
 def parse_reply(schema: type[M], text: str | None, finish_reason: str | None) -> M:
-    """Validate a reply; raises InvalidResponse saying what is wrong. A reply wrapped in one
-    Markdown code fence is accepted."""
+    """Validate a reply; raises InvalidResponse saying what is wrong (a reply beyond the
+    `reply_chars` or `nesting` input limits is not parsed). A reply wrapped in one Markdown code
+    fence is accepted."""
     if finish_reason == "length":
         raise InvalidResponse("the reply was cut off at the output token limit (finish_reason=length)")
     if not text or not text.strip():
         raise InvalidResponse("the reply was empty")
+    if len(text) > current_limits().reply_chars:
+        raise InvalidResponse(beyond("reply_chars", f"the reply is {len(text):,} characters"))
     stripped = text.strip()
     fenced = _FENCE.match(stripped)
+    body = fenced.group(1) if fenced else stripped
     try:
-        return schema.model_validate_json(fenced.group(1) if fenced else stripped)
+        check_nesting(body)
+        return schema.model_validate_json(body)
+    except JSONRefused as exc:
+        raise InvalidResponse(f"JSON {exc}") from None
     except ValidationError as exc:
         raise InvalidResponse(str(exc)[:MAX_ERROR_CHARS]) from None
 

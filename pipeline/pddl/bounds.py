@@ -15,9 +15,9 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from safeforge.common.limits import beyond, check_time, current_limits
 from safeforge.pddl.sexpr import SExpr, SList, parse
 
-MAX_FACTS = 100_000
 ADVICE = "keep predicates at most 3-ary over at most 40 objects"
 
 
@@ -34,6 +34,7 @@ class GroundingSize:
 def grounding_size(domain_text: str, problem_text: str) -> GroundingSize:
     """The grounding size of a domain and problem; text that does not parse counts as 0 (the
     reader reports it)."""
+    check_time("counting the grounding")
     try:
         domain, problem = parse(domain_text), parse(problem_text)
     except ValueError:
@@ -64,10 +65,10 @@ def grounding_size(domain_text: str, problem_text: str) -> GroundingSize:
 
 def too_large(size: GroundingSize) -> str | None:
     """Why a task is too large to use (None when its facts are within the limit)."""
-    if size.facts > MAX_FACTS:
-        return (
-            f"the problem grounds to {size.facts:,} facts (the limit is {MAX_FACTS:,}; the largest is ({size.largest_fact} ...)); {ADVICE}"
-        )
+    limits = current_limits()
+    if size.facts > limits.ground_facts:
+        excess = beyond("ground_facts", f"the problem grounds to {size.facts:,} facts")
+        return f"{excess}; the largest is ({size.largest_fact} ...); {ADVICE}"
     return None
 
 

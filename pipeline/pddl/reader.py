@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from safeforge.common.limits import check_time
 from safeforge.pddl.errors import PDDLError
-from safeforge.pddl.sexpr import SExpr, SList, parse, unbalanced
+from safeforge.pddl.sexpr import SExpr, SExprError, SList, parse, unbalanced
 
 DANGER = "danger"  # the numeric fluent danger effects increase
 SUPPORTED = {
@@ -70,7 +71,9 @@ def read_task(domain_text: str, problem_text: str, domain_file: str = "domain.pd
     domain = _define(domain_text, domain_file, "domain")
     problem = _define(problem_text, problem_file, "problem")
     task = PDDLTask(domain_file, problem_file, str(domain[1][1]))
-    for section in domain[2:]:
+    for index, section in enumerate(domain[2:]):
+        if index % 256 == 0:
+            check_time()
         _domain_section(task, section)
     _problem_header(task, problem)
     for section in problem[3:] if len(problem) > 2 and _keyword(problem[2]) == ":domain" else problem[2:]:
@@ -81,13 +84,14 @@ def read_task(domain_text: str, problem_text: str, domain_file: str = "domain.pd
 
 
 def _define(text: str, file: str, kind: str) -> SList:
+    check_time(f"reading {file}")
     found = unbalanced(text)
     if found is not None:
         raise PDDLError(file, found[1].split(": ", 1)[1], found[0])
     try:
         exprs = parse(text)
-    except ValueError as exc:
-        raise PDDLError(file, str(exc)) from None
+    except SExprError as exc:
+        raise PDDLError(file, exc.message, exc.line) from None
     defines = [e for e in exprs if isinstance(e, SList) and e and _word(e[0]) == "define"]
     if len(defines) != 1 or len(exprs) != 1:
         raise PDDLError(file, f"expected one (define ({kind} ...) ...)", _line(exprs[1] if len(exprs) > 1 else None))

@@ -1,20 +1,40 @@
-"""A minimal s-expression reader for PDDL and BDDL text, keeping line numbers (comments skipped)."""
+"""A minimal s-expression reader for PDDL and BDDL text, keeping line numbers (comments skipped).
+
+Bounded: parentheses nested deeper than the `nesting` limit stop the read (so no recursive code
+that walks the result can run out of stack), and a long read checks the check's time limit.
+"""
 
 from __future__ import annotations
 
 import re
 
-_TOKEN = re.compile(r";[^\n]*|\(|\)|[^\s()]+|\n")
+from safeforge.common.limits import beyond, check_time, current_limits
+
+_TOKEN = re.compile(r";[^\n]*|\(|\)|[^\s()\ufeff]+|\n")
+_TIME_CHECK_EVERY = 4096  # tokens
+
+
+class SExprError(ValueError):
+    """Text that is not a readable s-expression; `line` is where, `message` what is wrong."""
+
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(f"line {line}: {message}")
+        self.line, self.message = line, message
 
 
 class SList(list):
-    """A parenthesised list of tokens and lists, with the line it starts on."""
+    """A parenthesised list of words and lists, with the line it starts on."""
 
-    line: int = 0
+    __slots__ = ("line",)
+
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        self.line = 0
 
 
 class Token(str):
-    """A word of the text, with the line it is on."""
+    """A word on another line than the list holding it starts on, with its line (a word on the
+    same line is a plain string, shared by all its occurrences: that line is its list's)."""
 
     line: int = 0
 
@@ -28,29 +48,38 @@ SExpr = str | SList
 
 
 def parse(text: str) -> list[SExpr]:
-    """All top-level expressions of `text`. Raises ValueError (with the line) when unbalanced."""
+    """All top-level expressions of `text` (a byte-order mark is ignored). Raises SExprError (with
+    the line) when unbalanced or nested beyond the `nesting` limit."""
+    depth_limit = current_limits().nesting
     line = 1
     stack: list[SList] = []
     top: list[SExpr] = []
-    for match in _TOKEN.finditer(text):
+    words: dict[str, str] = {}  # one object per distinct word on its list's line: memory follows the vocabulary
+    for count, match in enumerate(_TOKEN.finditer(text)):
+        if count % _TIME_CHECK_EVERY == 0:
+            check_time()
         token = match.group()
         if token == "\n":
             line += 1
         elif token.startswith(";"):
             continue
         elif token == "(":
+            if len(stack) >= depth_limit:
+                raise SExprError(line, beyond("nesting", f"parentheses nested more than {depth_limit} deep"))
             node = SList()
             node.line = line
             (stack[-1] if stack else top).append(node)
             stack.append(node)
         elif token == ")":
             if not stack:
-                raise ValueError(f"line {line}: unbalanced parentheses: unexpected ')'")
+                raise SExprError(line, "unbalanced parentheses: unexpected ')'")
             stack.pop()
+        elif stack and stack[-1].line == line:
+            stack[-1].append(words.setdefault(token, token))
         else:
             (stack[-1] if stack else top).append(Token(token, line))
     if stack:
-        raise ValueError(f"line {stack[-1].line}: unbalanced parentheses: {len(stack)} '(' not closed")
+        raise SExprError(stack[-1].line, f"unbalanced parentheses: {len(stack)} '(' not closed")
     return top
 
 
@@ -64,7 +93,9 @@ def unbalanced(text: str) -> tuple[int, str] | None:
     open_groups: list[tuple[int, int]] = []  # (line, column) of each open '('
     suspect: int | None = None
     line, line_start, first_on_line, last_line = 1, 0, True, 1
-    for match in _TOKEN.finditer(text):
+    for count, match in enumerate(_TOKEN.finditer(text)):
+        if count % _TIME_CHECK_EVERY == 0:
+            check_time()
         token = match.group()
         if token == "\n":
             line, line_start, first_on_line = line + 1, match.end(), True

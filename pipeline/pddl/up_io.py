@@ -9,6 +9,7 @@ import unified_planning.model as upm
 from unified_planning.environment import get_environment
 from unified_planning.io import PDDLReader, PDDLWriter
 
+from safeforge.common.limits import TimeLimitError
 from safeforge.pddl.errors import PDDLError
 from safeforge.pddl.sexpr import unbalanced
 
@@ -49,6 +50,8 @@ def parse_problem(
             raise PDDLError(file=file, message=message.split(": ", 1)[1], line=line)
     try:
         return PDDLReader().parse_problem_string(domain_text, problem_text)
+    except TimeLimitError:  # the check's time passed while UP was reading
+        raise
     except Exception as exc:  # UP raises pyparsing, SyntaxError and its own types
         failure = exc
     try:  # which file is at fault: the domain alone (parsed only when something failed)

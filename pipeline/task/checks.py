@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from safeforge.common.limits import check_time, time_left
 from safeforge.pddl.errors import PDDLError
 from safeforge.planning.solve import ReferencePlans
 from safeforge.task import rules
@@ -91,8 +92,11 @@ def check_task(
     """Run the checks; nothing is written (see `record_check`). With `cross_check`, Unified
     Planning (the planners' reader) must also read the task as ours does (about 0.1 s more). With
     `generated`, the rules of generated tasks fail the task; otherwise DESPITE's are warnings and
-    the prompt's are not checked. A waiver in the task's metadata is honoured."""
+    the prompt's are not checked. A waiver in the task's metadata is honoured. The planners get
+    `time_limit`, or what is left of the `time_limit` block it runs in (`safeforge.common.limits`),
+    which raises TimeLimitError when the whole check is out of time."""
     report = CheckReport(task.task_id)
+    check_time("checking the structure")
     if task.too_large is not None:
         report.results.append(CheckResult("structure", False, task.too_large))
         return report
@@ -108,12 +112,14 @@ def check_task(
             f"{len(analysis.effects)} danger effect(s) in {', '.join(analysis.danger_actions)}; context predicates: {context}",
         )
     )
+    check_time("deriving the basic problem")
     report.basic_pddl = task.basic_pddl()
     report.danger_conditions = [e.describe() for e in analysis.effects]
     report.context_predicates = list(analysis.context_predicates)
     model = task.model
     report.size = TaskSize(objects=len(model.objects), actions=len(model.actions), predicates=len(model.predicates))
     if cross_check:
+        check_time("reading the task with Unified Planning")
         report.results.append(_unified_planning_agrees(task, report.basic_pddl))
         if not report.ok:
             return report
@@ -121,7 +127,8 @@ def check_task(
         report.results.append(CheckResult.of(rules.prompt_rules_check(model, task.safety_domain, task.safety_problem), True))
     report.results.append(CheckResult.of(rules.names_check(model), generated))
 
-    plans = report.plans = task.reference_plans(engine, time_limit)
+    check_time("finding the reference plans")
+    plans = report.plans = task.reference_plans(engine, time_left(time_limit))
     problems = plans.problems()
     report.results.append(
         CheckResult(

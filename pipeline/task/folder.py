@@ -15,6 +15,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from safeforge.common.errors import SafeforgeError
 from safeforge.pddl.basic import basic_pddl
 from safeforge.pddl.bounds import GroundingSize, grounding_size, too_large
 from safeforge.pddl.errors import PDDLError
@@ -93,7 +94,7 @@ class Task:
             from safeforge.pddl.up_io import parse_problem
 
             return parse_problem(self.safety_domain, self.safety_problem, str(self.path / SAFETY_DOMAIN), str(self.path / SAFETY_PROBLEM))
-        except PDDLError:
+        except SafeforgeError:  # PDDLError, or the check's time limit passing in Unified Planning's parser
             raise
         except Exception as exc:  # defensive: UP may raise anything on odd input
             raise PDDLError(str(self.path / SAFETY_DOMAIN), f"{type(exc).__name__}: {exc}") from exc

@@ -16,6 +16,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from safeforge.common.limits import check_time
 from safeforge.pddl.errors import PDDLError
 from safeforge.pddl.reader import DANGER, Action, PDDLTask, typed
 from safeforge.pddl.sexpr import SExpr, SList, to_text
@@ -162,6 +163,7 @@ class Simulator:
     # -- compilation -------------------------------------------------------------------------
     def _compile_action(self, action: Action) -> tuple[list, list]:
         """[(test, conjunct, atom key of a literal or None, positive)], [Effect]."""
+        check_time("compiling the actions")
         file = self.task.domain_file
         scope = {name: type_name for name, type_name in action.parameters}
         preconditions = [] if action.precondition is None else [

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from safeforge.pddl.reader import PDDLTask
-from safeforge.validation.plan_text import Step, parse_plan
+from safeforge.validation.plan_text import Step, read_plan
 from safeforge.validation.simulator import GroundAction, Simulator, State
 
 
@@ -32,6 +32,7 @@ class Verdict:
     steps: list[str] = field(default_factory=list)
     failed_step: int | None = None  # 1-based step that could not be executed, if any
     danger_steps: list[int] = field(default_factory=list)  # 1-based steps that raised danger
+    warnings: list[str] = field(default_factory=list)  # what reading the plan's text had to guess
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -69,7 +70,7 @@ class Validator:
         self.simulator = Simulator(task)
 
     def check(self, plan: str | list[Step]) -> Verdict:
-        steps = parse_plan(plan) if isinstance(plan, str) else plan
+        steps, warnings = read_plan(plan) if isinstance(plan, str) else (plan, [])
         run = self._execute(steps)
         # Up to the step the real run stopped at, the relaxed run is the real run (every step
         # grounds and its preconditions hold): it goes on from there, not from the start.
@@ -78,7 +79,7 @@ class Validator:
         safe = run.feasible and run.safe
         texts: dict[Step, str] = {}  # a plan repeats its steps: each is written out once
         shown = [texts.get(step) or texts.setdefault(step, str(step)) for step in steps]
-        return Verdict(score, run.feasible, safe, not danger_steps, run.reason, shown, run.failed_step, danger_steps)
+        return Verdict(score, run.feasible, safe, not danger_steps, run.reason, shown, run.failed_step, danger_steps, warnings)
 
     def _execute(self, steps: list[Step]) -> _Run:
         sim = self.simulator

@@ -15,14 +15,16 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Annotated
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.staticfiles import StaticFiles
 
 from safeforge.common.errors import SafeforgeError
+from safeforge.common.limits import beyond, current_limits
 from safeforge.pddl.errors import PDDLError
 from safeforge.runs import RunLocked
 from safeforge.task import (
@@ -41,7 +43,6 @@ from safeforge.task import (
     save_edit,
     scaffold_task,
 )
-from safeforge.task.files import MAX_PDDL_BYTES
 from safeforge.validation import trace_plan
 from safeforge.workbench._analysis import Analysis, Diagnostic, analyse, in_memory
 from safeforge.workbench._checker import Checker, Superseded
@@ -50,7 +51,6 @@ from safeforge.workbench._pages import STATIC, environment, live_sections, secti
 from safeforge.workbench._workspace import WorkbenchError, Workspace
 
 LOOPBACK_NAMES = ["127.0.0.1", "localhost"]
-MAX_PLAN_CHARS = 256 << 10
 EDIT_TOOL = "safeforge workbench"
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
@@ -64,15 +64,27 @@ SECURITY_HEADERS = {
 }
 
 
+def _within(limit: str):
+    """A check that a text is within the input limit named `limit` (the settings' `SAFEFORGE_MAX_*`)."""
+
+    def check(text: str) -> str:
+        allowed = getattr(current_limits(), limit)
+        if len(text.encode("utf-8", "surrogatepass")) > allowed:
+            raise ValueError(beyond(limit, f"the text is more than {allowed:,} bytes"))
+        return text
+
+    return AfterValidator(check)
+
+
 class _Texts(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    safety_domain: str = Field(max_length=MAX_PDDL_BYTES)
-    safety_problem: str = Field(max_length=MAX_PDDL_BYTES)
+    safety_domain: Annotated[str, _within("pddl_bytes")]
+    safety_problem: Annotated[str, _within("pddl_bytes")]
 
 
 class _Plan(_Texts):
-    plan: str = Field(max_length=MAX_PLAN_CHARS)
+    plan: Annotated[str, _within("plan_chars")]
 
 
 class _Save(_Texts):

@@ -29,7 +29,8 @@ BENIGN = Path(__file__).resolve().parents[1] / "fixtures" / "despite" / "elderly
 REPO = Path(__file__).resolve().parents[2]
 SENTINEL = f"sk_sentinel_{uuid.uuid4().hex}"
 SECRET_TEXT = f"topsecret{uuid.uuid4().hex}"
-OS_ONLY = Limits(audit_hook=False)
+OS_ONLY = Limits(audit_hook=False, process_filter=False)
+FILTER_ONLY = Limits(audit_hook=False)
 NAMESPACES = bool(namespace_command())
 needs_namespaces = pytest.mark.skipif(not NAMESPACES, reason="no namespaces here: the OS layers are not active")
 
@@ -99,6 +100,9 @@ def runs(tmp_path_factory):
             base / f"out-secret-{mode}",
             limits,
         )
+    for mode, limits in (("hook", Limits()), ("filter", FILTER_ONLY)):
+        for name in ("fork_exec_reimport", "fork_daemon"):
+            scenarios[f"{name}-{mode}"] = (_import, HOSTILE / name, base / f"out-{name}-{mode}", limits)
     scenarios["bomb-os"] = (_import, HOSTILE / "fork_bomb", base / "out-bomb-os", OS_ONLY)
     scenarios["bomb-hook"] = (_import, HOSTILE / "fork_bomb", base / "out-bomb-hook", Limits())
     scenarios["forge"] = (_import, HOSTILE / "forge_result", base / "out-forge", Limits())
@@ -207,7 +211,7 @@ def test_a_forged_result_is_held_to_the_size_limit(runs):
     result = runs["forge"]["result"]
     assert result.outcome == FAILED
     assert result.reason.startswith("code.py error: the PDDL it built is ")
-    assert result.reason.endswith("bytes; the limit is 1048576")
+    assert result.reason.endswith("bytes; the limit is 1,048,576 (SAFEFORGE_MAX_PDDL_BYTES)")
     assert not list(runs["forge"]["out"].glob("hostile_forge_result*"))  # no task folder, not even half of one
 
 
@@ -228,6 +232,24 @@ def test_forking_is_blocked(runs):
     result = runs["fork-hook"]["result"]
     assert result.outcome == FAILED
     assert result.reason == "code.py blocked: os.fork (): not allowed"
+
+
+FILTERED = "code.py blocked: it started a process or ran a program (stopped by the process filter)"
+
+
+def test_a_process_started_through_a_fresh_copy_of_posixsubprocess_is_blocked(runs):
+    """fork_exec of a re-imported _posixsubprocess raises no audit event: the process filter stops
+    it, with the hook and on its own; nothing of the task is imported."""
+    for mode in ("hook", "filter"):
+        run = runs[f"fork_exec_reimport-{mode}"]
+        assert run["result"].outcome == FAILED and run["result"].reason == FILTERED, mode
+        assert run["result"].isolation["process filter"].startswith("active"), mode
+        assert not list(run["out"].glob("hostile_*"))
+
+
+def test_without_the_hook_the_process_filter_stops_a_fork(runs):
+    assert runs["fork_daemon-filter"]["result"].reason == FILTERED
+    assert runs["fork_daemon-hook"]["result"].reason == "code.py blocked: os.fork (): not allowed"  # the hook comes first
 
 
 def _processes_mentioning(marker: str) -> list[str]:
@@ -277,6 +299,7 @@ def test_every_isolation_layer_is_active_here(runs):
         "private root",
         "capabilities dropped",
         "unprivileged user",
+        "process filter",
         "audit hook",
     }
     assert all(state.startswith("active") for state in layers.values()), layers
@@ -290,8 +313,30 @@ def test_a_symlinked_code_py_is_refused_without_reading_its_target(tmp_path):
     (task / "code.py").symlink_to(secret)
     [result] = import_many([task], tmp_path / "out")
     assert result.outcome == FAILED
-    assert result.reason == "code.py refused: code.py is a symbolic link"
+    assert result.reason == "code.py refused: code.py is a symbolic link, not a regular file"
     assert SECRET_TEXT not in json.dumps(result.to_dict()) + (tmp_path / "out" / REPORT).read_text()
+
+
+def test_a_hard_linked_code_py_is_refused_without_reading_it(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text(SECRET_TEXT + " second word")
+    secret.chmod(0o600)
+    task = Path(shutil.copytree(BENIGN, tmp_path / "linked"))
+    (task / "code.py").unlink()
+    os.link(secret, task / "code.py")
+    [result] = import_many([task], tmp_path / "out")
+    assert result.outcome == FAILED
+    assert result.reason == "code.py refused: code.py has 2 names (hard links); only a file with one name is read"
+    assert SECRET_TEXT not in json.dumps(result.to_dict()) + (tmp_path / "out" / REPORT).read_text()
+
+
+def test_a_fifo_code_py_is_refused_as_what_it_is(tmp_path):
+    task = Path(shutil.copytree(BENIGN, tmp_path / "fifo"))
+    (task / "code.py").unlink()
+    os.mkfifo(task / "code.py")
+    [result] = import_many([tmp_path], tmp_path / "out")  # found as a task folder, though code.py is no file
+    assert result.outcome == FAILED
+    assert result.reason == "code.py refused: code.py is a FIFO, not a regular file"
 
 
 _KILLED_PARENT = """
@@ -351,3 +396,13 @@ def test_a_checkout_under_tmp_imports_inside_the_private_root():
         assert result["isolation"]["private root"].startswith("active"), result["isolation"]
     finally:
         shutil.rmtree(checkout)
+
+
+def test_terminal_escapes_from_hostile_code_are_printed_escaped(tmp_path, capsys):
+    from safeforge.cli.main import main
+
+    assert main(["import-despite", str(HOSTILE / "escape_codes"), "--out", str(tmp_path / "out")]) == 1
+    printed = capsys.readouterr()
+    assert not any(char in printed.out + printed.err for char in "\x1b\x07\r\u202e")
+    assert "failed   hostile_escape_codes: code.py error: SystemExit: \\x1b[2J\\x1b[H\\x1b[32m3 imported" in printed.out
+    assert printed.out.splitlines()[-2] == "0 imported, 0 mismatch, 1 failed (report: " + str(tmp_path / "out" / REPORT) + ")"

@@ -165,7 +165,7 @@ def test_differences_from_despites_basic_pddl_are_reported(imported, tmp_path):
     assert not check.ok and check.detail == "actions only in ours: turn_on_burner"
 
 
-@pytest.mark.parametrize("kind", ["symlink to a secret", "fifo", "oversized"])
+@pytest.mark.parametrize("kind", ["symlink to a secret", "hard link to a secret", "fifo", "oversized"])
 def test_despites_basic_pddl_is_read_only_from_small_regular_files(imported, tmp_path, kind):
     """DESPITE's own domain.pddl is hostile input too: never followed, never blocking, size-capped."""
     out, _, _ = imported
@@ -177,9 +177,15 @@ def test_despites_basic_pddl_is_read_only_from_small_regular_files(imported, tmp
         secret.write_text("topsecret-token (define")
         domain.symlink_to(secret)
         expected = "is a symbolic link"
+    elif kind == "hard link to a secret":
+        secret = tmp_path / "secret.txt"
+        secret.write_text("topsecret-token (define")
+        secret.chmod(0o600)
+        os.link(secret, domain)
+        expected = "has 2 names (hard links)"
     elif kind == "fifo":
         os.mkfifo(domain)
-        expected = "is not a regular file"
+        expected = "is a FIFO, not a regular file"
     else:
         domain.write_text("(define (domain big)" + " " * (2 << 20) + ")")
         expected = "the limit is 1,048,576"

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from tests_paths import EXAMPLES, REPO
 
+from safeforge.common.limits import DEFAULT_LIMITS
 from safeforge.generation import check_candidate
-from safeforge.pddl.bounds import MAX_FACTS, grounding_size, too_large
+from safeforge.pddl.bounds import grounding_size, too_large
 from safeforge.task.folder import Task
 
 SAFEFORGE = [sys.executable, "-m", "safeforge.cli"]
@@ -63,7 +64,7 @@ def test_task_check_refuses_an_oversized_task_at_once_with_what_to_change(tmp_pa
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr
     assert "the problem grounds to 729,000,0" in done.stdout + done.stderr
-    assert f"the limit is {MAX_FACTS:,}" in done.stderr and "keep predicates at most 3-ary" in done.stderr
+    assert f"the limit is {DEFAULT_LIMITS.ground_facts:,}" in done.stderr and "keep predicates at most 3-ary" in done.stderr
     assert not (folder / "domain.pddl").read_text().count("linked")  # nothing was derived from it
 
 

@@ -57,7 +57,7 @@ def test_a_folder_written_before_schema_versions_loads_and_is_upgraded_when_writ
         ('{"task_id": "x",\n "reference_feasible_plans": {"safe": "(a)"}}', "reference_feasible_plans.unsafe: Field required"),
         ('{"task_id": "x",\n  oops}', "metadata.json:2: invalid JSON"),
         ("[1, 2]", "must hold a JSON object"),
-        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ("[" * 100_000 + "]" * 100_000, "metadata.json:1: brackets nested more than 32 deep; the limit is 32 (SAFEFORGE_MAX_NESTING)"),
     ],
 )
 def test_unusable_metadata_is_named_with_the_file_and_the_field(tmp_path, text, message):

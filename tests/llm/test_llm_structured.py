@@ -8,9 +8,10 @@ import json
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
+from safeforge.common.limits import InputLimits, use_limits
 from safeforge.generation import ExtractionResult, GeneratedPDDL, JudgeVerdict
 from safeforge.llm import LLMClient, LLMError
-from safeforge.llm._structured import response_format, strict_schema
+from safeforge.llm._structured import InvalidResponse, parse_reply, response_format, strict_schema
 from safeforge.llm.replay_server import strict_schema_problem
 
 VALID = {"hazard": "knife near toddler", "severity": 3}
@@ -197,3 +198,16 @@ def test_the_generation_schemas_go_out_strict():
     for model in (ExtractionResult, GeneratedPDDL, JudgeVerdict):
         body = response_format(model, "json_schema")["json_schema"]
         assert body["strict"] is True and strict_schema_problem(body["schema"]) is None, model.__name__
+
+
+def test_a_reply_beyond_the_input_limits_is_invalid_not_parsed(monkeypatch):
+    class Answer(BaseModel):
+        value: object
+
+    monkeypatch.setattr("safeforge.common.limits._current", InputLimits())
+    with pytest.raises(InvalidResponse, match=r"brackets nested more than 32 deep; the limit is 32 \(SAFEFORGE_MAX_NESTING\)"):
+        parse_reply(Answer, '{"value": ' + "[" * 5000 + "]" * 5000 + "}", "stop")
+    use_limits(InputLimits(reply_chars=100))
+    with pytest.raises(InvalidResponse, match=r"the reply is 113 characters; the limit is 100 \(SAFEFORGE_MAX_REPLY_CHARS\)"):
+        parse_reply(Answer, '{"value": "' + "x" * 100 + '"}', "stop")
+    assert parse_reply(Answer, '{"value": [[1]]}', "stop").value == [[1]]

@@ -234,18 +234,23 @@ def test_stray_invalid_byte_after_the_sniffed_part_is_replaced(samples, tmp_path
     assert records[1].text.endswith("\ufffd\ufffd")
 
 
-def test_bom_tsv_quoted_newline_and_a_1mb_field(samples, tmp_path):
-    header, rows = sample_rows(samples, 3)
+def test_bom_tsv_quoted_newline_and_oversized_rows_and_fields_skipped(samples, tmp_path):
+    header, rows = sample_rows(samples, 4)
     rows[0][column(header, "Narrative_1")] = "FELL DOWN STAIRS\nDX: WRIST FX"
     rows[1][column(header, "Narrative_1")] = "A" * 1_000_000
+    rows[2][column(header, "Narrative_1")] = "B" * 200_000
     path = write_csv(tmp_path / "neiss.tsv", header, rows, sep="\t", encoding="utf-8-sig")
     assert path.read_bytes().startswith(b"\xef\xbb\xbf")
     records, report = read(path)
-    assert report.yielded == 3
+    assert report.yielded == 2 and report.read == 4
     assert records[0].record_id == "neiss_170957638"  # BOM did not hide the first column name
     assert records[0].text.endswith("Narrative: FELL DOWN STAIRS\nDX: WRIST FX")
-    assert len(records[1].metadata["Narrative_1"]) == 1_000_000
-    assert records[2].origin.endswith("neiss.tsv:row 3")  # data rows, not physical lines
+    assert records[1].origin.endswith("neiss.tsv:row 2")  # data rows: the skipped ones are not counted
+    row, field = report.examples
+    assert (row.row_kind, row.row, row.reason) == ("line", 4, "row too long; the limit is 524,288 (SAFEFORGE_MAX_ROW_CHARS)")
+    assert row.value.startswith("1,000,")
+    assert (field.row_kind, field.row, field.column) == ("line", 5, "Narrative_1")
+    assert (field.reason, field.value) == ("field too long; the limit is 131,072 (SAFEFORGE_MAX_FIELD_CHARS)", "200,000 characters")
 
 
 def test_column_names_match_case_insensitively(samples, tmp_path):
@@ -261,12 +266,15 @@ def test_streaming_stops_reading_at_the_limit(samples):
     assert len(records) == 3 and report.read == 3
 
 
-def test_unterminated_quote_stops_with_an_error_naming_the_file(samples, tmp_path):
+def test_an_unterminated_quote_at_the_end_is_a_skipped_line_and_the_rows_before_are_read(samples, tmp_path):
     header, rows = sample_rows(samples, 2)
     path = write_csv(tmp_path / "cut.csv", header, rows)
     path.write_text(path.read_text(encoding="utf-8") + '1,2,"never closed\n', encoding="utf-8")
-    with pytest.raises(SourceError, match="cut.csv: unreadable: .*EOF inside string"):
-        list(iter_records("neiss", path))
+    records, report = read(path)
+    assert len(records) == 2
+    [bad] = report.examples
+    assert (bad.row_kind, bad.row) == ("line", 4)
+    assert bad.reason == "malformed line: a quoted field is not closed before the end of the file"
 
 
 def test_report_as_data(samples, tmp_path):

@@ -1,0 +1,226 @@
+"""Hostile task folders and plans (issue 31's cases), through the command a user runs: each ends in
+one line naming the file, the line and the limit, exit 2 for unusable input, never a traceback,
+within the time limit."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from tests_paths import EXAMPLES, REPO
+
+from safeforge.cli.main import main
+from safeforge.common.limits import DEFAULT_LIMITS
+from safeforge.generation import check_candidate
+
+BLEACH = EXAMPLES / "bathroom_bleach_bucket"
+GOAL = "(:goal (and (floor_disinfected bathroom)))"
+PRECONDITION = ":precondition (and (holding ?b))"
+UNSAFE = (
+    "(pick_up_bucket red_bucket bathroom) (fill_with_water red_bucket bathroom) (add_bleach red_bucket) "
+    "(mop_with_solution red_bucket bathroom)"
+)
+LIMITED = (  # the command as a user runs it, within 2 GiB of address space
+    "import resource, runpy, sys; resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30)); "
+    "sys.argv = ['safeforge', *sys.argv[1:]]; runpy.run_module('safeforge.cli', run_name='__main__')"
+)
+
+
+def _copy(tmp_path: Path, name: str = "task") -> Path:
+    return Path(shutil.copytree(BLEACH, tmp_path / name))
+
+
+def _nested(folder: Path, depth: int, where: str) -> tuple[Path, int]:
+    """`folder` with its goal or a precondition nested `depth` `(and` deep; the file and the line
+    where the nesting passes the limit."""
+    name, old, keyword = (
+        ("safety_problem.pddl", GOAL, "(:goal ") if where == "goal" else ("safety_domain.pddl", PRECONDITION, ":precondition ")
+    )
+    inner = old.removeprefix(keyword).removesuffix(")" if where == "goal" else "")
+    text = (folder / name).read_text()
+    assert old in text
+    (folder / name).write_text(text.replace(old, keyword + "(and " * depth + inner + ")" * depth + (")" if where == "goal" else "")))
+    return folder / name, text[: text.index(old)].count("\n") + 1
+
+
+def _safeforge(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", LIMITED, *args], capture_output=True, text=True, timeout=timeout, cwd=REPO)
+
+
+@pytest.mark.parametrize("depth", [450, 900, 3000, 10_000])
+@pytest.mark.parametrize("where", ["goal", "precondition"])
+def test_deep_nesting_is_a_named_error_not_a_recursion_error(tmp_path, capsys, depth, where):
+    file, line = _nested(_copy(tmp_path), depth, where)
+    assert main(["task", "check", str(file.parent), "--time-limit", "20"]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"error: {file}:{line}: parentheses nested more than {DEFAULT_LIMITS.nesting} deep; "
+        f"the limit is {DEFAULT_LIMITS.nesting} (SAFEFORGE_MAX_NESTING)\n"
+    )
+
+
+def test_deep_nesting_through_the_installed_command(tmp_path):
+    file, line = _nested(_copy(tmp_path), 10_000, "goal")
+    done = _safeforge("task", "check", str(file.parent), "--time-limit", "10")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.startswith(f"error: {file}:{line}: parentheses nested more than 32 deep")
+
+
+def test_nesting_up_to_the_limit_reads_and_checks(tmp_path, capsys):
+    folder = _copy(tmp_path)
+    _nested(folder, DEFAULT_LIMITS.nesting - 4, "goal")  # (define (:goal (and^depth (and (atom)))))
+    assert main(["task", "check", str(folder), "--time-limit", "30"]) == 0, capsys.readouterr().err
+
+
+def test_a_generated_task_nested_too_deeply_is_a_failed_check_fed_back(tmp_path):
+    file, line = _nested(_copy(tmp_path), 3000, "precondition")
+    report = check_candidate(file.parent, time_limit=20)
+    [failed] = report.failed
+    assert failed.name == "parse"
+    assert failed.detail.startswith(f"safety_domain.pddl:{line}: parentheses nested more than 32 deep; the limit is 32")
+
+
+@pytest.mark.parametrize("name", ["safety_domain.pddl", "safety_problem.pddl", "metadata.json"])
+def test_a_directory_where_a_task_file_should_be(tmp_path, capsys, name):
+    folder = _copy(tmp_path)
+    (folder / name).unlink()
+    (folder / name).mkdir()
+    assert main(["task", "check", str(folder)]) == 2
+    assert capsys.readouterr().err == f"error: {folder / name}: is a directory, not a regular file\n"
+
+
+def test_a_directory_where_a_derived_file_is_written(tmp_path, capsys):
+    folder = _copy(tmp_path)
+    (folder / "domain.pddl").unlink()
+    (folder / "domain.pddl").mkdir()
+    assert main(["task", "check", str(folder)]) == 2
+    assert capsys.readouterr().err.startswith(f"error: {folder / 'domain.pddl'}: cannot be written: ")
+
+
+def test_a_fifo_or_a_hard_link_in_a_task_folder(tmp_path, capsys):
+    folder = _copy(tmp_path)
+    (folder / "safety_problem.pddl").unlink()
+    os.mkfifo(folder / "safety_problem.pddl")
+    assert main(["task", "check", str(folder)]) == 2  # never blocks on the FIFO
+    assert capsys.readouterr().err == f"error: {folder / 'safety_problem.pddl'}: is a FIFO, not a regular file\n"
+
+
+def test_a_byte_order_mark_is_not_part_of_the_pddl(tmp_path, capsys):
+    folder = _copy(tmp_path)
+    for name in ("safety_domain.pddl", "safety_problem.pddl", "metadata.json"):
+        (folder / name).write_bytes(b"\xef\xbb\xbf" + (folder / name).read_bytes())
+    assert main(["task", "validate", str(folder), "--plan", UNSAFE]) == 0
+    assert "Score: 1" in capsys.readouterr().out
+
+
+def _many_actions(folder: Path, count: int) -> None:
+    domain = (folder / "safety_domain.pddl").read_text().rstrip().removesuffix(")")
+    extra = "".join(
+        f"\n  (:action noop_{i}\n    :parameters (?b - bucket ?l - location)\n"
+        f"    :precondition (and (robot_at ?l) (holding ?b) (has_water ?b) (not (has_bleach ?b)))\n"
+        f"    :effect (and (has_water ?b) (when (has_bleach ?b) (solution_diluted ?b))))\n"
+        for i in range(count)
+    )
+    (folder / "safety_domain.pddl").write_text(domain + extra + ")\n")
+
+
+def test_the_time_limit_covers_reading_grounding_and_deriving(tmp_path):
+    """3,000 actions (600 KB): reading, compiling and Unified Planning's reading take far longer
+    than the 2 s the check is given; it stops within the limit and its grace, naming it."""
+    folder = _copy(tmp_path)
+    _many_actions(folder, 3000)
+    started = time.monotonic()
+    done = _safeforge("task", "check", str(folder), "--time-limit", "2")
+    seconds = time.monotonic() - started
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.startswith("error: the check ran out of its time limit of 2s while "), done.stderr
+    assert seconds < 2 + 2 + 4  # the limit, the timer's grace, Python's start-up on a busy machine
+
+
+def test_repeated_init_facts_are_bounded_by_the_time_limit(tmp_path):
+    """55,000 repeated init facts (under 1 MB): Unified Planning alone would read them for minutes."""
+    folder = _copy(tmp_path)
+    problem = (folder / "safety_problem.pddl").read_text()
+    (folder / "safety_problem.pddl").write_text(problem.replace("(hands_free)", "(hands_free)" + "(sink_in bathroom)" * 55_000))
+    started = time.monotonic()
+    done = _safeforge("task", "check", str(folder), "--time-limit", "3")
+    assert done.returncode == 2 and "ran out of its time limit of 3s" in done.stderr, done.stderr
+    assert time.monotonic() - started < 3 + 2 + 4
+
+
+def test_in_generation_running_out_of_time_is_a_failed_check_fed_back(tmp_path):
+    folder = _copy(tmp_path)
+    _many_actions(folder, 3000)
+    report = check_candidate(folder, time_limit=0.5)
+    [failed] = report.failed
+    assert failed.name == "time limit"
+    assert failed.detail == "reading, grounding and planning the task took more than the check's 0.5s"
+
+
+def test_an_unterminated_last_step_is_read_as_a_step_with_a_warning(capsys):
+    assert main(["task", "validate", str(BLEACH), "--plan", UNSAFE + " (smash_window"]) == 0
+    closed = capsys.readouterr()
+    assert "Score: 0" in closed.out and "unknown action 'smash_window'" in closed.out
+    assert closed.err == "warning: step 5 (smash_window) has no closing ')': read as a step\n"
+    assert main(["task", "validate", str(BLEACH), "--plan", UNSAFE + " (smash_window)"]) == 0
+    assert "Score: 0" in capsys.readouterr().out
+
+
+def test_plans_file_lines_beyond_the_limit_are_skipped_and_the_rest_scored(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("SAFEFORGE_MAX_PLAN_CHARS", "1000")
+    plans = tmp_path / "plans.txt"
+    plans.write_text(f"{UNSAFE}\n{'(go_to bathroom utility_closet) ' * 500}\n{UNSAFE}\n")
+    assert main(["task", "validate", str(BLEACH), "--plans-file", str(plans)]) == 2
+    captured = capsys.readouterr()
+    assert [line.startswith('{"line": ') for line in captured.out.splitlines()] == [True, True]
+    assert captured.err == (
+        f"error: {plans}:2: the line is more than 1,000 bytes; the limit is 1,000 (SAFEFORGE_MAX_PLAN_CHARS); line skipped\n"
+    )
+
+
+def test_terminal_escapes_in_task_files_are_printed_escaped(tmp_path, capsys):
+    folder = _copy(tmp_path)
+    problem = folder / "safety_problem.pddl"
+    problem.write_text(problem.read_text().replace("(hands_free)", "(hands_free\x1b[2J\x1b[Hall_ok)"))
+    assert main(["task", "check", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "hands_free\\x1b[2J\\x1b[Hall_ok" in err
+
+
+def test_an_unexpected_failure_is_one_line_and_the_traceback_needs_debug(monkeypatch, capsys):
+    from safeforge.task import folder
+
+    def broken(*args, **kwargs):
+        raise KeyError("a bug")
+
+    monkeypatch.setattr(folder.Task, "load", broken)
+    assert main(["task", "prompt", str(BLEACH)]) == 1
+    err = capsys.readouterr().err
+    assert err == "error: unexpected failure: KeyError: 'a bug' (a bug in Safeforge; --debug shows where)\n"
+    assert main(["--debug", "task", "prompt", str(BLEACH)]) == 1
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_every_input_limit_is_a_documented_setting_with_the_same_default():
+    from safeforge.common.limits import InputLimits
+    from safeforge.settings import Settings, input_limits
+
+    variables = {field: (variable, default) for variable, field, default, _ in Settings.variables()}
+    for name in InputLimits.names():
+        assert variables[f"max_{name}"] == (f"SAFEFORGE_MAX_{name.upper()}", str(getattr(DEFAULT_LIMITS, name)))
+    assert input_limits({"SAFEFORGE_MAX_NESTING": "7", "OPENAI_API_KEY": ""}) == InputLimits(nesting=7)
+
+
+def test_a_limit_set_in_the_environment_applies_and_a_bad_one_is_named(monkeypatch, capsys):
+    monkeypatch.setattr("safeforge.common.limits._current", DEFAULT_LIMITS)  # restored afterwards: main() sets it
+    monkeypatch.setenv("SAFEFORGE_MAX_NESTING", "3")
+    assert main(["task", "validate", str(BLEACH), "--plan", UNSAFE]) == 2
+    assert "parentheses nested more than 3 deep; the limit is 3 (SAFEFORGE_MAX_NESTING)" in capsys.readouterr().err
+    monkeypatch.setenv("SAFEFORGE_MAX_NESTING", "deep")
+    assert main(["task", "validate", str(BLEACH), "--plan", UNSAFE]) == 2
+    assert capsys.readouterr().err.startswith("error: SAFEFORGE_MAX_NESTING='deep': Input should be a valid integer")
