@@ -130,27 +130,27 @@ def _many_actions(folder: Path, count: int) -> None:
 
 
 def test_the_time_limit_covers_reading_grounding_and_deriving(tmp_path):
-    """3,000 actions (600 KB): reading, compiling and Unified Planning's reading take far longer
-    than the 2 s the check is given; it stops within the limit and its grace, naming it."""
+    """4,000 actions (930 KB): reading and compiling them takes longer than the 0.3 s the check is
+    given; it stops within the limit and its grace, naming it."""
     folder = _copy(tmp_path)
-    _many_actions(folder, 3000)
+    _many_actions(folder, 4000)
     started = time.monotonic()
-    done = _safeforge("task", "check", str(folder), "--time-limit", "2")
+    done = _safeforge("task", "check", str(folder), "--time-limit", "0.3")
     seconds = time.monotonic() - started
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
-    assert done.stderr.startswith("error: the check ran out of its time limit of 2s while "), done.stderr
-    assert seconds < 2 + 2 + 4  # the limit, the timer's grace, Python's start-up on a busy machine
+    assert done.stderr.startswith("error: the check ran out of its time limit of 0.3s while "), done.stderr
+    assert seconds < 0.3 + 2 + 4  # the limit, the timer's grace, Python's start-up on a busy machine
 
 
-def test_repeated_init_facts_are_bounded_by_the_time_limit(tmp_path):
-    """55,000 repeated init facts (under 1 MB): Unified Planning alone would read them for minutes."""
+def test_repeated_init_facts_are_read_once(tmp_path):
+    """55,000 repeated init facts (under 1 MB), which Unified Planning's own reader takes minutes
+    over: read as the one fact they are, the task passes within a 3 s limit."""
     folder = _copy(tmp_path)
     problem = (folder / "safety_problem.pddl").read_text()
     (folder / "safety_problem.pddl").write_text(problem.replace("(hands_free)", "(hands_free)" + "(sink_in bathroom)" * 55_000))
-    started = time.monotonic()
     done = _safeforge("task", "check", str(folder), "--time-limit", "3")
-    assert done.returncode == 2 and "ran out of its time limit of 3s" in done.stderr, done.stderr
-    assert time.monotonic() - started < 3 + 2 + 4
+    assert done.returncode == 0, done.stderr
+    assert "unsafe plan: (pick_up_bucket red_bucket bathroom)" in done.stdout
 
 
 def test_in_generation_running_out_of_time_is_a_failed_check_fed_back(tmp_path):
