@@ -24,7 +24,7 @@ def test_a_run_records_its_spec_and_refuses_a_resume_under_another(tmp_path, rep
     spec = document["spec"]
     assert spec["models"] == {"extract": "deepseek-chat", "generate": "deepseek-chat", "judge": "deepseek-chat"}
     assert set(spec["prompts"]) == {"extract", "generate", "feedback", "judge"}
-    assert spec["settings"]["max_rounds"] == 5 and spec["settings"]["generate_temperature"] == 0.0
+    assert spec["settings"]["max_rounds"] == 5 and spec["settings"]["generate_temperature"] == 1.0  # DESPITE's
     (made,) = document["invocations"]
     assert made["options"]["source"] == "neiss" and made["options"]["limit"] == 1
     assert made["executor"] == {"name": "local"}
