@@ -21,7 +21,7 @@ from safeforge.generation._options import GenerateOptions
 from safeforge.generation._prompts import load_prompts
 from safeforge.generation._settings import GenerationSettings
 from safeforge.generation._spec import generation_spec, invocation
-from safeforge.generation._spoc_files import write_spoc_files
+from safeforge.generation._spoc_files import export_run_spoc
 from safeforge.llm import CallLedger, LLMClient, LLMConfig
 from safeforge.llm.prompts import prompts_dir
 from safeforge.runs.ledger import SPOC_DIR, TERMINAL, RunStore
@@ -184,7 +184,7 @@ async def generate_run(
             progress(RunProgress(record_id, state, done, len(unique), passed, cost, time.monotonic() - started))
 
     await executor.run(job, todo, finished)
-    spoc_files = await asyncio.to_thread(write_spoc_files, store)
+    spoc_files = await asyncio.to_thread(export_run_spoc, store)
     delta = spend.delta()
 
     def spent(key: str) -> int:

@@ -13,7 +13,7 @@ from safeforge.spoc import export, report_path
 logger = logging.getLogger("safeforge.generation")
 
 
-def write_spoc_files(store: RunStore) -> int:
+def export_run_spoc(store: RunStore) -> int:
     """Export the run's checked tasks into `<run>/spoc/`, replacing what an earlier call wrote, and
     return how many export (a task that does not is listed in the report with its reason)."""
     out = store.spoc_dir

@@ -12,9 +12,9 @@ from generation_helpers import FAST_SETTINGS, fast_config, household_records, re
 from tests_paths import SAMPLES
 
 from safeforge.cli.generate import options_from, register
-from safeforge.generation import DangerFormalization, GenerateOptions, load_prompts, run_generation
+from safeforge.generation import DangerFormalization, GenerateOptions, load_prompts, run_generation, spoc_target
 from safeforge.generation._feedback import SPOC_CHECK
-from safeforge.generation._spoc_target import NO_TARGET, spoc_target
+from safeforge.generation._spoc_target import NO_TARGET
 from safeforge.sources import Record, iter_records
 from safeforge.spoc import _vocabulary as vocabulary
 from safeforge.spoc import check_folder, export
