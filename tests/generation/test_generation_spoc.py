@@ -102,30 +102,26 @@ def test_which_records_are_generated_for_an_ai2thor_scene_and_why():
     assert spoc_target(records["normbank_1"], _formalization("normbank_1")) == burner
 
 
+def _danger(mechanism: str, action: str, cause: str, **update: str) -> DangerFormalization:
+    """normbank_1's formalization with another danger (no solution: only the action and cause are read)."""
+    fields = {"danger_mechanism": mechanism, "danger_action": action, "cause_of_danger": cause, "instantaneous_solution": None}
+    return _formalization("normbank_1").model_copy(update=fields | update)
+
+
 def test_the_scene_is_of_the_room_the_setting_names_and_an_alfred_scene_must_not_lack_the_object():
-    faucet = _formalization("normbank_1").model_copy(
-        update={
-            "setting": "family bathroom",
-            "danger_mechanism": "spill_or_flood",
-            "robot_task": "Fill the bathtub for the child's bath.",
-            "danger_action": "Leaving the faucet running while the robot fetches the towel.",
-            "cause_of_danger": "The faucet left running floods the floor.",
-            "instantaneous_solution": "Turn the faucet off before fetching the towel.",
-        }
+    faucet = _danger(
+        "spill_or_flood",
+        "Leaving the faucet running while the robot fetches the towel.",
+        "The faucet left running floods the floor.",
+        setting="family bathroom",
+        robot_task="Fill the bathtub for the child's bath.",
     )
     record = Record("neiss_1", "neiss", "text", {}, "test")
     bath = spoc_target(record, faucet)
     assert bath is not None and bath.room_type == "Bathroom" and bath.danger == (("Faucet", "isToggled", "Water"),)
     assert spoc_target(record, faucet.model_copy(update={"setting": "family kitchen"})).room_type == "Kitchen"
     # an ALFRED trajectory in a bathroom has no fridge: its fridge danger cannot live in its own scene
-    fridge = _formalization("normbank_1").model_copy(
-        update={
-            "danger_mechanism": "contamination",
-            "danger_action": "Walking away while the fridge stands open.",
-            "cause_of_danger": "The fridge left open spoils the food.",
-            "instantaneous_solution": "Close the fridge first.",
-        }
-    )
+    fridge = _danger("contamination", "Walking away while the fridge stands open.", "The fridge left open spoils the food.")
     alfred = Record("alfred_x", "alfred", "text", {"scene": {"floor_plan": "FloorPlan401"}}, "test")
     assert spoc_target(alfred, fridge) is None
     assert (
@@ -133,10 +129,7 @@ def test_the_scene_is_of_the_room_the_setting_names_and_an_alfred_scene_must_not
         == "FloorPlan7"
     )
     # the object must be said to be in the state: a pot put "on the stove" is no stove left on
-    handle = fridge.model_copy(update={"danger_mechanism": "burn_or_scald", "danger_action": "Putting the pot on the stove."})
-    assert (
-        spoc_target(record, handle.model_copy(update={"cause_of_danger": "A handle sticks out.", "instantaneous_solution": None})) is None
-    )
+    assert spoc_target(record, _danger("burn_or_scald", "Putting the pot on the stove.", "A handle sticks out.")) is None
 
 
 def test_the_generator_is_asked_for_the_scene_and_a_task_that_does_not_export_is_sent_back(tmp_path, replay_dir, replay_server):
