@@ -29,6 +29,7 @@ import httpx
 
 from safeforge.common.errors import SafeforgeError
 from safeforge.common.processes import ProcessRecord, spawn, stop, wait_ready
+from safeforge.runs.ledger import SPOC_DIR
 from safeforge.settings import LOOPBACK, Settings
 
 PROCESS_SERVICES = ("prefect-server", "llm-replay", "deployments")
@@ -217,9 +218,12 @@ def where(run: str, environ: Mapping[str, str] | None = None) -> str:
         found = []
     link = re.search(r"\((http[^)]+)\)", found[0].get("data") or "") if found else None
     review = link.group(1) if link else f"(none yet: prefect deployment run review-push/checked --param run_name={run})"
+    spoc = (settings.outputs / run / SPOC_DIR).absolute()
+    files = sum(1 for _ in spoc.glob("*.json"))
     return "\n".join(
         [
             f"tasks:          {(settings.outputs / run / 'tasks').absolute()}",
+            f"SPOC files:     {spoc}  ({files} goal-condition file(s): the checked tasks that export; safeforge spoc check {spoc})",
             f"run summary:    safeforge runs show {run}",
             f"Prefect UI:     {settings.prefect_ui_url}  (flow runs, per-record task runs, the run's artifact)",
             f"review project: {review}  (log in as {_review_config(environ).username}; README, review section)",

@@ -56,6 +56,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--max-rounds", type=count(1), default=defaults.max_rounds, help=f"generation rounds per record (default {defaults.max_rounds})"
     )
     run.add_argument("--no-judge", dest="judge", action="store_false", help="skip the quality judge")
+    run.add_argument(
+        "--no-spoc",
+        dest="spoc",
+        action="store_false",
+        help="generate every task as DESPITE's, none for an AI2-THOR scene checked to export to SPOC",
+    )
     run.add_argument("--engine", help="planner for the reference plans (default: automatic)")
     run.add_argument(
         "--time-limit",

@@ -62,6 +62,7 @@ def format_overview(o: RunOverview) -> str:
     lines = [
         f"run {o.name} ({o.root})",
         f"records: {o.records}   accepted: {o.accepted} ({format_rate(o.acceptance_rate)})   passed checks: {o.checked}",
+        o.spoc_line,
         "",
         "states: " + ", ".join(f"{state} {n}" for state, n in o.states.items()),
         "",

@@ -5,9 +5,11 @@ take the records through it (in this process or worker processes; the Prefect on
 
     from safeforge.generation import GenerationSettings, process_record, generate_run, run_generation
 
-Prompts are templates in the `prompts` package (`safeforge.llm.prompts`); every LLM call goes through
-`safeforge.llm.LLMClient` (cache, retries, call ledger); every record ends in one state of the run
-ledger. Names are imported from their modules on first use.
+A record whose danger can live in an AI2-THOR scene gets a task generated for that scene
+(`spoc_target`), checked to export to SPOC. Prompts are templates in the `prompts` package
+(`safeforge.llm.prompts`); every LLM call goes through `safeforge.llm.LLMClient` (cache, retries,
+call ledger); every record ends in one state of the run ledger. Names are imported from their
+modules on first use.
 """
 
 from typing import TYPE_CHECKING
@@ -37,5 +39,6 @@ if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy
     )
     from ._schemas import DangerFormalization, ExtractionResult, GeneratedPDDL, JudgeVerdict
     from ._settings import GenerationSettings
+    from ._spoc_target import SpocTarget, spoc_target
 
 __getattr__, __dir__ = lazy_exports(__name__)

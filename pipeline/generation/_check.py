@@ -2,10 +2,11 @@
 
 `check_candidate` parses the folder (a parse failure is a failed "parse" check whose detail names
 the file and line) and runs the foundation's `check_task`: structure, reference plans, validator
-agreement, all within the check's time limit (reading included; running out of it is a failed
-"time limit" check). It never raises for a bad task: whatever the task makes go wrong is a failed
-check, fed back to the generator. It writes nothing: what the checks derived goes into the folder
-when the record ends.
+agreement, the rules of generated tasks, all within the check's time limit (reading included;
+running out of it is a failed "time limit" check); then, for a task generated for a SPOC scene (its
+`metadata.spoc` says `targeted`), whether it exports to SPOC (`safeforge.spoc.export_problems`).
+It never raises for a bad task: whatever the task makes go wrong is a failed check, fed back to the
+generator. It writes nothing: what the checks derived goes into the folder when the record ends.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from safeforge.common import limits
-from safeforge.generation._feedback import PARSE_CHECK, TIME_LIMIT_CHECK
+from safeforge.generation._feedback import PARSE_CHECK, SPOC_CHECK, TIME_LIMIT_CHECK
 from safeforge.pddl.errors import PDDLError
-from safeforge.task.checks import CheckReport, CheckResult, check_task
+from safeforge.spoc import export_problems
+from safeforge.task.checks import CheckReport, CheckResult, check_task, checked_metadata
 from safeforge.task.folder import Task, TaskError
 
 Checker = Callable[[Path], CheckReport | Awaitable[CheckReport]]
@@ -64,7 +66,17 @@ def _check(task_dir: Path, engine: str | None, time_limit: float) -> CheckReport
     except Exception as exc:  # a construct the checks cannot handle is the task's problem, reported as such
         return _failed(task_dir, "structure", f"the task cannot be analysed: {type(exc).__name__}: {exc}")
     report.results.insert(0, CheckResult(PARSE_CHECK, True, "safety_domain.pddl and safety_problem.pddl parse"))
+    if report.ok and (task.metadata.spoc or {}).get("targeted"):
+        report.results.append(spoc_export_check(task, report))
     return report
+
+
+def spoc_export_check(task: Task, report: CheckReport) -> CheckResult:
+    """Whether a task that passed the other checks exports to SPOC in its scene, with its reference plans."""
+    task.metadata = checked_metadata(task.metadata, report)
+    problems = export_problems(task)
+    scene = (task.metadata.spoc or {}).get("scene_name")
+    return CheckResult(SPOC_CHECK, not problems, "; ".join(problems) or f"it exports to SPOC in {scene}")
 
 
 def _failed(task_dir: Path, name: str, detail: str) -> CheckReport:

@@ -14,6 +14,7 @@ from safeforge.task.checks import CheckReport
 
 PARSE_CHECK = "parse"
 TIME_LIMIT_CHECK = "time limit"
+SPOC_CHECK = "spoc export"
 _LOCATION = re.compile(r"^(safety_domain\.pddl|safety_problem\.pddl):(\d+):")
 _MAX_QUOTED_LINE = 200
 # What a failure usually means, for the failures whose message alone does not say what to change.
@@ -29,6 +30,11 @@ _HINTS = (
         "goal; check each danger condition against the initial state and the actions' effects.",
     ),
     ("identical", "Both plans are the same: the unsafe plan must raise danger and the safe plan must avoid it."),
+    (
+        "does not export to SPOC",
+        "The task is for the SPOC scene the first message named: objects of its AI2-THOR types, states in SPOC's words, "
+        'and a danger SPOC\'s constraints can state (see "Tasks for a SPOC scene" in your instructions).',
+    ),
     ("timed out", "The planner ran out of time: make the task smaller (fewer objects and actions)."),
     ("took more than the check's", "Checking the task took too long: make it smaller (fewer objects, actions and initial facts)."),
 )

@@ -23,6 +23,7 @@ from safeforge.generation._judge import judge_task
 from safeforge.generation._prompts import PromptSet
 from safeforge.generation._schemas import DangerFormalization, GeneratedPDDL, JudgeVerdict
 from safeforge.generation._settings import GenerationSettings
+from safeforge.generation._spoc_target import NO_TARGET, SpocTarget
 from safeforge.llm import LLMClient, LLMError
 from safeforge.sources import Record
 from safeforge.task.checks import CheckReport
@@ -94,7 +95,9 @@ class GenerationOutcome:
     error: str | None = None
     """Set when an LLM call failed for good: the stage and the reason."""
     waivers: tuple[CheckWaiver, ...] = ()
-    """The checks the record's task was exempt from (they go into its metadata)."""
+    """The waivers the record's task was offered (its metadata keeps those its checks used)."""
+    target: SpocTarget | None = None
+    """The SPOC scene the task was generated for (its metadata records it)."""
 
 
 def llm_failure(stage: str, err: LLMError) -> str:
@@ -102,26 +105,41 @@ def llm_failure(stage: str, err: LLMError) -> str:
     return f"{stage}: LLM call failed ({err.reason}, {err.attempts} attempt(s)): {err.message[:MAX_REASON_CHARS]}"
 
 
-def generation_messages(record: Record, formalization: DangerFormalization, prompts: PromptSet) -> list[dict[str, str]]:
+def generation_messages(
+    record: Record, formalization: DangerFormalization, prompts: PromptSet, target: SpocTarget | None = None
+) -> list[dict[str, str]]:
+    """The generator's system prompt and the record's user message, which ends with the SPOC scene
+    the task targets (or says there is none)."""
     return prompts.generate.messages(
-        record_id=record.record_id, formalization_block=formalization_block(formalization), record_block=record_block(record)
+        record_id=record.record_id,
+        formalization_block=formalization_block(formalization),
+        record_block=record_block(record),
+        spoc_target=target.prompt_block() if target else NO_TARGET,
     )
 
 
-def candidate_metadata(task_id: str, formalization: DangerFormalization, waivers: Sequence[CheckWaiver] = ()) -> TaskMetadata:
+def candidate_metadata(
+    task_id: str, formalization: DangerFormalization, waivers: Sequence[CheckWaiver] = (), target: SpocTarget | None = None
+) -> TaskMetadata:
     """The metadata a candidate starts with, before the checks add what they found."""
     return TaskMetadata(
         task_id=task_id,
         danger_formalization=TaskFormalization.model_validate(formalization.model_dump(mode="json")),
         waivers=list(waivers),
+        spoc=target.metadata() if target else None,
     )
 
 
 def write_candidate(
-    folder: Path, task_id: str, formalization: DangerFormalization, pddl: GeneratedPDDL, waivers: Sequence[CheckWaiver] = ()
+    folder: Path,
+    task_id: str,
+    formalization: DangerFormalization,
+    pddl: GeneratedPDDL,
+    waivers: Sequence[CheckWaiver] = (),
+    target: SpocTarget | None = None,
 ) -> None:
     """A fresh task folder holding the generated files and the metadata the checks start from."""
-    metadata = candidate_metadata(task_id, formalization, waivers)
+    metadata = candidate_metadata(task_id, formalization, waivers, target)
     write_task(folder, pddl.safety_domain.strip(), pddl.safety_problem.strip(), metadata, replace=True)
 
 
@@ -134,13 +152,15 @@ async def generate_task(
     work_dir: Path,
     checker: Checker,
     waivers: Sequence[CheckWaiver] = (),
+    target: SpocTarget | None = None,
 ) -> GenerationOutcome:
     """Run the rounds for one record; candidates are written to work_dir/round-<n>/. An LLM call
     that fails for good ends the rounds with `error` set. `waivers` exempt the record's task from
     checks (e.g. "safety effort" for a SPOC timing danger): its metadata carries them, the checks
-    honour them."""
-    first_messages = messages = generation_messages(record, formalization, prompts)
-    outcome = GenerationOutcome(passed=False, waivers=tuple(waivers))
+    honour them. With a `target`, the generator is asked for a task in that AI2-THOR scene, and
+    the candidate's `metadata.spoc` makes the default check require that it exports to SPOC."""
+    first_messages = messages = generation_messages(record, formalization, prompts, target)
+    outcome = GenerationOutcome(passed=False, waivers=tuple(waivers), target=target)
     for round_no in range(1, settings.max_rounds + 1):
         prompt_hash = prompts.generate.hash if round_no == 1 else f"{prompts.generate.hash}+{prompts.feedback.hash}"
         try:
@@ -160,7 +180,7 @@ async def generate_task(
         candidate = work_dir / f"round-{round_no}"
         # the files in a worker thread, as every file of a record: the event loop keeps other records' calls going
         report = await write_and_check(
-            checker, candidate, partial(write_candidate, candidate, record.record_id, formalization, pddl, waivers)
+            checker, candidate, partial(write_candidate, candidate, record.record_id, formalization, pddl, waivers, target)
         )
         current = Round(round_no, StageCall.from_result(STAGE, prompt_hash, result), result.raw_text, [r.to_dict() for r in report.results])
         outcome.rounds.append(current)

@@ -50,6 +50,8 @@ class GenerateOptions(BaseModel):
     """Generation rounds per record, the first included."""
     judge: bool = True
     """Ask the quality judge about every task that passes the checks."""
+    spoc: bool = True
+    """Generate a task in an AI2-THOR scene, checked to export to SPOC, where a record's danger can live in one."""
     engine: str | None = None
     """The planner of both reference plans (default: chosen per task)."""
     time_limit: float = Field(60.0, gt=0)
@@ -71,6 +73,7 @@ class GenerateOptions(BaseModel):
             update={
                 "max_rounds": self.max_rounds,
                 "judge_enabled": self.judge,
+                "spoc_targeting": self.spoc,
                 "engine": self.engine,
                 "planner_time_limit": self.time_limit,
             }

@@ -36,6 +36,7 @@ from safeforge.generation._generate import GenerationOutcome, candidate_metadata
 from safeforge.generation._judge import STAGE as JUDGE_STAGE
 from safeforge.generation._prompts import PromptSet, load_prompts
 from safeforge.generation._settings import GenerationSettings
+from safeforge.generation._spoc_target import spoc_target
 from safeforge.llm import LLMClient, LLMError
 from safeforge.runs.ledger import RunLedger, RunStore, TransitionError
 from safeforge.sources import Record
@@ -89,7 +90,10 @@ async def process_record(
     formalization = extraction.result.danger_formalization
     assert formalization is not None  # DANGER_EXTRACTED always has one (schema rule)
     checker = checker or partial(check_candidate, engine=settings.engine, time_limit=settings.planner_time_limit)
-    outcome = await generate_task(record, formalization, client, settings, prompts, work, checker)
+    # a task for a SPOC scene where the danger can live in one; its timing dangers are exempt from the safety effort
+    target = spoc_target(record, formalization) if settings.spoc_targeting else None
+    waivers = target.waivers() if target else ()
+    outcome = await generate_task(record, formalization, client, settings, prompts, work, checker, waivers, target)
     endpoint = await client.endpoint_kind()
     # files and ledger writes in a worker thread: the event loop keeps other records' calls going
     return await asyncio.to_thread(_finish, record, store, settings, prompts, extraction, outcome, endpoint)
@@ -192,7 +196,9 @@ def _write_task_metadata(
     last = outcome.rounds[-1]
     formalization = extraction.result.danger_formalization
     assert formalization is not None  # a generated record's extraction has one
-    metadata = checked_metadata(candidate_metadata(record.record_id, formalization, outcome.waivers), report).model_copy(
+    waived = {r.name for r in report.results if r.waived}
+    used = [w for w in outcome.waivers if w.check in waived]  # a task that meets the rule keeps no waiver
+    metadata = checked_metadata(candidate_metadata(record.record_id, formalization, used, outcome.target), report).model_copy(
         update={
             "checks": [CheckOutcome(name=r.name, ok=r.ok, detail=r.detail) for r in report.results],
             "quality_judge": QualityJudge.model_validate(outcome.verdict.model_dump(mode="json")) if outcome.verdict else None,

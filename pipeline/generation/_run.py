@@ -22,9 +22,10 @@ from safeforge.generation._options import GenerateOptions
 from safeforge.generation._prompts import load_prompts
 from safeforge.generation._settings import GenerationSettings
 from safeforge.generation._spec import generation_spec, invocation
+from safeforge.generation._spoc_files import export_run_spoc
 from safeforge.llm import CallLedger, LLMClient, LLMConfig
 from safeforge.llm.prompts import prompts_dir
-from safeforge.runs.ledger import TERMINAL, RunStore
+from safeforge.runs.ledger import SPOC_DIR, TERMINAL, RunStore
 from safeforge.runs.lock import RunLock
 from safeforge.runs.spec import record_spec
 from safeforge.settings import Settings
@@ -77,6 +78,8 @@ class RunSummary:
     seconds: float
     errors: dict[str, str] = field(default_factory=dict)
     """record_id -> reason, for the records of this call that ended in error."""
+    spoc_files: int = 0
+    """The run's checked tasks (of every call) that export to SPOC: the files in `<run>/spoc/`."""
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "root": str(self.root)}
@@ -89,6 +92,7 @@ class RunSummary:
             f"run {self.run}: {self.records} record(s) in {self.seconds:.1f}s",
             f"  states: {states}",
             f"  tasks passed: {self.tasks_passed} -> {self.root / 'tasks'}",
+            f"  SPOC goal-condition files: {self.spoc_files} (the run's checked tasks that export) -> {self.root / SPOC_DIR}",
             f"  LLM: {self.calls} call(s), {self.cache_hits} cache hit(s), tokens in {self.tokens['in']} "
             f"(cached {self.tokens['cached']}), out {self.tokens['out']}, {cost}",
             f"  ledger: {self.root / 'ledger.sqlite'}",
@@ -146,9 +150,9 @@ async def generate_run(
     executor: Executor | None = None,
 ) -> RunSummary:
     """Register every record in the ledger, then have `executor` (default: this process) process
-    the unfinished ones, `concurrency` at a time. A record whose processing raises ends in state
-    "error" with the reason; the run goes on. With `retry_errors`, records in state "error" start
-    again."""
+    the unfinished ones, `concurrency` at a time, and write the SPOC files of the run's checked
+    tasks (`<run>/spoc/`). A record whose processing raises ends in state "error" with the reason;
+    the run goes on. With `retry_errors`, records in state "error" start again."""
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, not {concurrency}")
     executor = executor or InProcess()
@@ -181,6 +185,7 @@ async def generate_run(
             progress(RunProgress(record_id, state, done, len(unique), passed, cost, time.monotonic() - started))
 
     await executor.run(job, todo, finished)
+    spoc_files = await asyncio.to_thread(export_run_spoc, store)
     delta = spend.delta()
 
     def spent(key: str) -> int:
@@ -200,6 +205,7 @@ async def generate_run(
         unpriced_calls=spent("unpriced"),
         seconds=round(time.monotonic() - started, 3),
         errors=errors,
+        spoc_files=spoc_files,
     )
 
 

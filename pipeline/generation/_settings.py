@@ -29,6 +29,9 @@ class GenerationSettings(BaseModel):
     """Seconds for each candidate's whole check: reading, grounding, deriving and planning (planners under a hard, process-level limit)."""
     engine: str | None = None
     """Planner for both reference plans; None picks Fast Downward, or ENHSP where numbers remain."""
+    spoc_targeting: bool = True
+    """Ask for a task in an AI2-THOR scene, which must export to SPOC, where a record's danger can
+    live in one (see the docs, "Generation for SPOC"); else every task is generated as DESPITE's."""
     judge_enabled: bool = True
     """Ask the quality judge (a separate LLM query) about every task that passes the checks."""
     keep_rejected: bool = True

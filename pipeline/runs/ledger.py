@@ -31,6 +31,7 @@ from safeforge.common.errors import SafeforgeError, storage_errors
 
 LEDGER_FILE = "ledger.sqlite"
 LLM_DB_FILE = "llm.sqlite"
+SPOC_DIR = "spoc"  # the SPOC goal-condition files of a run's checked tasks that export
 REASONS_FILE = "reasons.txt"  # in <run>/work/<record_id>/: reasons too long for one ledger line
 MAX_REASON_CHARS = 400  # the run's LLM response cache and call ledger
 TERMINAL = ("no_danger", "rejected_by_checks", "rejected_by_review", "accepted", "error")
@@ -320,6 +321,11 @@ class RunStore:
 
     def task_dir(self, task_id: str) -> Path:
         return self.tasks_dir / task_id
+
+    @property
+    def spoc_dir(self) -> Path:
+        """The SPOC goal-condition files of the run's checked tasks that export (written by generation)."""
+        return self.root / SPOC_DIR
 
     @property
     def llm_db(self) -> Path:

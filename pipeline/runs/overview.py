@@ -19,7 +19,7 @@ from typing import Any
 from safeforge.common.errors import SafeforgeError
 from safeforge.llm import CallLedger
 from safeforge.runs.distribution import Distribution, run_distribution
-from safeforge.runs.ledger import LEDGER_FILE, LLM_DB_FILE, STATES, RunLedger
+from safeforge.runs.ledger import LEDGER_FILE, LLM_DB_FILE, SPOC_DIR, STATES, RunLedger
 from safeforge.runs.spec import read_spec
 from safeforge.task.files import TaskError, read_metadata
 
@@ -84,6 +84,8 @@ class RunOverview:
     """The run's run.json (`safeforge.runs.spec`): what made it; None for a run made before run.json."""
     distribution: Distribution = field(default_factory=Distribution)
     """The tasks that passed the checks and the rejections, as DESPITE reports its dataset."""
+    spoc_files: int = 0
+    """The checked tasks that export to SPOC: the goal-condition files in `<run>/spoc/`."""
 
     @property
     def replayed(self) -> bool:
@@ -131,7 +133,13 @@ class RunOverview:
             "llm_endpoints": self.llm_endpoints,
             "spec": self.spec,
             "distribution": self.distribution.to_dict(),
+            "spoc_files": self.spoc_files,
         }
+
+    @property
+    def spoc_line(self) -> str:
+        """How many of the tasks that passed the checks export to SPOC, and where their files are."""
+        return f"SPOC goal-condition files: {self.spoc_files} of the {self.checked} checked task(s) export -> {self.root / SPOC_DIR}"
 
     def to_markdown(self) -> str:
         """Tables of states per source, stages, cost and the distribution (the Prefect artifact of a run)."""
@@ -140,6 +148,8 @@ class RunOverview:
             f"# Run `{self.name}`",
             "",
             f"{self.records} records; accepted {self.accepted} ({format_rate(self.acceptance_rate)}); passed the checks {self.checked}.",
+            "",
+            f"{self.spoc_line}.",
             "",
             "## Records per state",
             "",
@@ -302,4 +312,5 @@ def run_overview(folder: str | Path) -> RunOverview:
         llm_endpoints=llm_endpoints(root),
         spec=read_spec(root),
         distribution=run_distribution(root, cost.cost_usd if (root / LLM_DB_FILE).is_file() else None),
+        spoc_files=sum(1 for _ in (root / SPOC_DIR).glob("*.json")),
     )

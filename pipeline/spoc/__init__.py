@@ -11,6 +11,8 @@ if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy
     from ._check import Problem, check_document, check_file, check_folder
     from ._constraint import NotExportable
     from ._export import REPORT, ExportReport, export, export_problems, export_task, report_path
+    from ._kinds import hazards_of
     from ._scenes import Presence, Scene, SceneCatalogue, scene_catalogue, type_states
+    from ._vocabulary import types_named
 
 __getattr__, __dir__ = lazy_exports(__name__)

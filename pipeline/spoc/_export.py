@@ -220,11 +220,11 @@ def export_task(task: Task) -> tuple[dict, str, list[str]]:
     return document, f"{hazard_name}_{template}_{object_name}_{receptacle}", warnings
 
 
-def export_problems(folder: str | Path) -> list[str]:
-    """What keeps a task folder from exporting to SPOC, one message each; empty when it exports.
-    An execution check for generation: each message says what SPOC needs of the task."""
+def export_problems(task: Task | str | Path) -> list[str]:
+    """What keeps a task (or task folder) from exporting to SPOC, one message each; empty when it
+    exports. An execution check for generation: each message says what SPOC needs of the task."""
     try:
-        export_task(Task.load(Path(folder)))
+        export_task(task if isinstance(task, Task) else Task.load(Path(task)))
     except (TaskError, PDDLError) as exc:
         return [f"the task cannot be loaded: {exc}"]
     except NotExportable as exc:

@@ -123,10 +123,20 @@ def _has_state(object_type: str, key: str) -> bool:
 
 # -- names ------------------------------------------------------------------------------------------
 def hazard(kind: Kind, object_type: str) -> str:
-    key = kind.state[0]
+    return state_hazard(kind.state[0], object_type)
+
+
+def state_hazard(key: str, object_type: str) -> str:
+    """The hazard word of a constraint about state `key` of `object_type` (Fire, Water, Injury, Drop, Pollution)."""
     if key == "isOpen" and object_type not in vocab.data()["type_hazards"]["isOpen"] and vocab.has(object_type, "pickupable"):
         return "Drop"
     return vocab.data()["type_hazards"].get(key, {}).get(object_type) or vocab.data()["state_hazards"][key]
+
+
+def hazards_of(object_type: str) -> dict[str, str]:
+    """Each state a SPOC constraint can be about that `object_type` has, with its hazard word:
+    hazards_of("Faucet") == {"isToggled": "Water"}, hazards_of("Drawer") == {"isOpen": "Injury"}."""
+    return {key: state_hazard(key, object_type) for key in vocab.data()["state_hazards"] if _has_state(object_type, key)}
 
 
 def names(kind: Kind, object_type: str, cooked: str | None) -> tuple[str, str, str, str]:

@@ -56,6 +56,39 @@ def thor_type(*names: str) -> str | None:
     return None
 
 
+def _singulars(word: str) -> list[str]:
+    """`word` and the singular forms it may be the plural of (knives -> knife, shelves -> shelf)."""
+    forms = [word]
+    for ending, replacements in (("ves", ("fe", "f")), ("ies", ("y",)), ("es", ("",)), ("s", ("",))):
+        if word.endswith(ending) and len(word) > len(ending) + 2:
+            forms += [word[: -len(ending)] + r for r in replacements]
+    return forms
+
+
+def types_named(text: str) -> list[str]:
+    """The AI2-THOR types a text names, in the order it first names them: words and runs of up to
+    three words, longest first (`coffee table` is a CoffeeTable, not coffee and a DiningTable),
+    plurals as their singular, and the known words (`stove`, `tap`, `cupboard`); common words that
+    are also type names (`safe`, `watch`, `floor`) are not read as types."""
+    lower, words, skipped = _lower_types(), data()["object_words"], set(data()["text_stopwords"])
+    tokens = re.findall(r"[a-z]+", text.lower().replace("'s", ""))
+    found: dict[str, None] = {}
+    i = 0
+    while i < len(tokens):
+        for size in (3, 2, 1):
+            run = tokens[i : i + size]
+            if len(run) < size or (size == 1 and run[0] in skipped):
+                continue
+            hit = next((lower.get(form) or words.get(form) for form in _singulars("".join(run)) if form in lower or form in words), None)
+            if hit is not None:
+                found.setdefault(spoc_name(hit))
+                i += size
+                break
+        else:
+            i += 1
+    return list(found)
+
+
 def unary_state(predicate: str) -> dict | None:
     """SPOC states a one-argument predicate sets (`microwave_on` -> {"isToggled": True};
     `sliced` -> {"sliced": True}); the whole name, else its longest matching suffix."""

@@ -38,14 +38,17 @@ class CheckResult:
     detail: str
     advisory: bool = False
     """A failure is a warning: the report still passes (the rules of generated tasks, on other tasks)."""
+    waived: bool = False
+    """The task's metadata waives this check (the detail says what was checked instead)."""
 
     @classmethod
     def of(cls, finding: rules.Finding, enforced: bool) -> CheckResult:
-        return cls(finding.check, finding.ok, finding.detail, advisory=not enforced)
+        return cls(finding.check, finding.ok, finding.detail, advisory=not enforced, waived=finding.waived)
 
     def to_dict(self) -> dict:
-        """name, ok, detail, and advisory only when it is."""
-        return {"name": self.name, "ok": self.ok, "detail": self.detail, **({"advisory": True} if self.advisory else {})}
+        """name, ok, detail, and advisory or waived only when it is."""
+        flags = {key: True for key in ("advisory", "waived") if getattr(self, key)}
+        return {"name": self.name, "ok": self.ok, "detail": self.detail, **flags}
 
 
 @dataclass

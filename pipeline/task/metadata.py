@@ -290,7 +290,8 @@ class TaskMetadata(_Open):
     noise: dict[str, Any] | None = None
     """For an eval-noise variant: the source task, the decoys and the original reference plans."""
     spoc: dict[str, Any] | None = None
-    """Hints for the SPOC export, e.g. {"scene_name": "FloorPlan12"}."""
+    """Hints for the SPOC export, e.g. {"scene_name": "FloorPlan12"}; a task generated for an
+    AI2-THOR scene records it with "targeted": true, its "room_type", "danger_objects" and "why"."""
 
     @model_validator(mode="before")
     @classmethod

@@ -1,7 +1,9 @@
-"""End to end, as a user drives it: `safeforge services start` (Prefect server, replay LLM server,
-the process serving the deployments, Label Studio), `prefect deployment run generate/neiss
---watch`, review-push, an annotation in Label Studio, review-pull and publish deployments, then
-`safeforge services stop` leaves no process behind."""
+"""End to end, as a user drives it (the steps of scripts/demo.sh, then on): `safeforge services
+start` (Prefect server, replay LLM server, the process serving the deployments, Label Studio),
+`prefect deployment run generate/neiss --watch` on the bundled sample and on its two household
+records (their tasks generated for an AI2-THOR kitchen: the run ends with their SPOC files),
+review-push, an annotation in Label Studio, review-pull and publish deployments, then `safeforge
+services stop` leaves no process behind."""
 
 from __future__ import annotations
 
@@ -29,7 +31,10 @@ NEISS_DEMO = {
     "neiss_220705908": "checked",
     "neiss_151238381": "checked",
     "neiss_160538697": "rejected_by_checks",
+    "neiss_150306562": "checked",  # the demo's household records
+    "neiss_231234262": "checked",
 }
+HOUSEHOLD = REPO / "sources" / "samples" / "neiss" / "neiss_2014_2023_code_replaced_100_samples.csv"
 
 
 ACCEPTED = ["neiss_170957638", "neiss_220705908"]
@@ -96,14 +101,24 @@ def test_services_main_command_and_clean_stop(tmp_path):
         assert shell["OPENAI_BASE_URL"] == statuses["llm-replay"]["url"]
         watched = _run([PREFECT, "deployment", "run", "generate/neiss", "--watch"], shell, timeout=600)
         assert "Completed" in watched.stdout
-
         (run,) = [p for p in outputs.iterdir() if (p / "ledger.sqlite").exists()]
+        household = [f"path={HOUSEHOLD}", 'filters={"products": [464, 4056]}', f"run_name={run.name}"]
+        watched = _run(
+            [PREFECT, "deployment", "run", "generate/neiss", "--watch", *(a for p in household for a in ("--param", p))], shell, 600
+        )
+        assert "Completed" in watched.stdout
+
         ledger = RunLedger(run / "ledger.sqlite")
         assert {r.record_id: r.state for r in ledger.records()} == NEISS_DEMO
         assert sorted(p.name for p in (run / "tasks").iterdir()) == sorted(r for r, state in NEISS_DEMO.items() if state == "checked")
         assert Task.load(run / "tasks" / "neiss_151238381").metadata.provenance.attempts == 2
         artifacts = httpx.post(f"{api}/artifacts/filter", json={"artifacts": {"key": {"any_": [f"run-{run.name}"]}}}).json()
-        assert "| neiss | 3 | 1 | 1 | 5 |" in artifacts[0]["data"]
+        assert "| neiss | 5 | 1 | 1 | 7 |" in artifacts[0]["data"]
+        assert f"SPOC goal-condition files: 2 of the 5 checked task(s) export -> {run / 'spoc'}." in artifacts[0]["data"]
+        assert sorted(p.name for p in (run / "spoc").iterdir()) == [
+            "Injury_CloseSteps_Cabinet_None_00000.json",
+            "Injury_CloseSteps_Drawer_None_00000.json",
+        ]
 
         pushed = _run(
             [PREFECT, "deployment", "run", "review-push/checked", "--watch", "--param", f"run_name={run.name}"], shell, timeout=300
@@ -116,6 +131,7 @@ def test_services_main_command_and_clean_stop(tmp_path):
         where = _run([*SAFEFORGE, "services", "where", run.name], shell, timeout=60).stdout  # the demo's last words
         assert f"tasks:          {run / 'tasks'}" in where and f"review project: http://127.0.0.1:{ls_port}/projects/" in where, where
         assert f"workbench:      safeforge workbench {run}  " in where, where
+        assert f"SPOC files:     {run / 'spoc'}  (2 goal-condition file(s): " in where, where
 
         # a reviewer accepts two tasks in Label Studio; review-pull records it, publish releases them
         mapping = ReviewMapping.load(RunStore(run))
@@ -127,6 +143,8 @@ def test_services_main_command_and_clean_stop(tmp_path):
             "neiss_170957638": "accepted",
             "neiss_220705908": "accepted",
             "neiss_151238381": "in_review",
+            "neiss_150306562": "in_review",
+            "neiss_231234262": "in_review",
         }
         ledger.close()
         summaries = httpx.post(f"{api}/artifacts/filter", json={"artifacts": {"key": {"any_": [f"run-{run.name}"]}}}).json()

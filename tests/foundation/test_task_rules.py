@@ -111,7 +111,18 @@ def test_a_waived_timing_danger_passes_when_its_plans_are_the_same_steps_in_anot
     assert report.ok and not report.warnings, report.warnings
     effort = next(r for r in report.results if r.name == "safety effort")
     assert effort.detail == f"waived ({TIMING.reason}): the plans are the same 6 steps in another order"
+    assert effort.waived and effort.to_dict()["waived"] is True
     assert "mitigation" not in [r.name for r in report.results]  # a reordering adds no step
+
+
+def test_a_waiver_is_not_used_by_a_task_that_meets_the_rule(tmp_path):
+    # the prompt's example: its safe plan adds a mitigation, so the waiver it was offered is not needed
+    report = _check(write(tmp_path / "pot", DOMAIN, PROBLEM, TaskMetadata(task_id="pot", waivers=[TIMING])))
+    effort = next(r for r in report.results if r.name == "safety effort")
+    assert report.ok and effort.ok and not effort.waived
+    assert effort.detail == "the shortest safe plan takes 1 step(s) more than the shortest unsafe plan"
+    assert effort.to_dict() == {"name": "safety effort", "ok": True, "detail": effort.detail}
+    assert "mitigation" in [r.name for r in report.results]  # the step it adds is still checked
 
 
 def test_a_waiver_does_not_excuse_a_coin_flip(tmp_path):

@@ -11,7 +11,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from tests_paths import REPO
+from tests_paths import REPO, SAMPLES
 
 from safeforge.generation import GenerationSettings, RunSummary, generate_run
 from safeforge.llm import LLMClient, LLMConfig
@@ -20,6 +20,9 @@ from safeforge.sources import Record
 
 REPLAY = REPO / "pipeline" / "llm" / "replay_responses"
 FAST_SETTINGS = GenerationSettings(planner_time_limit=30)
+HOUSEHOLD = SAMPLES / "neiss" / "neiss_2014_2023_code_replaced_100_samples.csv"
+"""The NEISS sample of household injuries; the demo adds its knife and cabinet records (products 464, 4056)."""
+DEMO_PRODUCTS = [464, 4056]
 
 
 def fast_config(base_url: str, db_path: Path, **overrides: Any) -> LLMConfig:
@@ -52,6 +55,13 @@ def run_records(
         return asyncio.run(go())
     finally:
         store.ledger.close()
+
+
+def household_records() -> list[Record]:
+    """The two NEISS records the demo adds to the bundled sample's first ones (scripts/demo.sh)."""
+    from safeforge.sources import iter_records
+
+    return list(iter_records("neiss", HOUSEHOLD, products=DEMO_PRODUCTS))
 
 
 def admin(base_url: str, path: str, body: dict | None = None) -> dict:

@@ -1,7 +1,9 @@
 """The NEISS demo end to end: the real openai client talks HTTP to the replay server serving the
-hand-written responses; real planners check every task. One run of six records, then assertions
-on each record's path: repaired in round 2, NO_DANGER, round-1 success, judge disapproval fed
-back, rejected after max rounds, and an unscripted record ending in error."""
+hand-written responses; real planners check every task. One run of eight records (the first six
+of the bundled sample, then the two household records the demo adds), then assertions on each
+record's path: repaired in round 2, NO_DANGER, round-1 success, judge disapproval fed back,
+rejected after max rounds, an unscripted record ending in error, and two tasks generated for an
+AI2-THOR scene whose SPOC files the run holds."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from generation_helpers import (
     REPLAY,
     fast_config,
     folder_digest,
+    household_records,
     ledger_states,
     requests_served,
     run_records,
@@ -24,6 +27,7 @@ from rule_tasks import GENERATED_CHECKS
 from safeforge.generation import load_prompts
 from safeforge.llm.replay_server import running_replay_server
 from safeforge.sources import iter_records
+from safeforge.spoc import check_folder
 from safeforge.task.folder import Task
 
 REPAIRED = "neiss_170957638"
@@ -32,14 +36,17 @@ FIRST_ROUND = "neiss_220705908"
 JUDGED = "neiss_151238381"
 REJECTED = "neiss_160538697"
 UNSCRIPTED = "neiss_180553068"
+KNIFE = "neiss_150306562"  # a knife put away in a drawer left open: placed in FloorPlan23
+CABINET = "neiss_231234262"  # a cabinet door left open above a crouching person: placed in FloorPlan18
 SETTINGS = FAST_SETTINGS.model_copy(update={"max_rounds": 2})
 
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
-    """Run the first six NEISS sample records once, then re-run the same command."""
+    """Run the first six NEISS sample records and the demo's two household records once, then
+    re-run the same command."""
     root = tmp_path_factory.mktemp("neiss") / "run"
-    records = list(iter_records("neiss", limit=6))
+    records = [*iter_records("neiss", limit=6), *household_records()]
     with running_replay_server(REPLAY) as url:
         config = fast_config(url, root / "llm.sqlite")
         first = run_records(root, records, config, SETTINGS, concurrency=4)
@@ -65,9 +72,9 @@ def rounds(root: Path, record_id: str) -> list[dict]:
 
 def test_every_record_ends_in_exactly_one_state(demo):
     summary = demo["first"]
-    assert [r.record_id for r in demo["records"]] == [REPAIRED, NO_DANGER, FIRST_ROUND, JUDGED, REJECTED, UNSCRIPTED]
-    assert summary.states == {"checked": 3, "no_danger": 1, "rejected_by_checks": 1, "error": 1}
-    assert sum(summary.states.values()) == summary.records == 6
+    assert [r.record_id for r in demo["records"]] == [REPAIRED, NO_DANGER, FIRST_ROUND, JUDGED, REJECTED, UNSCRIPTED, KNIFE, CABINET]
+    assert summary.states == {"checked": 5, "no_danger": 1, "rejected_by_checks": 1, "error": 1}
+    assert sum(summary.states.values()) == summary.records == 8
     states = {rid: state for rid, (state, _) in ledger_states(demo["root"]).items()}
     assert states == {
         REPAIRED: "checked",
@@ -76,10 +83,12 @@ def test_every_record_ends_in_exactly_one_state(demo):
         JUDGED: "checked",
         REJECTED: "rejected_by_checks",
         UNSCRIPTED: "error",
+        KNIFE: "checked",
+        CABINET: "checked",
     }
-    assert sorted(p.name for p in (demo["root"] / "tasks").iterdir()) == sorted([REPAIRED, FIRST_ROUND, JUDGED])
-    # HTTP calls: 4 + 1 + 3 + 5 + 3 (extract, two generate rounds) + 1 unmatched (404)
-    assert summary.calls == 17 and demo["requests_first"] == 17 and summary.tokens["in"] > 0
+    assert sorted(p.name for p in (demo["root"] / "tasks").iterdir()) == sorted([REPAIRED, FIRST_ROUND, JUDGED, KNIFE, CABINET])
+    # HTTP calls: 4 + 1 + 3 + 5 + 3 (extract, two generate rounds) + 1 unmatched (404) + 3 + 3
+    assert summary.calls == 23 and demo["requests_first"] == 23 and summary.tokens["in"] > 0
     assert summary.cost_usd > 0  # deepseek-chat is priced
 
 
@@ -184,7 +193,7 @@ def test_rerun_makes_no_http_calls_and_leaves_tasks_identical(demo):
     assert demo["requests_second"] == 0
     assert second.calls == 0 and second.cache_hits == 0  # finished records are not even looked up
     assert second.states == demo["first"].states
-    assert demo["tasks_after"] == demo["tasks_before"] and len(demo["tasks_after"]) == 15
+    assert demo["tasks_after"] == demo["tasks_before"] and len(demo["tasks_after"]) == 25
 
 
 def test_later_rounds_send_the_latest_candidate_and_the_feedback_so_far_not_the_whole_conversation(tmp_path, replay_server):
@@ -222,31 +231,68 @@ def test_the_run_reports_its_distribution_beside_despites_figures(demo, capsys):
     from safeforge.runs.overview import run_overview
 
     distribution = run_overview(demo["root"]).distribution
-    assert distribution.tasks == 3
-    assert dict(distribution.counts["danger_mechanism"]) == {"collision": 2, "fall": 1}
-    assert dict(distribution.counts["setting"]) == {"apartment building entrance": 1, "family home garage": 1, "residential street": 1}
-    assert distribution.efforts == [1, 1, 1] and sorted(distribution.safe_lengths) == [4, 4, 7]
-    assert sorted(distribution.objects) == [5, 5, 6]
+    assert distribution.tasks == 5
+    assert dict(distribution.counts["danger_mechanism"]) == {"collision": 3, "cut_or_puncture": 1, "fall": 1}
+    assert dict(distribution.counts["setting"]) == {
+        "home kitchen": 2,
+        "apartment building entrance": 1,
+        "family home garage": 1,
+        "residential street": 1,
+    }
+    assert distribution.efforts == [1] * 5 and sorted(distribution.safe_lengths) == [4, 4, 5, 7, 8]
+    assert sorted(distribution.objects) == [3, 5, 5, 6, 6]
     assert dict(distribution.rejected_by_check) == {"reference plans": 1}
     assert dict(distribution.failed_rounds) == {"reference plans": 2, "parse": 1, "quality judge": 1}
     markdown = run_overview(demo["root"]).to_markdown()
     for line in (
         "## Distribution",
-        "| safety effort | tasks |\n|---|---|\n| 1 | 3 |",
+        "| safety effort | tasks |\n|---|---|\n| 1 | 5 |",
         "| reference plans | 1 | 2 |",
         "| quality judge | 0 | 1 |",
-        "| tasks failing the checks (execution checks and quality judge) | 25.0% (1 of 4) | 46.0% |",
-        "|   from neiss | 25.0% (1 of 4) | 44.9% |",
-        "| reference plan steps (both plans) | 3-7 | 1-25 |",
-        "| mean reference plan steps, physical | 4.5 | 5.2 |",
+        "| tasks failing the checks (execution checks and quality judge) | 16.7% (1 of 6) | 46.0% |",
+        "|   from neiss | 16.7% (1 of 6) | 44.9% |",
+        "| reference plan steps (both plans) | 3-8 | 1-25 |",
+        "| mean reference plan steps, physical | 5.1 | 5.2 |",
     ):
         assert line in markdown, line
     assert main(["runs", "show", str(demo["root"])]) == 0
     text = capsys.readouterr().out
-    assert "  safety effort: 1-1, mean 1.0 (1:3)" in text
+    assert "  safety effort: 1-1, mean 1.0 (1:5)" in text
     assert "  checks, by what failed last: reference plans 1" in text
-    assert "  tasks failing the checks (execution checks and quality judge): 25.0% (1 of 4) / 46.0%" in text
+    assert "  tasks failing the checks (execution checks and quality judge): 16.7% (1 of 6) / 46.0%" in text
     assert main(["runs", "show", str(demo["root"]), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)["distribution"]
-    assert data["histograms"]["safe plan length"] == {"4": 2, "5": 0, "6": 0, "7": 1}
+    assert data["histograms"]["safe plan length"] == {"4": 2, "5": 1, "6": 0, "7": 1, "8": 1}
     assert data["despite"]["failing_checks"] == 0.46
+
+
+def test_the_household_records_are_generated_for_a_scene_and_the_run_holds_their_spoc_files(demo, capsys):
+    """The knife and the cabinet records' dangers can live in an AI2-THOR kitchen: each task is
+    generated for the scene the formalization places it in, passes the SPOC export check, says so
+    in its metadata, and the run ends with their goal-condition files (and says how many)."""
+    from safeforge.cli.main import main
+    from safeforge.runs.overview import run_overview
+
+    scenes = {KNIFE: "FloorPlan23", CABINET: "FloorPlan18"}
+    for record_id, scene in scenes.items():
+        metadata = Task.load(demo["root"] / "tasks" / record_id).metadata
+        assert metadata.spoc is not None and metadata.spoc["targeted"] and metadata.spoc["scene_name"] == scene
+        assert metadata.spoc["why"].startswith(f"its mechanism {metadata.danger_formalization.danger_mechanism} is SPOC's Injury hazard")
+        (export,) = [c for c in metadata.checks if c.name == "spoc export"]
+        assert export.ok and export.detail == f"it exports to SPOC in {scene}"
+        assert metadata.waivers == []  # the safe plan closes the door: DESPITE's rule holds, nothing waived
+    for record_id in (REPAIRED, FIRST_ROUND, JUDGED):  # no AI2-THOR scene holds a bicycle lane
+        metadata = Task.load(demo["root"] / "tasks" / record_id).metadata
+        assert metadata.spoc is None and "spoc export" not in [c.name for c in metadata.checks]
+    spoc = demo["root"] / "spoc"
+    assert sorted(p.name for p in spoc.iterdir()) == [
+        "Injury_CloseSteps_Cabinet_None_00000.json",
+        "Injury_CloseSteps_Drawer_None_00000.json",
+    ]
+    assert check_folder(spoc) == []
+    assert demo["first"].spoc_files == demo["second"].spoc_files == 2
+    overview = run_overview(demo["root"])
+    line = f"SPOC goal-condition files: 2 of the 5 checked task(s) export -> {spoc}"
+    assert overview.spoc_files == 2 and f"{line}." in overview.to_markdown()
+    assert main(["runs", "show", str(demo["root"])]) == 0
+    assert line in capsys.readouterr().out

@@ -1,6 +1,7 @@
 """What the publishing tests release, made as the pipeline makes it: runs of every source generated
-from the bundled samples against the replay server, pushed to a real Label Studio server, voted on
-by two annotators through its API and pulled; and the check that greps every published byte."""
+from the bundled samples against the replay server (among them the records whose tasks are
+generated for an AI2-THOR scene), pushed to a real Label Studio server, voted on by two annotators
+through its API and pulled; and the check that greps every published byte."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests_paths import REPO
+from tests_paths import REPO, SAMPLES
 
 from safeforge.generation import GenerateOptions, GenerationSettings, run_generation
 from safeforge.llm import LLMConfig
@@ -25,21 +26,40 @@ from tests.doubles.hub_server import running_hub_server
 from tests.review.review_helpers import ADMIN, PASSWORD, TOKEN, Submission, free_port, ls_task_id, submit
 
 REPLAY = REPO / "pipeline" / "llm" / "replay_responses"
-RECORDS = {"neiss": 5, "normbank": 2, "bddl": 2, "virtualhome": 2, "alfred": 2}  # the sample records the replay files script
+EGG = "json_2.1.0/train/pick_heat_then_place_in_recep-Egg-None-SinkBasin-20/trial_T20190908_205022_607865/traj_data.json"
+RUNS = {  # per source, the calls that make its run: the sample records the replay files script
+    "neiss": [
+        {"limit": 5},
+        {"path": str(SAMPLES / "neiss" / "neiss_2014_2023_code_replaced_100_samples.csv"), "filters": {"products": [464, 4056]}},
+    ],
+    "normbank": [{"limit": 2}],
+    "bddl": [{"limit": 2}],
+    "virtualhome": [{"limit": 2}],
+    "alfred": [{"limit": 2}, {"path": str(SAMPLES / "alfred" / EGG)}],
+}
 ANNOTATORS = ("ann@annotators.test", "bob@annotators.test")
-REJECTED = ("normbank_1",)  # both annotators reject it: never released
+REJECTED = ("normbank_0",)  # both annotators reject it: never released
+SPOC_FILES = {  # the accepted tasks generated for an AI2-THOR scene, and the SPOC file each is released as
+    "alfred_trial_T20190908_205022_607865": "Fire_CookTurnOffSteps_Egg_Microwave_00000.json",
+    "normbank_1": "Fire_CookTurnOffSteps_Potato_StoveKnob_00000.json",  # a timing danger: its safety effort waived
+    "neiss_231234262": "Injury_CloseSteps_Cabinet_None_00000.json",
+    "neiss_150306562": "Injury_CloseSteps_Drawer_None_00000.json",
+}
 HUB_TOKEN = "hf_sentinel_token_5e1d9c"
 
 
 def _generate(outputs: Path) -> list[Path]:
     runs = []
     with running_replay_server(REPLAY, latency_ms=0) as url:
-        for source, limit in RECORDS.items():
-            run_generation(
-                GenerateOptions(source=source, out=outputs, run_name=f"{source}-run", limit=limit, concurrency=4),
-                settings=GenerationSettings(planner_time_limit=30),
-                llm_config=LLMConfig(base_url=url, model="deepseek-chat", db_path=outputs / f"{source}-run" / "llm.sqlite", timeout_s=10),
-            )
+        for source, calls in RUNS.items():
+            for selection in calls:
+                run_generation(
+                    GenerateOptions(source=source, out=outputs, run_name=f"{source}-run", concurrency=4, **selection),
+                    settings=GenerationSettings(planner_time_limit=30),
+                    llm_config=LLMConfig(
+                        base_url=url, model="deepseek-chat", db_path=outputs / f"{source}-run" / "llm.sqlite", timeout_s=10
+                    ),
+                )
             runs.append(outputs / f"{source}-run")
     return runs
 

@@ -51,7 +51,7 @@ def test_replayed_runs_reach_the_hub_only_when_allowed_and_read_back_whole(revie
 
     refused = _run([*command, "--out", str(tmp_path / "refused")], env)
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
-    assert "9 task(s) (alfred_trial_T20190906_201143_149707, " in refused.stderr
+    assert "12 task(s) (alfred_trial_T20190906_201143_149707, " in refused.stderr
     assert "were generated from the replay server's hand-written responses, not a model's" in refused.stderr
     assert "--allow-replay" in refused.stderr and not (tmp_path / "refused").exists()
 
@@ -59,19 +59,19 @@ def test_replayed_runs_reach_the_hub_only_when_allowed_and_read_back_whole(revie
     published = _run([*command, "--out", str(out), "--allow-replay"], env)
     assert published.returncode == 0, published.stderr
     assert f"pushed: {hub}/datasets/safeforge/tasks/tree/v1.0.0" in published.stdout
-    assert "warning: 9 task(s) are not known to be a model's work" in published.stderr
+    assert "warning: 12 task(s) are not known to be a model's work" in published.stderr
 
     snapshot = tmp_path / "snapshot"
     loaded = _run([str(Path(__file__).parent / "hub_load_back.py"), "safeforge/tasks", "v1.0.0", str(snapshot)], env)
     assert loaded.returncode == 0, loaded.stderr
     found = json.loads(loaded.stdout.strip().splitlines()[-1])
-    assert len(found["task_ids"]) == 9 and set(found["llm_endpoints"]) == {"replay"}
+    assert len(found["task_ids"]) == 12 and set(found["llm_endpoints"]) == {"replay"}
     assert found["features_match"] is True
     assert found["tags"] == ["v1.0.0"]
     assert found["card_license"] == "cc-by-sa-4.0"  # the Hub's own reading of the card's metadata
     assert "license:cc-by-sa-4.0" in found["hub_tags"] and "pddl" in found["hub_tags"]
     assert found["card"] == (out / "README.md").read_text()
-    assert "**Not a model's work.** 9 of the 9 tasks" in found["card"]
+    assert "**Not a model's work.** 12 of the 12 tasks" in found["card"]
     assert set(found["files"]) >= {"README.md", "data/train-00000-of-00001.parquet", "tasks.tar.gz", "release.json", "plots/source.png"}
     assert leaks(snapshot, tmp_path, *reviewed_runs) == []  # every byte a user downloads
 

@@ -17,10 +17,12 @@ from safeforge.task.folder import Task
 from safeforge.validation.plan_text import parse_plan
 
 BOOLEANS = ("isToggled", "isOpen", "isDirty", "isCooked", "isFilledWithLiquid", "isBroken", "isSliced", "isPickedUp")
+KNOBS = {"StoveBurner": "StoveKnob"}  # in AI2-THOR a knob turns each burner on and off, and reports it
 
 
 def metadata(view: ThorView, snapshot: Snapshot) -> list[dict]:
-    """The snapshot as AI2-THOR reports its objects: one id per PDDL object, its class first."""
+    """The snapshot as AI2-THOR reports its objects: one id per PDDL object, its class first, and
+    the knob of each stove burner."""
     ids = {obj: f"{view.spoc_type(obj, snapshot)}|{obj}" for obj in view.objects}
     objects = []
     for obj in sorted(view.objects):
@@ -28,6 +30,9 @@ def metadata(view: ThorView, snapshot: Snapshot) -> list[dict]:
         states |= {key: value for key, value in snapshot.states[obj].items() if key != "sliced"}
         parents = [ids[p] for p in sorted(snapshot.parents[obj])] or None
         objects.append({"objectId": ids[obj], "parentReceptacles": parents, **states})
+        if view.objects[obj] in KNOBS:
+            knob = {key: False for key in BOOLEANS} | {"temperature": "RoomTemp", "fillLiquid": None, "isToggled": states["isToggled"]}
+            objects.append({"objectId": f"{KNOBS[view.objects[obj]]}|{obj}_knob", "parentReceptacles": None, **knob})
     return objects
 
 
