@@ -25,7 +25,7 @@ from safeforge.review._annotations import ReviewAnnotation
 from safeforge.review._client import LabelStudioClient, RemoteTask, copies_by_task
 from safeforge.review._config import ReviewConfig
 from safeforge.review._decide import Decision, ReviewRules, decide
-from safeforge.review._errors import NotFoundError, ReviewError
+from safeforge.review._errors import ReviewError
 from safeforge.review._formalization_data import (
     FORMALIZATION_CONFIG,
     FORMALIZATION_REJECTION_REASONS,
@@ -34,7 +34,7 @@ from safeforge.review._formalization_data import (
 )
 from safeforge.review._mapping import FORMALIZATION_MAPPING_FILE, ReviewMapping, TaskLink
 from safeforge.review._marks import queue_reason
-from safeforge.review._pull import PullResult, annotation_entry, apply_corrections, rejection_reason
+from safeforge.review._pull import PullResult, annotation_entry, apply_corrections, read_project, rejection_reason
 from safeforge.review._push import (
     Progress,
     PushResult,
@@ -151,17 +151,7 @@ def pull_formalizations(store: RunStore, client_config: ReviewConfig) -> Formali
         if mapping.project_id is None:
             raise ReviewError(f"run {store.name} has no formalization review in Label Studio: run `{_push_command(store)}` first")
         with LabelStudioClient(client_config) as client:
-            client.whoami()
-            try:
-                client.project(mapping.project_id)
-            except NotFoundError:
-                raise ReviewError(
-                    f"Label Studio project {mapping.project_id} ({mapping.project_title!r}) no longer exists at "
-                    f"{client_config.url} (deleted?); nothing was changed in the run. Run `{_push_command(store)} "
-                    f"--reimport-missing` to create it again and import the waiting formalizations."
-                ) from None
-            remote = {task.id: task for task in client.tasks(mapping.project_id, with_annotations=True)}
-            users = client.user_emails()
+            remote, users = read_project(client, mapping, _push_command(store), "the waiting formalizations")
         result = FormalizationPullResult(client_config.url, mapping.project_id)
         waiting, _ = waiting_formalizations(store)  # one that cannot be read is the push's to report
         copies = copies_by_task(remote.values())

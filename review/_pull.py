@@ -133,18 +133,7 @@ def pull_locked(store: RunStore, client_config: ReviewConfig) -> PullResult:
     if mapping.project_id is None:
         raise ReviewError(f"run {store.name} has not been pushed to Label Studio: run `safeforge review push {store.name}` first")
     with LabelStudioClient(client_config) as client:
-        client.whoami()
-        try:
-            client.project(mapping.project_id)
-        except NotFoundError:
-            raise ReviewError(
-                f"Label Studio project {mapping.project_id} ({mapping.project_title!r}) of run {store.name} no "
-                f"longer exists at {client_config.url} (deleted?); nothing was changed in the run. Run "
-                f"`safeforge review push {store.name} --reimport-missing` to create it again and import the "
-                f"tasks in review."
-            ) from None
-        remote = {task.id: task for task in client.tasks(mapping.project_id, with_annotations=True)}
-        users = client.user_emails()
+        remote, users = read_project(client, mapping, f"safeforge review push {store.name}", "the tasks in review")
         in_review = store.ledger.records(state="in_review")
         missing = [row for row in in_review if _task_id(row) not in mapping.tasks or mapping.tasks[_task_id(row)].ls_task_id not in remote]
         if missing:
@@ -172,6 +161,22 @@ def pull_locked(store: RunStore, client_config: ReviewConfig) -> PullResult:
             client, mapping.project_id, [(task.remote, task.annotations, task.outcome, task.original) for task in tasks]
         )
     return result
+
+
+def read_project(client: LabelStudioClient, mapping: ReviewMapping, push: str, what: str) -> tuple[dict[int, RemoteTask], dict[int, str]]:
+    """Every task of the mapped project (by Label Studio id) with its annotations, and the users'
+    e-mails. ReviewError when the project was deleted, saying to run `push` with --reimport-missing,
+    which imports `what` again."""
+    assert mapping.project_id is not None
+    client.whoami()
+    try:
+        client.project(mapping.project_id)
+    except NotFoundError:
+        raise ReviewError(
+            f"Label Studio project {mapping.project_id} ({mapping.project_title!r}) no longer exists at {client.config.url} "
+            f"(deleted?); nothing was changed in the run. Run `{push} --reimport-missing` to create it again and import {what}."
+        ) from None
+    return {task.id: task for task in client.tasks(mapping.project_id, with_annotations=True)}, client.user_emails()
 
 
 def _task_id(row: RecordRow) -> str:
