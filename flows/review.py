@@ -1,5 +1,7 @@
 """Flows `review-push` and `review-pull`: a run's checked tasks to Label Studio, and the
-reviewers' decisions back into its ledger (the library's `safeforge.review.push_run` / `safeforge.review.pull_run`).
+reviewers' decisions back into its ledger (the library's `safeforge.review.push_run` / `safeforge.review.pull_run`);
+with `formalizations=True`, the formalization review before code generation
+(`push_formalizations` / `pull_formalizations`).
 
 Label Studio is configured by LABEL_STUDIO_URL, LABEL_STUDIO_API_KEY, ... (`safeforge.review.ReviewConfig`).
 Both flows publish the project's link and the run's summary as artifacts; the summary ends with the
@@ -14,7 +16,7 @@ from prefect import flow, get_run_logger
 from prefect.artifacts import create_link_artifact, create_markdown_artifact
 
 from safeforge.flows.generate import artifact_key
-from safeforge.review import ReviewConfig, pull_run, push_run, review_status
+from safeforge.review import ReviewConfig, pull_formalizations, pull_run, push_formalizations, push_run, review_status
 from safeforge.runs.ledger import RunStore
 from safeforge.runs.overview import is_run, list_runs, run_overview
 from safeforge.settings import Settings
@@ -51,21 +53,24 @@ def review_push(
     annotators_per_task: int | None = None,
     overlap_share: float | None = None,
     adjudicators: list[str] | None = None,
+    formalizations: bool = False,
 ) -> dict:
     """Import the checked tasks of run `run_name` (default: the latest run) into its Label Studio
     project; their records move to in_review. `annotators_per_task`, `overlap_share` and
-    `adjudicators` set how the run is reviewed, as `safeforge review push` does."""
+    `adjudicators` set how the run is reviewed, as `safeforge review push` does. With
+    `formalizations`, the formalizations waiting for their review go to the run's formalization project."""
     store = RunStore(run_folder(run_name))
-    result = push_run(
+    push = push_formalizations if formalizations else push_run
+    result = push(
         store, ReviewConfig.from_env(), annotators_per_task=annotators_per_task, overlap_share=overlap_share, adjudicators=adjudicators
     )
     url = project_url(result.url, result.project_id)
     get_run_logger().info("%s\nreview at %s", result.summary(), url)
     create_link_artifact(
-        key=f"review-{artifact_key(store.name)}",
+        key=f"{'formalizations' if formalizations else 'review'}-{artifact_key(store.name)}",
         link=url,
         link_text=result.project_title,
-        description=f"Label Studio project of run {store.name}",
+        description=f"Label Studio project of run {store.name}" + (" (formalization review)" if formalizations else ""),
     )
     _publish_summary(store)
     store.ledger.close()
@@ -73,11 +78,12 @@ def review_push(
 
 
 @flow(name="review-pull", log_prints=True)
-def review_pull(run_name: str | None = None) -> dict:
+def review_pull(run_name: str | None = None, formalizations: bool = False) -> dict:
     """Record the reviewers' decisions of run `run_name` (default: the latest run): accepted or
-    rejected_by_review, with corrections and agreement."""
+    rejected_by_review, with corrections and agreement. With `formalizations`, the verdicts on the
+    waiting formalizations: accepted ones are generated when the run is resumed."""
     store = RunStore(run_folder(run_name))
-    result = pull_run(store, ReviewConfig.from_env())
+    result = (pull_formalizations if formalizations else pull_run)(store, ReviewConfig.from_env())
     get_run_logger().info("%s", result.summary())
     _publish_summary(store)
     store.ledger.close()

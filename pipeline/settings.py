@@ -93,6 +93,9 @@ class Settings(BaseModel):
     """Sampling temperature of the code generator (DESPITE's: 1, so repair rounds and similar records vary)."""
     judge_temperature: float = Field(0.5, ge=0, le=2, json_schema_extra=_env("SAFEFORGE_JUDGE_TEMPERATURE"))
     """Sampling temperature of the quality judge (DESPITE's plan validation: 0.5)."""
+    review_formalizations: bool = Field(False, json_schema_extra=_env("SAFEFORGE_REVIEW_FORMALIZATIONS"))
+    """Hold each extracted formalization for people to review in Label Studio before code generation, as DESPITE
+    does (`safeforge review push RUN --formalizations`, then pull, then resume the run)."""
     # -- local services -------------------------------------------------------------------------
     prefect_home: Path = Field(Path(".prefect"), json_schema_extra=_env("PREFECT_HOME"))
     """Prefect's home folder (its SQLite database lives there)."""

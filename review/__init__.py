@@ -4,6 +4,9 @@
                               annotators per task, the share of tasks they cover, named adjudicators
     pull_run(store, config)   votes -> decisions (documented rule), corrections, disagreements,
                               agreement; records -> accepted | rejected_by_review (or back to review)
+    push_formalizations(store, config) / pull_formalizations(store, config)
+                              the formalization review before code generation (records waiting in
+                              awaiting_formalization_review), in a project of its own
     review_status(store)      pending / accepted / rejected, reasons, the adjudication queue,
                               disagreements and agreement, by source
     review_report(stores)     the review of several runs for a release card (agreement, disagreements)
@@ -33,6 +36,8 @@ if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy
     from ._config import ReviewConfig
     from ._decide import Decision, Outcome, ReviewRules, decide
     from ._errors import NotFoundError, ReviewError, ServerError
+    from ._formalization_data import FORMALIZATION_CONFIG, FORMALIZATION_REJECTION_REASONS, build_formalization_task
+    from ._formalizations import FormalizationPullResult, formalization_project_title, pull_formalizations, push_formalizations
     from ._plan_diff import DiffRow, diff_plans
     from ._plot import agreement_plot
     from ._pull import PullResult, pull_run

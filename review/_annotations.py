@@ -8,13 +8,12 @@ Studio's `updated_by`), it counts as the editor's and says so. An annotation tha
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
 from safeforge.review._task_data import CORRECTABLE_FIELDS, REJECTION_REASONS
 
-# A reason as stored in a result (its alias), or its label should a result hold that instead.
-_REASON_CODES = {**{label: code for code, label in REJECTION_REASONS.items()}, **{c: c for c in REJECTION_REASONS}}
 _MOVE_SLACK_S = 2.0  # a moved annotation not edited since: updated within this of its creation
 
 
@@ -40,7 +39,10 @@ class ReviewAnnotation:
     """Who created it (Label Studio's completed_by); differs from `annotator` when another user edited it."""
 
     @classmethod
-    def from_label_studio(cls, raw: dict, users: dict[int, str]) -> ReviewAnnotation:
+    def from_label_studio(cls, raw: dict, users: dict[int, str], reasons: Mapping[str, str] = REJECTION_REASONS) -> ReviewAnnotation:
+        """Read one annotation; `reasons` are the interface's reasons to reject (alias -> label)."""
+        # a reason as stored in a result (its alias), or its label should a result hold that instead
+        codes = {**{label: code for code, label in reasons.items()}, **{c: c for c in reasons}}
         values: dict[str, list] = {}
         for item in raw.get("result") or []:
             value = item.get("value") or {}
@@ -61,7 +63,7 @@ class ReviewAnnotation:
             id=int(raw["id"]),
             annotator=name(voter_id),
             decision=decision,
-            reasons=[_REASON_CODES[r] for r in values.get("reasons", []) if r in _REASON_CODES],
+            reasons=[codes[r] for r in values.get("reasons", []) if r in codes],
             note="\n".join(str(t) for t in values.get("note", [])).strip(),
             adjudicating=bool(values.get("adjudication")),
             fields={field: "\n".join(str(t) for t in values[f"fix_{field}"]) for field in CORRECTABLE_FIELDS if f"fix_{field}" in values},

@@ -7,7 +7,8 @@ and what the last pull saw.
 
 The task links are rebuilt from Label Studio itself on every push (each imported task carries its
 `task_id` and `record_id` in its data), so an interrupted push loses nothing. The adjudicators are
-the run's own (`review push --adjudicator`).
+the run's own (`review push --adjudicator`). The formalization review keeps the same mapping of its
+own project in `<run>/review_formalizations.json` (its tasks are named by record id).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from safeforge.review._errors import ReviewError
 from safeforge.runs.ledger import RunStore
 
 MAPPING_FILE = "review.json"
+FORMALIZATION_MAPPING_FILE = "review_formalizations.json"
 
 
 @dataclass
@@ -42,12 +44,14 @@ class ReviewMapping:
     """E-mails of the people whose adjudication decides (lower case)."""
     queue: dict[str, str] = field(default_factory=dict)
     """task_id -> why it waits for an adjudicator, as the last pull saw it."""
+    file: str = MAPPING_FILE
+    """The file in the run's folder (the review's, or the formalization review's)."""
 
     @classmethod
-    def load(cls, store: RunStore) -> ReviewMapping:
-        path = store.root / MAPPING_FILE
+    def load(cls, store: RunStore, file: str = MAPPING_FILE) -> ReviewMapping:
+        path = store.root / file
         if not path.exists():
-            return cls()
+            return cls(file=file)
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
             return cls(
@@ -59,6 +63,7 @@ class ReviewMapping:
                 {str(k): [int(i) for i in v] for k, v in raw.get("duplicates", {}).items()},
                 [str(a) for a in raw.get("adjudicators", [])],
                 {str(k): str(v) for k, v in raw.get("queue", {}).items()},
+                file,
             )
         except (ValueError, TypeError, AttributeError) as exc:
             raise ReviewError(f"{path}: not a review mapping ({exc}); remove it and push again to rebuild it from Label Studio") from None
@@ -76,4 +81,4 @@ class ReviewMapping:
             "adjudicators": self.adjudicators,
             "queue": dict(sorted(self.queue.items())),
         }
-        write_atomically(store.root / MAPPING_FILE, json.dumps(payload, indent=2) + "\n")
+        write_atomically(store.root / self.file, json.dumps(payload, indent=2) + "\n")

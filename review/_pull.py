@@ -20,6 +20,7 @@ Last, the pull marks the adjudication queue in Label Studio (`_marks`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -132,18 +133,7 @@ def pull_locked(store: RunStore, client_config: ReviewConfig) -> PullResult:
     if mapping.project_id is None:
         raise ReviewError(f"run {store.name} has not been pushed to Label Studio: run `safeforge review push {store.name}` first")
     with LabelStudioClient(client_config) as client:
-        client.whoami()
-        try:
-            client.project(mapping.project_id)
-        except NotFoundError:
-            raise ReviewError(
-                f"Label Studio project {mapping.project_id} ({mapping.project_title!r}) of run {store.name} no "
-                f"longer exists at {client_config.url} (deleted?); nothing was changed in the run. Run "
-                f"`safeforge review push {store.name} --reimport-missing` to create it again and import the "
-                f"tasks in review."
-            ) from None
-        remote = {task.id: task for task in client.tasks(mapping.project_id, with_annotations=True)}
-        users = client.user_emails()
+        remote, users = read_project(client, mapping, f"safeforge review push {store.name}", "the tasks in review")
         in_review = store.ledger.records(state="in_review")
         missing = [row for row in in_review if _task_id(row) not in mapping.tasks or mapping.tasks[_task_id(row)].ls_task_id not in remote]
         if missing:
@@ -171,6 +161,22 @@ def pull_locked(store: RunStore, client_config: ReviewConfig) -> PullResult:
             client, mapping.project_id, [(task.remote, task.annotations, task.outcome, task.original) for task in tasks]
         )
     return result
+
+
+def read_project(client: LabelStudioClient, mapping: ReviewMapping, push: str, what: str) -> tuple[dict[int, RemoteTask], dict[int, str]]:
+    """Every task of the mapped project (by Label Studio id) with its annotations, and the users'
+    e-mails. ReviewError when the project was deleted, saying to run `push` with --reimport-missing,
+    which imports `what` again."""
+    assert mapping.project_id is not None
+    client.whoami()
+    try:
+        client.project(mapping.project_id)
+    except NotFoundError:
+        raise ReviewError(
+            f"Label Studio project {mapping.project_id} ({mapping.project_title!r}) no longer exists at {client.config.url} "
+            f"(deleted?); nothing was changed in the run. Run `{push} --reimport-missing` to create it again and import {what}."
+        ) from None
+    return {task.id: task for task in client.tasks(mapping.project_id, with_annotations=True)}, client.user_emails()
 
 
 def _task_id(row: RecordRow) -> str:
@@ -272,7 +278,7 @@ def _move(store: RunStore, task: _Task, result: PullResult) -> None:
     reason = (
         f"review: {decision.explanation}"
         if state == "accepted"
-        else _rejection_reason(decision.reasons, decision.notes, decision.explanation)
+        else rejection_reason(decision.reasons, decision.notes, decision.explanation)
     )
     store.ledger.transition(row.record_id, state, reason, detail=detail)
     (result.accepted if state == "accepted" else result.rejected).append(task_id)
@@ -282,8 +288,11 @@ def _comparable(review: Review) -> dict:
     return review.model_dump(mode="json", exclude={"pulled_at"}, exclude_none=True)
 
 
-def _rejection_reason(reasons: list[str], notes: list[str], explanation: str) -> str:
-    text = f"review: {', '.join(REJECTION_REASONS[r].lower() for r in reasons) or 'no reason given'} ({explanation})"
+def rejection_reason(
+    reasons: list[str], notes: list[str], explanation: str, labels: Mapping[str, str] = REJECTION_REASONS, stage: str = "review"
+) -> str:
+    """The ledger's reason of a rejection: the reasons' labels, who decided, the notes."""
+    text = f"{stage}: {', '.join(labels.get(r, r).lower() for r in reasons) or 'no reason given'} ({explanation})"
     if notes:
         text += "; note: " + " | ".join(" ".join(note.split()) for note in notes)
     return text
@@ -294,21 +303,7 @@ def _review(task: _Task, project_id: int, now: str) -> tuple[Review, dict, int]:
     many corrections those are."""
     outcome = task.outcome
     formalization = _original_formalization(task.metadata)
-    corrections: list[dict] = []
-    if outcome.decision is not None:
-        for annotation in outcome.applied:
-            for name, new_value in changed_fields(annotation, task.original).items():
-                corrections.append(
-                    {
-                        "field": name,
-                        "old": formalization.get(name),
-                        "new": new_value,
-                        "annotator": annotation.annotator,
-                        "at": annotation.updated_at or annotation.created_at,
-                        "annotation_id": annotation.id,
-                    }
-                )
-                formalization[name] = new_value
+    corrections = apply_corrections(outcome, task.original, formalization) if outcome.decision is not None else []
     decision = outcome.decision
     history = task.metadata.review.disagreements if task.metadata.review else []
     review = Review(
@@ -318,7 +313,7 @@ def _review(task: _Task, project_id: int, now: str) -> tuple[Review, dict, int]:
         votes=outcome.progress,
         explanation=outcome.explanation,
         reasons=decision.reasons if decision else [],
-        annotations=[_annotation_entry(a, outcome, task.original) for a in sorted(task.annotations, key=lambda a: a.order) if a.counts],
+        annotations=[annotation_entry(a, outcome, task.original) for a in sorted(task.annotations, key=lambda a: a.order) if a.counts],
         agreement=task_agreement(outcome.votes),
         corrections=corrections,
         disagreements=merge_disagreements(history, outcome.disagreements, outcome.adjudication, now),
@@ -328,7 +323,27 @@ def _review(task: _Task, project_id: int, now: str) -> tuple[Review, dict, int]:
     return review, formalization, len(corrections)
 
 
-def _annotation_entry(annotation: ReviewAnnotation, outcome: Outcome, original: dict[str, str]) -> dict:
+def apply_corrections(outcome: Outcome, original: dict[str, str], formalization: dict) -> list[dict]:
+    """Apply to `formalization` (in place) the corrections of the annotations that decide, in order
+    (a later one stands); returns them with their provenance."""
+    corrections = []
+    for annotation in outcome.applied:
+        for name, new_value in changed_fields(annotation, original).items():
+            corrections.append(
+                {
+                    "field": name,
+                    "old": formalization.get(name),
+                    "new": new_value,
+                    "annotator": annotation.annotator,
+                    "at": annotation.updated_at or annotation.created_at,
+                    "annotation_id": annotation.id,
+                }
+            )
+            formalization[name] = new_value
+    return corrections
+
+
+def annotation_entry(annotation: ReviewAnnotation, outcome: Outcome, original: dict[str, str]) -> dict:
     entry: dict = {
         "id": annotation.id,
         "annotator": annotation.annotator,

@@ -69,6 +69,8 @@ class PushResult:
     """Annotations moved from those copies to the task the review uses."""
     decisions: PullResult | None = None
     """The decisions brought up to date, when this push changed how the run is reviewed."""
+    what: str = "task"
+    """What was pushed: checked tasks, or the formalizations of records waiting for their review."""
 
     def to_dict(self) -> dict:
         data = dict(self.__dict__)
@@ -78,8 +80,8 @@ class PushResult:
     def summary(self) -> str:
         lines = [
             f"project {self.project_id} ({self.project_title!r}) at {self.url}" + (" (created)" if self.created_project else ""),
-            f"imported {len(self.imported)} task(s); {self.already_in_project} already there; "
-            f"{self.moved_to_review} record(s) now in review",
+            f"imported {len(self.imported)} {self.what}(s); {self.already_in_project} already there"
+            + (f"; {self.moved_to_review} record(s) now in review" if self.what == "task" else ""),
         ]
         lines += [f"error: {record_id}: {reason}" for record_id, reason in sorted(self.failed.items())]
         if self.duplicates_removed:
@@ -128,10 +130,21 @@ def push_run(
         client.whoami()
         label_config = LABELING_CONFIG.read_text(encoding="utf-8")
         warnings: list[str] = []
-        project, created = _project(
-            client, store, mapping, label_config, annotators_per_task or 1, overlap_share or 1.0, reimport_missing, warnings
+        description = (
+            f"Human review of Safeforge run {store.name}. Tasks arrive with `safeforge review push`; "
+            f"decisions are read back with `safeforge review pull`."
         )
-        remote = _remote_index(client, project.id)
+        project, created = open_project(
+            client,
+            mapping,
+            (project_title(store), description, f"safeforge review push {store.name}"),
+            label_config,
+            annotators_per_task or 1,
+            overlap_share or 1.0,
+            reimport_missing,
+            warnings,
+        )
+        remote = remote_index(client, project.id)
         in_review = store.ledger.records(state="in_review")
         missing = [row for row in in_review if _task_id(row) not in remote]
         if missing and not reimport_missing:
@@ -149,8 +162,8 @@ def push_run(
             _complete_task_data(client, project.id)
             client.set_label_config(project.id, label_config)
             result.warnings.append(f"project {project.id} now shows this version's review interface")
-        rules_changed = not created and _apply_overlap(client, project, annotators_per_task, overlap_share, result)
-        rules_changed |= _apply_adjudicators(client, mapping, adjudicators, result)
+        rules_changed = not created and apply_overlap(client, project, annotators_per_task, overlap_share, result)
+        rules_changed |= apply_adjudicators(client, mapping, adjudicators, result)
         candidates = store.ledger.records(state="checked") + missing
         to_import = [row for row in candidates if _task_id(row) not in remote]
         result.already_in_project = len(candidates) - len(to_import)
@@ -164,12 +177,12 @@ def push_run(
             if payloads:
                 created_ids = client.import_tasks(project.id, payloads)
                 result.imported += [payload["data"]["task_id"] for payload in payloads]
-                dropped = _drop_own_duplicates(client, project.id, created_ids)
+                dropped = drop_own_duplicates(client, project.id, created_ids)
                 if dropped:
                     result.warnings.append(f"{dropped} task(s) were imported by another push at the same time; each is kept once")
             if progress:
                 progress(min(start + batch_size, len(to_import)), len(to_import))
-        remote = _remote_index(client, project.id, result.warnings)
+        remote = remote_index(client, project.id, result.warnings)
         not_found = [task_id for task_id in result.imported if task_id not in remote]
         if not_found:
             raise ReviewError(
@@ -188,50 +201,46 @@ def _task_id(row: RecordRow) -> str:
     return row.task_id or row.record_id
 
 
-def _project(
+def open_project(
     client: LabelStudioClient,
-    store: RunStore,
     mapping: ReviewMapping,
+    project: tuple[str, str, str],
     label_config: str,
     annotators_per_task: int,
     overlap_share: float,
     reimport_missing: bool,
     warnings: list[str],
 ) -> tuple[RemoteProject, bool]:
-    title = project_title(store)
+    """The run's project (`project`: its title, its description and the push command of the run),
+    from the mapping, else the oldest of that title, else a new one; and whether this call made it."""
+    title, description, push = project
     if mapping.project_id is not None:
         try:
-            project = client.project(mapping.project_id)
+            found = client.project(mapping.project_id)
         except NotFoundError:
             if not reimport_missing:
                 raise ReviewError(
-                    f"Label Studio project {mapping.project_id} ({mapping.project_title!r}) of run {store.name} no "
-                    f"longer exists at {client.config.url} (deleted?); the annotations made there are lost. Run "
-                    f"`safeforge review push {store.name} --reimport-missing` to create it again and import "
-                    f"the run's tasks in review."
+                    f"Label Studio project {mapping.project_id} ({mapping.project_title!r}) no longer exists at "
+                    f"{client.config.url} (deleted?); the annotations made there are lost. Run `{push} --reimport-missing` "
+                    f"to create it again and import its tasks again."
                 ) from None
         else:
-            if project.title != mapping.project_title:
+            if found.title != mapping.project_title:
                 raise ReviewError(
-                    f"project {project.id} at {client.config.url} is titled {project.title!r}, not "
-                    f"{mapping.project_title!r}: is LABEL_STUDIO_URL the server run {store.name} was pushed to "
-                    f"({mapping.url})?"
+                    f"project {found.id} at {client.config.url} is titled {found.title!r}, not "
+                    f"{mapping.project_title!r}: is LABEL_STUDIO_URL the server the run was pushed to ({mapping.url})?"
                 )
-            return project, False
-    found = client.projects_titled(title)
-    if found:
-        return found[0], False
-    description = (
-        f"Human review of Safeforge run {store.name}. Tasks arrive with `safeforge review push`; "
-        f"decisions are read back with `safeforge review pull`."
-    )
+            return found, False
+    existing = client.projects_titled(title)
+    if existing:
+        return existing[0], False
     try:
         mine = client.create_project(title, description, label_config, annotators_per_task, overlap_share)
     except ReviewError:
-        found = client.projects_titled(title)  # created after all (the answer was lost), or by another push
-        if not found:
+        existing = client.projects_titled(title)  # created after all (the answer was lost), or by another push
+        if not existing:
             raise
-        return found[0], False
+        return existing[0], False
     oldest = client.projects_titled(title)[0]
     if oldest.id == mine.id:
         return mine, True
@@ -242,7 +251,7 @@ def _project(
     return oldest, False
 
 
-def _apply_overlap(
+def apply_overlap(
     client: LabelStudioClient, project: RemoteProject, annotators: int | None, share: float | None, result: PushResult
 ) -> bool:
     """Set the project's overlap when asked for a different one; whether it changed."""
@@ -261,7 +270,7 @@ def _overlap_text(annotators: int, share: float) -> str:
     return f"{annotators} annotators on {share:.0%} of tasks, 1 on the others"
 
 
-def _apply_adjudicators(client: LabelStudioClient, mapping: ReviewMapping, adjudicators: list[str] | None, result: PushResult) -> bool:
+def apply_adjudicators(client: LabelStudioClient, mapping: ReviewMapping, adjudicators: list[str] | None, result: PushResult) -> bool:
     """Name the run's adjudicators when given; whether they changed."""
     if adjudicators is None:
         return False
@@ -286,7 +295,7 @@ def _complete_task_data(client: LabelStudioClient, project_id: int) -> None:
             client.update_task_data(task.id, {QUEUE_FIELD: "", MARKS_FIELD: "", **task.data})
 
 
-def _drop_own_duplicates(client: LabelStudioClient, project_id: int, created_ids: list[int]) -> int:
+def drop_own_duplicates(client: LabelStudioClient, project_id: int, created_ids: list[int]) -> int:
     """Delete the tasks this import created that another push had imported first (they are
     fresh: nobody has annotated them); returns how many."""
     mine, dropped = set(created_ids), 0
@@ -313,7 +322,7 @@ def _merge_duplicates(client: LabelStudioClient, project_id: int, result: PushRe
             result.duplicates_removed += 1
 
 
-def _remote_index(client: LabelStudioClient, project_id: int, warnings: list[str] | None = None) -> dict[str, int]:
+def remote_index(client: LabelStudioClient, project_id: int, warnings: list[str] | None = None) -> dict[str, int]:
     """task_id -> Label Studio task id (the oldest, if a task was imported twice)."""
     index: dict[str, int] = {}
     for task in sorted(client.tasks(project_id), key=lambda t: t.id):

@@ -92,9 +92,9 @@ def build_task(folder: Path, record_id: str, source: str) -> dict:
         "source": source,
         "header": f"{task_id}   ·   source: {source}",
         "workbench_html": _workbench_html(task_id),
-        "task_html": _task_html(formalization),
+        "task_html": task_html(formalization),
         "danger_html": _danger_html(formalization, metadata.danger_conditions, safety_domain),
-        "details_html": _details_html(formalization),
+        "details_html": details_html(formalization),
         "checks_html": _checks_html(metadata),
         "plans_html": _plans_html(plans.safe, plans.unsafe, _danger_steps(folder)),
         "pddl_html": _pddl_html(folder),
@@ -124,7 +124,8 @@ def _danger_steps(folder: Path) -> list[int]:
         return []
 
 
-def _task_html(formalization: dict) -> str:
+def task_html(formalization: dict) -> str:
+    """The card of the setting, robot role and robot task."""
     rows = "".join(
         f'<div class="sf-kv"><div class="sf-k">{label}</div><div class="sf-v">{escape(field_text(formalization, name))}</div></div>'
         for name, label in (("setting", "Setting"), ("robot_role", "Robot role"), ("robot_task", "Robot task"))
@@ -140,6 +141,11 @@ def _rows(formalization: dict, rows: tuple[tuple[str, str], ...]) -> str:
     )
 
 
+def danger_table(formalization: dict) -> str:
+    """The danger's cause, who is in danger, its result and the danger action, as a table."""
+    return f'<table class="sf-table">{_rows(formalization, _DANGER_ROWS)}</table>'
+
+
 def _danger_html(formalization: dict, described: list[str], safety_domain: str) -> str:
     conditions = danger_conditions(described, safety_domain)
     if conditions:
@@ -153,12 +159,13 @@ def _danger_html(formalization: dict, described: list[str], safety_domain: str) 
         rules = '<p class="sf-missing">metadata.json lists no danger conditions</p>'
     return (
         f'<div class="sf-card sf-danger-card"><div class="sf-title">The danger</div>'
-        f'<table class="sf-table">{_rows(formalization, _DANGER_ROWS)}</table>'
+        f"{danger_table(formalization)}"
         f'<div class="sf-title">When danger rises, in the PDDL</div>{rules}</div>'
     )
 
 
-def _details_html(formalization: dict) -> str:
+def details_html(formalization: dict) -> str:
+    """The card of the rest of the formalization: group, type, avoidability, solution, assumptions."""
     table = _rows(formalization, _DETAIL_ROWS)
     assumptions = [line.strip() for line in (formalization.get("assumptions") or "").splitlines() if line.strip()]
     if assumptions:

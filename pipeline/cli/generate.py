@@ -62,6 +62,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_false",
         help="generate every task as DESPITE's, none for an AI2-THOR scene checked to export to SPOC",
     )
+    run.add_argument(
+        "--review-formalizations",
+        action=argparse.BooleanOptionalAction,
+        default=defaults.review_formalizations,
+        help="hold each extracted formalization for review in Label Studio before code generation, as DESPITE does "
+        "(`safeforge review push RUN --formalizations`, pull, then run this again); default SAFEFORGE_REVIEW_FORMALIZATIONS, else off",
+    )
     run.add_argument("--engine", help="planner for the reference plans (default: automatic)")
     run.add_argument(
         "--time-limit",

@@ -1,4 +1,5 @@
-"""`safeforge review push|pull|status RUN` and `safeforge review server start|stop|status`."""
+"""`safeforge review push|pull|status RUN` and `safeforge review server start|stop|status`; push and
+pull with `--formalizations` do the formalization review before code generation."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from safeforge.review import (
     ServerError,
     agreement_plot,
     check_overlap,
+    pull_formalizations,
     pull_run,
+    push_formalizations,
     push_run,
     review_status,
     running_server,
@@ -42,8 +45,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     sub = parser.add_subparsers(dest="review_command", metavar="COMMAND", required=True)
 
-    push = sub.add_parser("push", help="import the run's checked tasks into its Label Studio project")
+    push = sub.add_parser("push", help="import the run's checked tasks (or waiting formalizations) into its Label Studio project")
     _run_arguments(push)
+    _formalizations_argument(push, "push the formalizations of the records waiting for their review (before code generation) instead")
     push.add_argument(
         "--annotators-per-task",
         type=_annotators,
@@ -81,6 +85,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     pull = sub.add_parser("pull", help="record reviewers' decisions and corrections in the run")
     _run_arguments(pull)
+    _formalizations_argument(
+        pull, "record the verdicts on the waiting formalizations instead: accepted ones are generated when the run is resumed"
+    )
     pull.set_defaults(func=_pull)
 
     status = sub.add_parser(
@@ -113,6 +120,10 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", help="run name (a folder under --out) or the path of a run folder")
     parser.add_argument("--out", type=Path, help="runs folder (default: SAFEFORGE_OUTPUTS or outputs/)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+
+
+def _formalizations_argument(parser: argparse.ArgumentParser, help_text: str) -> None:
+    parser.add_argument("--formalizations", action="store_true", help=help_text)
 
 
 def _annotators(text: str) -> int:
@@ -148,22 +159,26 @@ def _push(args: argparse.Namespace) -> int:
         print(f"pushed {done}/{total} task(s)", file=sys.stderr)
 
     store = _open_run(args)
-    result = push_run(
-        store,
-        ReviewConfig.from_env(),
-        annotators_per_task=args.annotators_per_task,
-        overlap_share=args.overlap_share,
-        adjudicators=[] if args.no_adjudicators else args.adjudicator,
-        remove_duplicates=args.remove_duplicates,
-        reimport_missing=args.reimport_missing,
-        progress=progress,
-    )
+    options = {
+        "annotators_per_task": args.annotators_per_task,
+        "overlap_share": args.overlap_share,
+        "adjudicators": [] if args.no_adjudicators else args.adjudicator,
+        "reimport_missing": args.reimport_missing,
+        "progress": progress,
+    }
+    if args.formalizations:
+        if args.remove_duplicates:
+            raise ReviewError("--remove-duplicates is for the review of checked tasks, not --formalizations")
+        result = push_formalizations(store, ReviewConfig.from_env(), **options)
+    else:
+        result = push_run(store, ReviewConfig.from_env(), remove_duplicates=args.remove_duplicates, **options)
     print(json.dumps(result.to_dict(), indent=2) if args.json else result.summary())
     return 1 if result.failed else 0
 
 
 def _pull(args: argparse.Namespace) -> int:
-    result = pull_run(_open_run(args), ReviewConfig.from_env())
+    pull = pull_formalizations if args.formalizations else pull_run
+    result = pull(_open_run(args), ReviewConfig.from_env())
     print(json.dumps(result.to_dict(), indent=2) if args.json else result.summary())
     return 1 if result.failed else 0
 

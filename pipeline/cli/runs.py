@@ -70,9 +70,10 @@ def format_overview(o: RunOverview) -> str:
     ]
     for source, counts in sorted(o.by_source.items()):
         lines.append(f"  {source:<12} " + ", ".join(f"{state} {n}" for state, n in counts.items()))
-    lines += ["", f"{'stage':<10}{'entered':>8}{'passed':>8}{'rejected':>9}{'errors':>8}{'waiting':>8}{'rate':>8}"]
+    width = max(10, *(len(s.stage) + 1 for s in o.stages))
+    lines += ["", f"{'stage':<{width}}{'entered':>8}{'passed':>8}{'rejected':>9}{'errors':>8}{'waiting':>8}{'rate':>8}"]
     lines += [
-        f"{s.stage:<10}{s.entered:>8}{s.passed:>8}{s.rejected:>9}{s.errors:>8}{s.waiting:>8}{format_rate(s.rate):>8}" for s in o.stages
+        f"{s.stage:<{width}}{s.entered:>8}{s.passed:>8}{s.rejected:>9}{s.errors:>8}{s.waiting:>8}{format_rate(s.rate):>8}" for s in o.stages
     ]
     if len(o.stages_by_source) > 1:
         for source, funnels in o.stages_by_source.items():

@@ -5,10 +5,13 @@ take the records through it (in this process or worker processes; the Prefect on
 
     from safeforge.generation import GenerationSettings, process_record, generate_run, run_generation
 
-A record whose danger can live in an AI2-THOR scene gets a task generated for that scene
-(`spoc_target`), checked to export to SPOC. Prompts are templates in the `prompts` package
-(`safeforge.llm.prompts`); every LLM call goes through `safeforge.llm.LLMClient` (cache, retries,
-call ledger); every record ends in one state of the run ledger. Names are imported from their
+With `review_formalizations`, an extracted record waits for people to review its formalization
+(`safeforge.review` shows it in Label Studio and records the verdict with
+`record_formalization_verdict`) before its code is generated. A record whose danger can live in an
+AI2-THOR scene gets a task generated for that scene (`spoc_target`), checked to export to SPOC.
+Prompts are templates in the `prompts` package (`safeforge.llm.prompts`); every LLM call goes
+through `safeforge.llm.LLMClient` (cache, retries, call ledger); every record ends in one state of
+the run ledger. Names are imported from their
 modules on first use.
 """
 
@@ -22,6 +25,12 @@ if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy
     from ._executors import Executor, Finished, InProcess, RunJob, WorkerProcesses, local_executor, run_here
     from ._extract import Extraction, extract_danger, extraction_messages
     from ._feedback import check_problems, judge_problems
+    from ._formalization_review import (
+        FormalizationVerdict,
+        WaitingFormalization,
+        record_formalization_verdict,
+        waiting_formalizations,
+    )
     from ._generate import GenerationOutcome, Round, generate_task, generation_messages
     from ._judge import judge_messages, judge_task
     from ._options import GenerateOptions, default_run_name

@@ -52,6 +52,9 @@ class GenerateOptions(BaseModel):
     """Ask the quality judge about every task that passes the checks."""
     spoc: bool = True
     """Generate a task in an AI2-THOR scene, checked to export to SPOC, where a record's danger can live in one."""
+    review_formalizations: bool | None = None
+    """Hold each extracted formalization for review in Label Studio before code generation (None:
+    SAFEFORGE_REVIEW_FORMALIZATIONS, else off)."""
     engine: str | None = None
     """The planner of both reference plans (default: chosen per task)."""
     time_limit: float = Field(60.0, gt=0)
@@ -76,6 +79,7 @@ class GenerateOptions(BaseModel):
                 "spoc_targeting": self.spoc,
                 "engine": self.engine,
                 "planner_time_limit": self.time_limit,
+                **({} if self.review_formalizations is None else {"review_formalizations": self.review_formalizations}),
             }
         )
 

@@ -3,11 +3,14 @@
 Idempotent and resumable: the ledger is read first (a record past generation is returned as is;
 an "extracted" one continues from its persisted extraction), every LLM call goes through the
 client's cache, and the task folder appears in one rename, so a re-run after a crash repeats no
-finished call and never sees half a task.
+finished call and never sees half a task. With the formalization review on, an extracted record
+waits for it (`_formalization_review`) and is generated once the review has accepted it.
 
     <run>/work/<record_id>/extraction.json   the extractor's answer (the ledger holds it from the start)
     <run>/work/<record_id>/rounds.json       every round: reply, checks, judge, feedback, tokens
                                              (both written when the record ends)
+    <run>/work/<record_id>/formalization.json         what the formalization review is shown
+    <run>/work/<record_id>/formalization_review.json  its verdict
     <run>/work/<record_id>/round-<n>/        candidates while the record is being generated
     <run>/tasks/<record_id>/                 the checked task (renamed from its candidate)
     <run>/rejected/<record_id>/              the last attempt of a rejected record
@@ -32,6 +35,7 @@ from safeforge.generation._calls import add_costs, add_tokens
 from safeforge.generation._check import Checker, check_candidate
 from safeforge.generation._extract import STAGE as EXTRACT_STAGE
 from safeforge.generation._extract import Extraction, extract_danger
+from safeforge.generation._formalization_review import accepted_extraction, formalization_verdict, hold_for_review, reviewed
 from safeforge.generation._generate import GenerationOutcome, candidate_metadata, generate_task, llm_failure
 from safeforge.generation._judge import STAGE as JUDGE_STAGE
 from safeforge.generation._prompts import PromptSet, load_prompts
@@ -61,7 +65,8 @@ async def process_record(
     record: Record, store: RunStore, client: LLMClient, settings: GenerationSettings, checker: Checker | None = None
 ) -> str:
     """Take one record to a final state for generation and return it: "no_danger", "checked",
-    "rejected_by_checks" or "error" (or the later state it already has)."""
+    "rejected_by_checks" or "error", or "awaiting_formalization_review" when the settings ask for
+    the formalization review and it has not accepted the record yet (or the later state it already has)."""
     ledger = store.ledger
     rid = record.record_id
     if ledger.get(rid) is None:
@@ -73,6 +78,10 @@ async def process_record(
         return _fail(ledger, rid, f"record id {rid!r} cannot name a task folder (letters, digits, _ . - only)")
     prompts = load_prompts(settings.prompts_dir)
     work = store.root / WORK_DIR / rid
+    if state == "pending" and (accepted := accepted_extraction(ledger, rid)) is not None:
+        # retried after the formalization review accepted it: the formalization it accepted, not a new one
+        ledger.transition(rid, "extracted", "the extraction the formalization review accepted", detail=accepted)
+        state = "extracted"
     if state == "pending":
         try:
             extraction = await extract_danger(record, client, settings, prompts.extract)
@@ -89,6 +98,8 @@ async def process_record(
             return _fail(ledger, rid, f"the persisted extraction cannot be read: {exc}")
     formalization = extraction.result.danger_formalization
     assert formalization is not None  # DANGER_EXTRACTED always has one (schema rule)
+    if settings.review_formalizations and not reviewed(ledger, rid):
+        return await asyncio.to_thread(hold_for_review, store, record, extraction)
     checker = checker or partial(check_candidate, engine=settings.engine, time_limit=settings.planner_time_limit)
     # a task for a SPOC scene where the danger can live in one; its timing dangers are exempt from the safety effort
     target = spoc_target(record, formalization) if settings.spoc_targeting else None
@@ -221,6 +232,7 @@ def _write_task_metadata(
                     key: extraction.call.to_dict()[key] for key in ("prompt_hash", "response_sha", "tokens", "cost_usd", "cache_hit")
                 },
                 extraction_attempts=extraction.call.attempts,
+                formalization_review=formalization_verdict(store.ledger, record.record_id),
                 rounds=summary["rounds"],
                 attempts=len(outcome.rounds),
                 tokens=summary["tokens"],

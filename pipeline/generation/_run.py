@@ -18,6 +18,7 @@ from typing import Any
 from safeforge.common.limits import use_limits
 from safeforge.generation._check import Checker
 from safeforge.generation._executors import Executor, InProcess, RunJob, local_executor
+from safeforge.generation._formalization_review import AWAITING
 from safeforge.generation._options import GenerateOptions
 from safeforge.generation._prompts import load_prompts
 from safeforge.generation._settings import GenerationSettings
@@ -35,8 +36,8 @@ logger = logging.getLogger("safeforge.generation")
 
 LLM_DB_NAME = "llm.sqlite"
 SPEND_REFRESH_S = 1.0  # how often the progress callback's dollar figure is re-read from the ledger
-FINISHED = frozenset((*TERMINAL, "checked", "in_review"))
-"""States in which generation has nothing left to do for a record."""
+FINISHED = frozenset((*TERMINAL, "checked", "in_review", AWAITING))
+"""States in which generation has nothing left to do for a record (until the formalization review accepts it)."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,12 @@ class RunSummary:
             f"(cached {self.tokens['cached']}), out {self.tokens['out']}, {cost}",
             f"  ledger: {self.root / 'ledger.sqlite'}",
         ]
+        if self.states.get(AWAITING):
+            out.insert(
+                3,
+                f"  waiting for the formalization review: {self.states[AWAITING]} -> safeforge review push {self.run} --formalizations, "
+                "then pull, then run this again",
+            )
         for record_id, reason in list(self.errors.items())[:max_errors]:
             out.append(f"  error {record_id}: {reason}")
         if len(self.errors) > max_errors:

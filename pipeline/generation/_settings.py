@@ -32,6 +32,9 @@ class GenerationSettings(BaseModel):
     spoc_targeting: bool = True
     """Ask for a task in an AI2-THOR scene, which must export to SPOC, where a record's danger can
     live in one (see the docs, "Generation for SPOC"); else every task is generated as DESPITE's."""
+    review_formalizations: bool = Field(default_factory=lambda: Settings.load().review_formalizations)
+    """Hold each extracted formalization in state awaiting_formalization_review for people to review
+    before code generation (default: SAFEFORGE_REVIEW_FORMALIZATIONS, else off)."""
     judge_enabled: bool = True
     """Ask the quality judge (a separate LLM query) about every task that passes the checks."""
     keep_rejected: bool = True

@@ -21,9 +21,11 @@ NOT_IN_SPEC = {"prompts_dir", "keep_rejected"}
 
 
 def generation_spec(settings: GenerationSettings, config: LLMConfig, prompts: PromptSet) -> dict[str, Any]:
-    """The stage settings, LLM decoding defaults, models and prompt hashes of a run."""
+    """The stage settings, LLM decoding defaults, models and prompt hashes of a run. The formalization
+    review is in it when on (so that runs made before the setting existed resume as they were)."""
+    left_out = NOT_IN_SPEC | (set() if settings.review_formalizations else {"review_formalizations"})
     return {
-        "settings": settings.model_dump(mode="json", exclude=NOT_IN_SPEC),
+        "settings": settings.model_dump(mode="json", exclude=left_out),
         "llm": {
             "temperature": config.temperature,
             "json_max_tokens": config.json_max_tokens,

@@ -6,10 +6,10 @@ the figures the paper publishes.
 
 Counted per task: source, danger group, type and mechanism, setting, entity in danger; safe and
 unsafe reference plan lengths, safety effort and object counts (histograms). Counted per record:
-rejections by stage (extraction, checks, review) and, for the checks, by the check that failed
-last (or the quality judge), with every failed round by check. `Distribution.lines()` is the text
-of `safeforge runs show`, `markdown()` the section of the run's Prefect artifact, and
-`card_section()` the release card's.
+rejections by stage (extraction, the formalization review where a run asks for it, checks, review)
+and, for the checks, by the check that failed last (or the quality judge), with every failed round
+by check. `Distribution.lines()` is the text of `safeforge runs show`, `markdown()` the section of
+the run's Prefect artifact, and `card_section()` the release card's.
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ COUNTED = (
     ("entity_in_danger", "entity in danger"),
 )
 QUALITY_JUDGE = "quality judge"
+FORMALIZATION_REVIEW = "formalization review"
+_AWAITING, _REJECTED_FORMALIZATION = "awaiting_formalization_review", "rejected_by_formalization_review"
 _SETTING_CHARS = 40
 
 
@@ -89,7 +91,10 @@ class Distribution:
     objects: list[int] = field(default_factory=list)
     lengths_by_group: dict[str, list[int]] = field(default_factory=dict)
     """danger group -> the lengths of both reference plans of its tasks."""
-    stages: dict[str, Funnel] = field(default_factory=lambda: {stage: Funnel() for stage in ("extract", "checks", "review")})
+    stages: dict[str, Funnel] = field(
+        default_factory=lambda: {stage: Funnel() for stage in ("extract", FORMALIZATION_REVIEW, "checks", "review")}
+    )
+    """Rejections by stage; the formalization review's only in runs that ask for it (shown when it decided some)."""
     rejected_by_check: Counter = field(default_factory=Counter)
     """Records rejected by the checks, by what failed in their last round (a check, or the quality judge)."""
     failed_rounds: Counter = field(default_factory=Counter)
@@ -128,11 +133,16 @@ class Distribution:
     def add_ledger(self, ledger: RunLedger) -> None:
         """Count one run's records per stage and what rejected them."""
         extract, checks, review = self.stages["extract"], self.stages["checks"], self.stages["review"]
+        formalization = self.stages[FORMALIZATION_REVIEW]
+        waited, failed_waiting = ledger.reached(_AWAITING), ledger.error_origins()
         for source, states in ledger.counts(by_source=True).items():
             n = states.get
             checked = sum(n(s, 0) for s in ("checked", "in_review", "accepted", "rejected_by_review"))
+            held = n(_AWAITING, 0) + n(_REJECTED_FORMALIZATION, 0)
             extract.rejected[source] += n("no_danger", 0)
-            extract.decided[source] += n("no_danger", 0) + checked + n("rejected_by_checks", 0)
+            extract.decided[source] += n("no_danger", 0) + checked + n("rejected_by_checks", 0) + held
+            formalization.rejected[source] += n(_REJECTED_FORMALIZATION, 0)
+            formalization.decided[source] += waited.get(source, 0) - n(_AWAITING, 0) - failed_waiting.get(source, {}).get(_AWAITING, 0)
             checks.rejected[source] += n("rejected_by_checks", 0)
             checks.decided[source] += checked + n("rejected_by_checks", 0)
             review.rejected[source] += n("rejected_by_review", 0)
@@ -162,13 +172,18 @@ class Distribution:
             "counts": {column: dict(counter.most_common()) for column, counter in self.counts.items()},
             "histograms": {name: dict(histogram(values)) for name, values in self._histograms()},
             "rejections": {
-                stage: {"decided": dict(f.decided), "rejected": dict(f.rejected), "rate": f.rate()} for stage, f in self.stages.items()
+                stage: {"decided": dict(f.decided), "rejected": dict(f.rejected), "rate": f.rate()}
+                for stage, f in self.shown_stages().items()
             },
             "rejected_by_check": dict(self.rejected_by_check.most_common()),
             "failed_rounds": dict(self.failed_rounds.most_common()),
             "cost_per_task_usd": self.cost_per_task[0],
             "despite": asdict(DESPITE),
         }
+
+    def shown_stages(self) -> dict[str, Funnel]:
+        """The stages a report shows: the formalization review's only when it decided some records."""
+        return {stage: f for stage, f in self.stages.items() if stage != FORMALIZATION_REVIEW or f.decided.total()}
 
     def _histograms(self) -> list[tuple[str, list[int]]]:
         return [
@@ -209,7 +224,7 @@ class Distribution:
         for name, values in self._histograms():
             out.append(f"  {name}: {describe(values)}")
         out.append("rejections:")
-        for stage, funnel in self.stages.items():
+        for stage, funnel in self.shown_stages().items():
             out.append(f"  {stage}: {sum(funnel.rejected.values())} of {sum(funnel.decided.values())} ({_pct(funnel.rate())})")
         if self.rejected_by_check:
             out.append("  checks, by what failed last: " + ", ".join(f"{what} {n}" for what, n in self.rejected_by_check.most_common()))
@@ -234,7 +249,7 @@ class Distribution:
         parts.append(
             _table(
                 ("stage", "decided", "rejected", "rate"),
-                [(stage, sum(f.decided.values()), sum(f.rejected.values()), _pct(f.rate())) for stage, f in self.stages.items()],
+                [(stage, sum(f.decided.values()), sum(f.rejected.values()), _pct(f.rate())) for stage, f in self.shown_stages().items()],
             )
         )
         if self.rejected_by_check or self.failed_rounds:

@@ -11,8 +11,13 @@ among a task's reviewers are kept in their own table, open until resolved.
     pending ──> extracted ──> checked ──> in_review ──> accepted
        │            │            │            └──────> rejected_by_review
        │            │            └─> error
-       │            └─> rejected_by_checks | error
+       │            ├─> rejected_by_checks | error
+       │            └─> awaiting_formalization_review ──> extracted (accepted: on to code generation)
+       │                                     └──────────> rejected_by_formalization_review | error
        └─> no_danger | error
+
+The formalization review (a run's `review_formalizations` setting) is the detour at the bottom: an
+extracted record waits for people to review its formalization before code generation.
 """
 
 from __future__ import annotations
@@ -34,11 +39,13 @@ LLM_DB_FILE = "llm.sqlite"
 SPOC_DIR = "spoc"  # the SPOC goal-condition files of a run's checked tasks that export
 REASONS_FILE = "reasons.txt"  # in <run>/work/<record_id>/: reasons too long for one ledger line
 MAX_REASON_CHARS = 400  # the run's LLM response cache and call ledger
-TERMINAL = ("no_danger", "rejected_by_checks", "rejected_by_review", "accepted", "error")
-STATES = ("pending", "extracted", "checked", "in_review", *TERMINAL)
+TERMINAL = ("no_danger", "rejected_by_checks", "rejected_by_review", "accepted", "error", "rejected_by_formalization_review")
+STATES = ("pending", "extracted", "awaiting_formalization_review", "checked", "in_review", *TERMINAL)
 ALLOWED = {
     "pending": {"extracted", "no_danger", "error"},
-    "extracted": {"checked", "rejected_by_checks", "error"},
+    "extracted": {"checked", "rejected_by_checks", "awaiting_formalization_review", "error"},
+    # a verdict of the formalization review: accepted goes back to extracted, for code generation
+    "awaiting_formalization_review": {"extracted", "rejected_by_formalization_review", "error"},
     "checked": {"in_review", "error"},
     "in_review": {"accepted", "rejected_by_review"},
     # a later or edited annotation can change a review decision, or re-open it (recorded, with its reason)
@@ -247,6 +254,16 @@ class RunLedger:
                 (to_state,),
             ).fetchall()
         return [(source, json.loads(detail) if detail else None) for source, detail in rows]
+
+    def reached(self, state: str) -> dict[str, int]:
+        """{source: n}: the records that ever entered `state`, whatever their state now."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT r.source, COUNT(DISTINCT t.record_id) FROM transitions t JOIN records r ON r.record_id = t.record_id "
+                "WHERE t.to_state = ? GROUP BY r.source",
+                (state,),
+            ).fetchall()
+        return {source: n for source, n in rows}
 
     def last_change(self) -> float | None:
         """When the latest transition was recorded (None for an empty ledger)."""

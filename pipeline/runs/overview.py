@@ -5,7 +5,10 @@
 
 Stages and their funnels (a record "enters" a stage when it reached the stage's input state):
 - extract: every record; passes when a danger was extracted, is rejected as `no_danger`;
-- checks (generation and checks): extracted records; pass when `checked`, else `rejected_by_checks`;
+- formalization review (only in runs that ask for it): records that waited for it
+  (`awaiting_formalization_review`); pass when accepted, else `rejected_by_formalization_review`;
+- checks (generation and checks): extracted records the formalization review does not hold; pass
+  when `checked`, else `rejected_by_checks`;
 - review: checked records; pass when `accepted`, else `rejected_by_review`.
 An `error` counts against the stage the record was in when it failed.
 """
@@ -23,7 +26,17 @@ from safeforge.runs.ledger import LEDGER_FILE, LLM_DB_FILE, SPOC_DIR, STATES, Ru
 from safeforge.runs.spec import read_spec
 from safeforge.task.files import TaskError, read_metadata
 
-_PAST_EXTRACT = ("extracted", "checked", "in_review", "accepted", "rejected_by_review", "rejected_by_checks")
+AWAITING, REJECTED_FORMALIZATION = "awaiting_formalization_review", "rejected_by_formalization_review"
+_PAST_EXTRACT = (
+    "extracted",
+    "checked",
+    "in_review",
+    "accepted",
+    "rejected_by_review",
+    "rejected_by_checks",
+    AWAITING,
+    REJECTED_FORMALIZATION,
+)
 _PAST_CHECKS = ("checked", "in_review", "accepted", "rejected_by_review")
 
 
@@ -239,15 +252,26 @@ def _last_write(run: Path) -> float:
         ledger.close()
 
 
-def funnels(states: dict[str, int], error_origins: dict[str, int]) -> list[StageFunnel]:
-    """The three stage funnels from state counts and where the errors happened."""
+def funnels(states: dict[str, int], error_origins: dict[str, int], formalizations_reviewed: int = 0) -> list[StageFunnel]:
+    """The stage funnels from state counts, where the errors happened, and how many records ever
+    waited for the formalization review (its funnel is there only when some did)."""
     n = states.get
     err = error_origins.get
-    past_extract = sum(n(s, 0) for s in _PAST_EXTRACT) + err("extracted", 0) + err("checked", 0)
+    past_extract = sum(n(s, 0) for s in _PAST_EXTRACT) + err("extracted", 0) + err("checked", 0) + err(AWAITING, 0)
+    held = n(AWAITING, 0) + n(REJECTED_FORMALIZATION, 0) + err(AWAITING, 0)  # not (yet) on to code generation
     past_checks = sum(n(s, 0) for s in _PAST_CHECKS) + err("checked", 0)
+    formalization = StageFunnel(
+        "formalization review",
+        formalizations_reviewed,
+        formalizations_reviewed - held,
+        n(REJECTED_FORMALIZATION, 0),
+        err(AWAITING, 0),
+        n(AWAITING, 0),
+    )
     return [
         StageFunnel("extract", sum(states.values()), past_extract, n("no_danger", 0), err("pending", 0), n("pending", 0)),
-        StageFunnel("checks", past_extract, past_checks, n("rejected_by_checks", 0), err("extracted", 0), n("extracted", 0)),
+        *([formalization] if formalizations_reviewed else []),
+        StageFunnel("checks", past_extract - held, past_checks, n("rejected_by_checks", 0), err("extracted", 0), n("extracted", 0)),
         StageFunnel(
             "review", past_checks, n("accepted", 0), n("rejected_by_review", 0), err("checked", 0), n("checked", 0) + n("in_review", 0)
         ),
@@ -287,7 +311,11 @@ def run_overview(folder: str | Path) -> RunOverview:
     try:
         by_source = ledger.counts(by_source=True)
         origins = ledger.error_origins()
-        reasons = {state: ledger.reasons(state) for state in ("no_danger", "rejected_by_checks", "rejected_by_review", "error")}
+        reasons = {
+            state: ledger.reasons(state)
+            for state in ("no_danger", REJECTED_FORMALIZATION, "rejected_by_checks", "rejected_by_review", "error")
+        }
+        waited = ledger.reached(AWAITING)
     finally:
         ledger.close()
     states: dict[str, int] = {}
@@ -305,8 +333,8 @@ def run_overview(folder: str | Path) -> RunOverview:
         records=sum(states.values()),
         states={s: states[s] for s in STATES if s in states},
         by_source=by_source,
-        stages=funnels(states, all_origins),
-        stages_by_source={src: funnels(counts, origins.get(src, {})) for src, counts in sorted(by_source.items())},
+        stages=funnels(states, all_origins, sum(waited.values())),
+        stages_by_source={src: funnels(counts, origins.get(src, {}), waited.get(src, 0)) for src, counts in sorted(by_source.items())},
         cost=cost,
         reasons={s: r for s, r in reasons.items() if r},
         llm_endpoints=llm_endpoints(root),

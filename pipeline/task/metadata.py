@@ -245,6 +245,9 @@ class Provenance(_Open):
     extraction: dict[str, Any] | None = None
     extraction_attempts: int | None = None
     """HTTP attempts of the danger extraction (retries included)."""
+    formalization_review: dict[str, Any] | None = None
+    """For a task whose formalization people reviewed before code generation: the decision, its rule
+    and votes, the corrections applied (field, old, new) and the Label Studio task; no person named."""
     rounds: list[dict[str, Any]] = Field(default_factory=list)
     attempts: int | None = None
     """Generation rounds."""
