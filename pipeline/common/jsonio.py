@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import accumulate
 from typing import Any
 
 from safeforge.common.limits import beyond, current_limits
 
+_STRING = r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"'  # a JSON string on one line (escapes included)
 # strings (skipped whole, so brackets inside them do not count), brackets, and line ends
-_STRUCTURE = re.compile(r'"(?:[^"\\\n]|\\.)*"|[\[\]{}]|\n')
+_STRUCTURE = re.compile(_STRING + r"|[\[\]{}]|\n")
+_STRINGS = re.compile(_STRING)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_DEPTH_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 
 class JSONRefused(ValueError):
@@ -36,7 +41,11 @@ def check_nesting(text: str) -> None:
     limit = current_limits().nesting
     if text.count("[") + text.count("{") <= limit:
         return
-    depth, line = 0, 1
+    # the depth first, from the brackets outside strings (found by the regex engine, not token by token)
+    brackets = _NOT_BRACKET.sub("", _STRINGS.sub("", text))
+    if max(accumulate(map(_DEPTH_STEP.__getitem__, brackets)), default=0) <= limit:
+        return
+    depth, line = 0, 1  # too deep: find the line
     for match in _STRUCTURE.finditer(text):
         token = match.group()
         if token == "\n":
