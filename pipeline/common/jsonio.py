@@ -15,6 +15,8 @@ _STRUCTURE = re.compile(_STRING + r"|[\[\]{}]|\n")
 _STRINGS = re.compile(_STRING)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _DEPTH_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+WHOLE_TEXT_CHARS = 1 << 20
+"""Texts up to this length are checked whole (several times faster; the copy it makes is small)."""
 
 
 class JSONRefused(ValueError):
@@ -41,11 +43,11 @@ def check_nesting(text: str) -> None:
     limit = current_limits().nesting
     if text.count("[") + text.count("{") <= limit:
         return
-    # the depth first, from the brackets outside strings (found by the regex engine, not token by token)
-    brackets = _NOT_BRACKET.sub("", _STRINGS.sub("", text))
-    if max(accumulate(map(_DEPTH_STEP.__getitem__, brackets)), default=0) <= limit:
-        return
-    depth, line = 0, 1  # too deep: find the line
+    if len(text) <= WHOLE_TEXT_CHARS:  # the depth from the brackets outside strings, found by the regex engine
+        brackets = _NOT_BRACKET.sub("", _STRINGS.sub("", text))
+        if max(accumulate(map(_DEPTH_STEP.__getitem__, brackets)), default=0) <= limit:
+            return
+    depth, line = 0, 1  # token by token: finds the line, and stops at the first bracket too deep without copying the text
     for match in _STRUCTURE.finditer(text):
         token = match.group()
         if token == "\n":
