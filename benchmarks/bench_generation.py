@@ -15,7 +15,8 @@ record's hand-written responses; the replay server runs in its own process with 
    alone to the same server (a baseline measured in the same run: the server's fixed delay plus
    its HTTP/TCP overhead), the same 3 calls per record made by the bare `openai` client at the same
    concurrency (a baseline measured in the same run: what the HTTP client alone reaches on this
-   machine), the CPU each record costs the pipeline and the replay server, the time this machine
+   machine), the CPU each record costs the pipeline (user and system: the kernel's part is mostly
+   creating the record's files) and the replay server, the time this machine
    takes to create a file in the scratch folder (a baseline measured in the same run: a record's
    files cost CPU in the kernel, and disks differ by 20x in this), and LLM calls and tokens per
    accepted task. With --repeat K the run and its bare-client baseline are measured K times, in
@@ -37,6 +38,7 @@ import csv
 import json
 import math
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -141,7 +143,10 @@ def bare_client_s(base_url: str, records: int, concurrency: int) -> float:
 
 def file_create_ms(folder: Path, count: int = 200) -> float:
     """Mean milliseconds to create and write one small file in a new subfolder of `folder`, as a
-    record's files are (a baseline measured in the same run: disks differ by 20x in this)."""
+    record's files are (a baseline measured in the same run: disks differ by 20x in this). The
+    files stay until the scratch folder goes: on an ext4 disk without a journal, every file created
+    afterwards skips the inodes deleted in the last minutes one by one, so deleting them now would
+    slow the timed runs' own files."""
     probe = folder / "file-probe"
     probe.mkdir()
     started = time.perf_counter()
@@ -149,19 +154,23 @@ def file_create_ms(folder: Path, count: int = 200) -> float:
         sub = probe / str(number)
         sub.mkdir()
         (sub / "file.json").write_text("{}\n" * 500, encoding="utf-8")
-    elapsed = time.perf_counter() - started
-    shutil.rmtree(probe)
-    return elapsed / count * 1000
+    return (time.perf_counter() - started) / count * 1000
 
 
-def cpu_seconds(*pids: int) -> list[float]:
-    """CPU seconds (user + system) each process and its waited-for children have used so far."""
+def worker_start_cpu_s() -> float:
+    """CPU seconds a generation worker process spends starting (interpreter and imports), paid
+    once per run by each of the `--workers - 1` worker processes (a baseline measured in the same run)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([sys.executable, "-c", "import safeforge.generation.worker"], check=True, cwd=REPO)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+
+
+def cpu_seconds(pid: int) -> tuple[float, float]:
+    """CPU seconds (user, system) a process and its waited-for children have used so far."""
     ticks = os.sysconf("SC_CLK_TCK")
-    totals = []
-    for pid in pids:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        totals.append(sum(int(value) for value in fields[11:15]) / ticks)  # utime, stime, cutime, cstime
-    return totals
+    fields = [int(value) for value in Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[11:15]]
+    return (fields[0] + fields[2]) / ticks, (fields[1] + fields[3]) / ticks  # utime + cutime, stime + cstime
 
 
 def served(base_url: str) -> int:
@@ -225,17 +234,20 @@ def main() -> int:
             memo.warm(generated["safety_domain"], generated["safety_problem"])
             trip = round_trip_s(url)
             create_ms = file_create_ms(folder)
+            start_ms = worker_start_cpu_s() * (args.workers - 1) / len(records) * 1000
             waves = math.ceil(len(records) / args.concurrency) * CALLS_PER_RECORD
             bound, measured_bound = waves * latency, waves * trip
             ratios: list[tuple[float, float]] = []  # (pipeline, bare client) per repeat, paired in time
-            cpu_ms: list[float] = []  # the pipeline's CPU per record, per repeat
+            cpu_ms: list[tuple[float, float]] = []  # the pipeline's CPU per record (user, system), per repeat
             for repeat in range(args.repeat):
                 bare = bare_client_s(url, len(records), args.concurrency)
-                cpu_before = cpu_seconds(os.getpid(), server.pid)
+                before = [cpu_seconds(pid) for pid in (os.getpid(), server.pid)]
                 summary = run(folder / f"llm-path-{repeat}", records, url, args.concurrency, settings, memo, args.workers)
-                cpu = [after - before for after, before in zip(cpu_seconds(os.getpid(), server.pid), cpu_before, strict=True)]
+                after = [cpu_seconds(pid) for pid in (os.getpid(), server.pid)]
+                (user, system), (server_user, server_system) = [(a[0] - b[0], a[1] - b[1]) for a, b in zip(after, before, strict=True)]
+                cpu = [user + system, server_user + server_system]
                 ratios.append((bound / summary.seconds, bound / bare))
-                cpu_ms.append(cpu[0] / len(records) * 1000)
+                cpu_ms.append((user / len(records) * 1000, system / len(records) * 1000))
             passed = summary.tasks_passed
             print(
                 f"1. LLM path: {summary.states} in {summary.seconds:.2f}s = "
@@ -255,10 +267,12 @@ def main() -> int:
                 f"ratio to the bound {bound / bare:.2f}; the pipeline takes {summary.seconds / bare:.2f}x the bare client"
             )
             print(
-                f"   CPU per record: pipeline {cpu[0] / len(records) * 1000:.1f} ms (worker processes included), replay "
+                f"   CPU per record: pipeline {cpu[0] / len(records) * 1000:.1f} ms ({cpu_ms[-1][0]:.1f} user, {cpu_ms[-1][1]:.1f} "
+                f"system: the kernel's, mostly creating files; worker processes included), replay "
                 f"server {cpu[1] / len(records) * 1000:.1f} ms; {(cpu[0] + cpu[1]) / summary.seconds:.2f} of "
                 f"{os.cpu_count()} CPUs busy on average; creating a file in {args.scratch} takes "
-                f"{create_ms:.2f} ms (measured now; a record creates 9 files and folders)"
+                f"{create_ms:.2f} ms (measured now; a record creates 9 files and folders); the worker processes' start "
+                f"(their imports, once per run) is {start_ms:.1f} ms of it per record (measured now)"
             )
             if args.repeat > 1:
                 pipeline_ratios, bare_ratios = zip(*ratios, strict=True)
@@ -266,8 +280,11 @@ def main() -> int:
                     f"   {args.repeat} repeats (each paired with a bare-client run just before it): ratio "
                     f"{', '.join(f'{a:.2f}' for a, _ in ratios)} (median {statistics.median(pipeline_ratios):.2f}); "
                     f"bare client {', '.join(f'{b:.2f}' for _, b in ratios)} (median {statistics.median(bare_ratios):.2f}); "
-                    f"the pipeline's CPU per record {', '.join(f'{c:.1f}' for c in cpu_ms)} ms (median {statistics.median(cpu_ms):.1f}, "
-                    "target <= 6); the lines above are the last repeat's"
+                    f"the pipeline's CPU per record {', '.join(f'{u + k:.1f}' for u, k in cpu_ms)} ms "
+                    f"(median {statistics.median(u + k for u, k in cpu_ms):.1f}, target <= 6; "
+                    f"{statistics.median(u + k for u, k in cpu_ms) - start_ms:.1f} without the workers' start), of which user "
+                    f"{', '.join(f'{u:.1f}' for u, _ in cpu_ms)} (median {statistics.median(u for u, _ in cpu_ms):.1f}); "
+                    "the lines above are the last repeat's"
                 )
             tokens = summary.tokens
             print(

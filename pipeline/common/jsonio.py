@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import accumulate
 from typing import Any
 
 from safeforge.common.limits import beyond, current_limits
 
+_STRING = r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"'  # a JSON string on one line (escapes included)
 # strings (skipped whole, so brackets inside them do not count), brackets, and line ends
-_STRUCTURE = re.compile(r'"(?:[^"\\\n]|\\.)*"|[\[\]{}]|\n')
+_STRUCTURE = re.compile(_STRING + r"|[\[\]{}]|\n")
+_STRINGS = re.compile(_STRING)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_DEPTH_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+WHOLE_TEXT_CHARS = 1 << 20
+"""Texts up to this length are checked whole (several times faster; the copy it makes is small)."""
 
 
 class JSONRefused(ValueError):
@@ -36,7 +43,11 @@ def check_nesting(text: str) -> None:
     limit = current_limits().nesting
     if text.count("[") + text.count("{") <= limit:
         return
-    depth, line = 0, 1
+    if len(text) <= WHOLE_TEXT_CHARS:  # the depth from the brackets outside strings, found by the regex engine
+        brackets = _NOT_BRACKET.sub("", _STRINGS.sub("", text))
+        if max(accumulate(map(_DEPTH_STEP.__getitem__, brackets)), default=0) <= limit:
+            return
+    depth, line = 0, 1  # token by token: finds the line, and stops at the first bracket too deep without copying the text
     for match in _STRUCTURE.finditer(text):
         token = match.group()
         if token == "\n":

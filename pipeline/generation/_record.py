@@ -207,6 +207,7 @@ def _write_task_metadata(
     last = outcome.rounds[-1]
     formalization = extraction.result.danger_formalization
     assert formalization is not None  # a generated record's extraction has one
+    extraction_call = extraction.call.to_dict()
     waived = {r.name for r in report.results if r.waived}
     used = [w for w in outcome.waivers if w.check in waived]  # a task that meets the rule keeps no waiver
     metadata = checked_metadata(candidate_metadata(record.record_id, formalization, used, outcome.target), report).model_copy(
@@ -228,9 +229,7 @@ def _write_task_metadata(
                 },
                 llm_endpoint=endpoint,
                 prompt_hashes=prompts.hashes(),
-                extraction={
-                    key: extraction.call.to_dict()[key] for key in ("prompt_hash", "response_sha", "tokens", "cost_usd", "cache_hit")
-                },
+                extraction={key: extraction_call[key] for key in ("prompt_hash", "response_sha", "tokens", "cost_usd", "cache_hit")},
                 extraction_attempts=extraction.call.attempts,
                 formalization_review=formalization_verdict(store.ledger, record.record_id),
                 rounds=summary["rounds"],

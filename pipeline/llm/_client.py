@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import Callable
@@ -13,7 +14,7 @@ from urllib.parse import urlsplit
 
 import openai
 from openai.types.chat import ChatCompletion
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from safeforge.llm._cache import CachedResponse, CacheRequest, ResponseCache
 from safeforge.llm._config import REPLAY_OWNER, LLMConfig
@@ -83,6 +84,16 @@ class _Call:
     def spent(self, usage: TokenUsage, cost: float | None) -> None:
         self.usage += usage
         self.cost_usd = None if cost is None or self.cost_usd is None else self.cost_usd + cost
+
+
+def read_completion(reply: bytes) -> ChatCompletion:
+    """A chat completion's body as the openai client reads it: validated by pydantic-core when it
+    conforms to the SDK's types (several times faster than the SDK's own reading), else built as
+    leniently as the SDK builds it (a provider's values the types do not list are kept)."""
+    try:
+        return ChatCompletion.model_validate_json(reply)
+    except ValidationError:
+        return ChatCompletion.construct(**json.loads(reply))
 
 
 def _estimate_tokens(messages: list[Message], decoding: dict[str, Any]) -> int:
@@ -329,11 +340,10 @@ class LLMClient:
             try:
                 # The body is plain JSON already: posting it skips the SDK's per-request walk of
                 # the typed parameters, which costs more CPU than the HTTP exchange at high concurrency.
-                completion = await self._openai.post(
-                    "/chat/completions", body=self._body(call, messages, body_format), cast_to=ChatCompletion
-                )
+                reply = await self._openai.post("/chat/completions", body=self._body(call, messages, body_format), cast_to=bytes)
             finally:
                 call.latency_s = time.monotonic() - started
+            completion = read_completion(reply)
             usage = TokenUsage.from_completion_usage(completion.usage)
             slot.tokens_used = usage.total
         return completion, usage

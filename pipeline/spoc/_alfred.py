@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 
+from safeforge.sources.alfred import TRAJECTORY_FILE, trajectory_record
 from safeforge.sources.registry import SOURCES, resolve_origin
 from safeforge.task.metadata import TaskMetadata
 
@@ -37,11 +39,11 @@ def _from_record_metadata(record: dict, where: str, source: str) -> SceneContext
 
 
 def _from_origin(origin: str, source: str) -> SceneContext | None:
+    if PurePosixPath(origin.split(":row ")[0]).name != TRAJECTORY_FILE:
+        return None  # only a trajectory file holds a scene: nothing to resolve
     path = resolve_origin(origin)
-    if path is None or path.name != "traj_data.json":
+    if path is None or path.name != TRAJECTORY_FILE:
         return None
-    from safeforge.sources.alfred import trajectory_record
-
     try:
         record = trajectory_record(path)
     except ValueError:

@@ -22,7 +22,7 @@ from safeforge.pddl.errors import PDDLError
 from safeforge.runs.ledger import RunStore
 from safeforge.runs.overview import is_run
 from safeforge.spoc import _vocabulary as vocab
-from safeforge.spoc._alfred import scene_context
+from safeforge.spoc._alfred import SceneContext, scene_context
 from safeforge.spoc._check import Problem, check_document
 from safeforge.spoc._constraint import NotExportable, Plans, constraint
 from safeforge.spoc._kinds import names, requirements
@@ -30,6 +30,7 @@ from safeforge.spoc._mapping import Snapshot, ThorView, literals
 from safeforge.spoc._scenes import is_ithor_scene
 from safeforge.spoc._skills import skill_trace
 from safeforge.task.folder import Task, TaskError
+from safeforge.task.metadata import TaskMetadata
 from safeforge.validation.plan_text import parse_plan
 
 REPORT = "spoc_export_report.json"
@@ -68,10 +69,6 @@ def _task_folders(source: Path, scratch: Path) -> list[Path]:
     if not folders:
         raise NotExportable(f"{source}: neither a release (tasks.tar.gz), a run (ledger.sqlite) nor a folder of task folders")
     return folders
-
-
-def _source_of(task: Task) -> str:
-    return task.metadata.source or ""
 
 
 # -- one task -----------------------------------------------------------------------------------
@@ -186,16 +183,22 @@ def _self_check(document: dict) -> list[str]:
     return [f"{p.message} (at {p.key})" for p in first.values()]
 
 
-def export_task(task: Task) -> tuple[dict, str, list[str]]:
-    """(goal-condition document, file name without the index, warnings); NotExportable if it does not map."""
-    context = scene_context(task.metadata)
+def _scene(metadata: TaskMetadata) -> SceneContext:
+    """The iTHOR scene of a task, from its metadata alone; NotExportable when it has none."""
+    context = scene_context(metadata)
     if not context.scene_name:
         raise NotExportable(
             f"no AI2-THOR scene: not derived from an ALFRED trajectory (source "
-            f"{_source_of(task) or 'unknown'}) and no metadata.spoc.scene_name"
+            f"{metadata.source or 'unknown'}) and no metadata.spoc.scene_name"
         )
     if not is_ithor_scene(context.scene_name):
         raise NotExportable(f"scene {context.scene_name!r} (from {context.found_in}) is not an iTHOR scene")
+    return context
+
+
+def export_task(task: Task) -> tuple[dict, str, list[str]]:
+    """(goal-condition document, file name without the index, warnings); NotExportable if it does not map."""
+    context = _scene(task.metadata)
     view = ThorView(task.model)
     plans = task.metadata.reference_feasible_plans
     if plans is None or not plans.safe or not plans.unsafe:
@@ -240,27 +243,40 @@ def export(source: str | Path, out: str | Path, progress: Callable[[str], None] 
     report = ExportReport(str(source))
     scratch = Path(tempfile.mkdtemp(prefix="spoc-export-"))
     try:
-        loaded, failures = [], []
+        # a task without a scene is skipped on its metadata alone: its PDDL is not read
+        entries: list[tuple[tuple[bool, str], Task | str]] = []  # (order, the loaded task or why it has no scene)
+        failures = []
         for folder in _task_folders(source, scratch):
             try:
-                loaded.append(Task.load(folder))
+                metadata = Task.metadata_of(folder)
+                order = (metadata.source != "alfred", metadata.task_id or folder.name)
+                try:
+                    _scene(metadata)
+                except NotExportable as exc:
+                    entries.append((order, str(exc)))
+                    continue
+                entries.append((order, Task.load(folder, metadata)))
             except (TaskError, PDDLError) as exc:
                 failures.append({"task_id": folder.name, "reason": f"cannot be loaded: {exc}"})
-        loaded.sort(key=lambda t: (_source_of(t) != "alfred", t.task_id))
+        entries.sort(key=lambda entry: entry[0])
         out.mkdir(parents=True, exist_ok=True)
         counters: Counter[str] = Counter()  # SPOC numbers the files of each name from 00000
-        for task in loaded:
-            try:
-                document, stem, warnings = export_task(task)
-            except (NotExportable, TaskError, PDDLError) as exc:
-                report.skipped.append({"task_id": task.task_id, "reason": str(exc)})
-                progress(f"{task.task_id}: skipped: {exc}")
+        for (_, task_id), entry in entries:
+            reason = entry if isinstance(entry, str) else None
+            if isinstance(entry, Task):
+                try:
+                    document, stem, warnings = export_task(entry)
+                except (NotExportable, TaskError, PDDLError) as exc:
+                    reason = str(exc)
+            if reason is not None:
+                report.skipped.append({"task_id": task_id, "reason": reason})
+                progress(f"{task_id}: skipped: {reason}")
                 continue
             name = f"{stem}_{counters[stem]:05d}.json"
             counters[stem] += 1
             (out / name).write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-            report.exported.append({"task_id": task.task_id, "file": name, "scene_name": document["scene_name"], "warnings": warnings})
-            progress(f"{task.task_id}: {name}")
+            report.exported.append({"task_id": task_id, "file": name, "scene_name": document["scene_name"], "warnings": warnings})
+            progress(f"{task_id}: {name}")
         report.skipped = failures + report.skipped
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -65,12 +65,20 @@ def _singulars(word: str) -> list[str]:
     return forms
 
 
+@cache
+def _names() -> tuple[dict[str, str], frozenset[str]]:
+    """Every lower-case word that names a type (a type's own name before a known word), and every
+    beginning of those words."""
+    named = {**data()["object_words"], **_lower_types()}
+    return named, frozenset(word[:end] for word in named for end in range(len(word) + 1))
+
+
 def types_named(text: str) -> list[str]:
     """The AI2-THOR types a text names, in the order it first names them: words and runs of up to
     three words, longest first (`coffee table` is a CoffeeTable, not coffee and a DiningTable),
     plurals as their singular, and the known words (`stove`, `tap`, `cupboard`); common words that
     are also type names (`safe`, `watch`, `floor`) are not read as types."""
-    lower, words, skipped = _lower_types(), data()["object_words"], set(data()["text_stopwords"])
+    (named, beginnings), skipped = _names(), set(data()["text_stopwords"])
     tokens = re.findall(r"[a-z]+", text.lower().replace("'s", ""))
     found: dict[str, None] = {}
     i = 0
@@ -79,7 +87,10 @@ def types_named(text: str) -> list[str]:
             run = tokens[i : i + size]
             if len(run) < size or (size == 1 and run[0] in skipped):
                 continue
-            hit = next((lower.get(form) or words.get(form) for form in _singulars("".join(run)) if form in lower or form in words), None)
+            joined = "".join(run)
+            if joined[:-3] not in beginnings:  # a singular form differs in the last 3 letters at most
+                continue
+            hit = next((named[form] for form in _singulars(joined) if form in named), None)
             if hit is not None:
                 found.setdefault(spoc_name(hit))
                 i += size

@@ -53,15 +53,24 @@ class Task:
     metadata: TaskMetadata = field(default_factory=TaskMetadata)
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> Task:
+    def load(cls, path: str | os.PathLike, metadata: TaskMetadata | None = None) -> Task:
+        """The task folder `path`, parsed and compiled (TaskError or PDDLError when it cannot be);
+        `metadata` is its `metadata_of`, when the caller has read it already."""
         folder = Path(path)
-        if not folder.is_dir():
-            raise TaskError(f"{folder}: not a task folder (expected {SAFETY_DOMAIN}, {SAFETY_PROBLEM}, {METADATA})")
-        metadata = read_metadata(folder) if os.path.lexists(folder / METADATA) else TaskMetadata()
+        metadata = cls.metadata_of(folder) if metadata is None else metadata
         task = cls(folder, read_task_file(folder / SAFETY_DOMAIN), read_task_file(folder / SAFETY_PROBLEM), metadata)
         if task.too_large is None:
             task.validator  # noqa: B018 - read and compile now, so a broken task fails at load time
         return task
+
+    @staticmethod
+    def metadata_of(path: str | os.PathLike) -> TaskMetadata:
+        """The metadata of the task folder `path` (empty when it has no metadata.json), read without
+        its PDDL; TaskError when `path` is not a folder or its metadata.json is unusable."""
+        folder = Path(path)
+        if not folder.is_dir():
+            raise TaskError(f"{folder}: not a task folder (expected {SAFETY_DOMAIN}, {SAFETY_PROBLEM}, {METADATA})")
+        return read_metadata(folder) if os.path.lexists(folder / METADATA) else TaskMetadata()
 
     @property
     def task_id(self) -> str:

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 
 import pytest
 from openai.types import CompletionUsage
+from openai.types.chat import ChatCompletion
 
 from safeforge.cli.llm import register
 from safeforge.llm import CallLedger, LedgerRow, LLMClient, ModelPrice, PriceTable, TokenUsage
+from safeforge.llm._client import read_completion
 
 VALID = {"hazard": "loose rug", "severity": 1}
 LONG_PREFIX = "Background: " + "the hallway has a loose rug near the stairs. " * 40  # 1812 chars
@@ -151,3 +154,21 @@ def test_cached_tokens_from_openai_and_deepseek_usage_blocks():
     assert TokenUsage.from_completion_usage(openai_style) == TokenUsage(100, 10, 64)
     assert TokenUsage.from_completion_usage(deepseek_style) == TokenUsage(100, 10, 96)
     assert TokenUsage.from_completion_usage(None) == TokenUsage()
+
+
+def test_a_reply_is_read_as_the_openai_client_reads_it():
+    body = {
+        "id": "c1",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "deepseek-chat",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "{}"}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110, "prompt_cache_hit_tokens": 96},
+    }
+    conforming = read_completion(json.dumps(body).encode())
+    assert conforming == ChatCompletion.construct(**body)  # what the SDK's own reading makes of it
+    assert TokenUsage.from_completion_usage(conforming.usage) == TokenUsage(100, 10, 96)
+    odd = read_completion(json.dumps({**body, "service_tier": "a tier the SDK does not list"}).encode())
+    assert odd.service_tier == "a tier the SDK does not list" and odd.choices[0].message.content == "{}"
+    with pytest.raises(ValueError):
+        read_completion(b"<html>not JSON</html>")
