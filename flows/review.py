@@ -5,7 +5,8 @@ with `formalizations=True`, the formalization review before code generation
 
 Label Studio is configured by LABEL_STUDIO_URL, LABEL_STUDIO_API_KEY, ... (`safeforge.review.ReviewConfig`).
 Both flows publish the project's link and the run's summary as artifacts; the summary ends with the
-review's state (agreement, each annotator's record, the adjudication queue, open disagreements).
+review's state (agreement, each annotator's record, the adjudication queue, open disagreements),
+and the formalization review's when the run has one.
 """
 
 from __future__ import annotations
@@ -40,9 +41,13 @@ def project_url(base_url: str, project_id: int) -> str:
 
 
 def _publish_summary(store: RunStore) -> None:
+    reviews = [review_status(store)]
+    formalizations = review_status(store, formalizations=True)
+    if formalizations.total.reviewed or formalizations.total.waiting:  # the run has a formalization review
+        reviews.append(formalizations)
     create_markdown_artifact(
         key=artifact_key(store.name),
-        markdown=run_overview(store.root).to_markdown() + "\n\n" + review_status(store).to_markdown(),
+        markdown="\n\n".join([run_overview(store.root).to_markdown(), *(status.to_markdown() for status in reviews)]),
         description=f"Safeforge run {store.name}: records per state, stages, cost, review",
     )
 

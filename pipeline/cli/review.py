@@ -1,5 +1,5 @@
-"""`safeforge review push|pull|status RUN` and `safeforge review server start|stop|status`; push and
-pull with `--formalizations` do the formalization review before code generation."""
+"""`safeforge review push|pull|status RUN` and `safeforge review server start|stop|status`; push,
+pull and status with `--formalizations` are the formalization review before code generation."""
 
 from __future__ import annotations
 
@@ -94,6 +94,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "status", help="pending/accepted/rejected, reasons, the adjudication queue, disagreements and agreement by source"
     )
     _run_arguments(status)
+    _formalizations_argument(status, "the state of the formalization review (before code generation) instead")
     status.add_argument("--plot", type=Path, metavar="PNG", help="also draw the agreement (pairwise kappa, agreement with decisions)")
     status.set_defaults(func=_status)
 
@@ -184,7 +185,7 @@ def _pull(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    status = review_status(_open_run(args))
+    status = review_status(_open_run(args), formalizations=args.formalizations)
     print(json.dumps(status.to_dict(), indent=2) if args.json else status.format_table())
     if args.plot:
         written = agreement_plot(status.agreement, args.plot)

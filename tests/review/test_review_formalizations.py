@@ -34,6 +34,7 @@ from safeforge.review import (
     formalization_project_title,
     pull_formalizations,
     push_formalizations,
+    review_status,
 )
 from safeforge.review._mapping import FORMALIZATION_MAPPING_FILE, ReviewMapping
 from safeforge.runs import SpecChanged, read_spec, run_overview
@@ -64,10 +65,14 @@ def served(url: str) -> int:
         return json.loads(response.read())["requests"]
 
 
-def submit(client, ls_task_id: int, decision: str, reasons=(), note: str = "", fixes: dict | None = None) -> int:
+def submit(
+    client, ls_task_id: int, decision: str, reasons=(), note: str = "", fixes: dict | None = None, adjudicating: bool = False
+) -> int:
     """The annotation the formalization interface submits (choices by alias, every correction box)."""
     task = client.tasks.get(ls_task_id)
     result = [{"from_name": "decision", "to_name": "danger", "type": "choices", "value": {"choices": [decision]}}]
+    if adjudicating:
+        result.append({"from_name": "adjudication", "to_name": "danger", "type": "choices", "value": {"choices": ["adjudicating"]}})
     if reasons:
         result.append({"from_name": "reasons", "to_name": "danger", "type": "choices", "value": {"choices": list(reasons)}})
     if note:
@@ -146,6 +151,65 @@ def test_formalizations_wait_for_review_and_only_accepted_ones_are_generated(tmp
     shown = format_overview(overview)
     assert "formalization review: 1 of 2 (50.0%)" in shown and "rejected_by_formalization_review reasons:" in shown
     assert "rejected_by_formalization_review" in overview.to_markdown()
+    store.ledger.close()
+
+
+def test_a_team_reviews_formalizations_with_an_adjudicator_agreement_and_disagreements(tmp_path, config, admin, annotator, capsys):
+    name = f"formal-{uuid.uuid4().hex[:8]}"
+    with replay() as url:
+        run(tmp_path, name, url, review_formalizations=True)
+    store = RunStore(tmp_path / name)
+    alice, bob, lead = (f"{who}-{uuid.uuid4().hex[:6]}@example.org" for who in ("alice", "bob", "lead"))
+    pushed = push_formalizations(store, config, annotators_per_task=2, adjudicators=[lead])
+    views = [(v.data or {}).get("title") for v in admin.views.list(project=pushed.project_id)]
+    assert views == ["Default", "Adjudication queue"]  # made by the push, as for checked tasks
+    before = review_status(store, formalizations=True)
+    assert (before.total.pending, before.total.not_pushed, before.adjudicators, before.agreement.tasks) == (2, 0, [lead], 0)
+
+    links = {rid: link.ls_task_id for rid, link in ReviewMapping.load(store, FORMALIZATION_MAPPING_FILE).tasks.items()}
+    first = submit(annotator(alice), links[CHECKED], "accept", fixes={"robot_role": NEW_ROLE})
+    submit(annotator(bob), links[CHECKED], "reject", reasons=("not_practical_for_a_robot",))
+    submit(annotator(alice), links[REPAIRED], "accept")
+    submit(annotator(bob), links[REPAIRED], "accept")
+    pulled = pull_formalizations(store, config)
+    split = "votes split: 1 accept, 1 reject"
+    assert (pulled.accepted, pulled.pending, pulled.queue) == ([REPAIRED], [CHECKED], {CHECKED: split})
+    assert pulled.disagreements == {CHECKED: [f"{split} ({alice}, {bob})"]}
+    assert (pulled.agreement.tasks, pulled.agreement.percent, pulled.agreement.krippendorff_alpha) == (2, 50.0, 0.0)
+    data = admin.tasks.get(links[CHECKED]).data
+    assert data["needs_adjudication"] == split and f'data-annotation-id="{first}"' in data["marks_html"]
+    assert "sf-fix-robot_role" in data["marks_html"]  # alice's column marks the field she corrected
+    queue_view = next(v for v in admin.views.list(project=pushed.project_id) if (v.data or {}).get("title") == "Adjudication queue")
+    assert [t.id for t in admin.tasks.list(project=pushed.project_id, view=queue_view.id)] == [links[CHECKED]]
+    status = review_status(store, formalizations=True)
+    assert (status.total.pending, status.total.accepted, status.queue, status.disagreements) == (
+        1,
+        1,
+        {CHECKED: split},
+        pulled.disagreements,
+    )
+    assert status.agreement.to_dict() == pulled.agreement.to_dict()
+    table = status.format_table()
+    assert f"Formalization review of run {name}" in table and "Adjudication queue" in table and "Krippendorff's alpha 0.000" in table
+    assert "## Formalization review" in status.to_markdown() and f"`{CHECKED}`: {split}" in status.to_markdown()
+    assert store.ledger.disagreements(open_only=True) == {}  # the review of checked tasks keeps its own
+    assert list(store.ledger.disagreements(open_only=True, review="formalizations")) == [CHECKED]
+
+    submit(annotator(lead), links[CHECKED], "reject", reasons=("not_practical_for_a_robot",), adjudicating=True)
+    decided = pull_formalizations(store, config)
+    assert (decided.rejected, decided.queue, decided.disagreements) == ([CHECKED], {}, {})
+    assert decided.resolved == [f"{CHECKED}: {split}: adjudicated"] and decided.agreement.tasks == 2  # an adjudication is no vote
+    assert admin.tasks.get(links[CHECKED]).data["needs_adjudication"] == ""
+    [entry] = store.ledger.disagreements(review="formalizations")[CHECKED]
+    assert (entry["resolution"], entry["resolved_by"]) == ("adjudicated", lead)
+    assert main(["review", "status", str(store.root), "--formalizations", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert (shown["review"], shown["total"]["rejected"], shown["total"]["reasons"]) == (
+        "formalizations",
+        1,
+        {"not_practical_for_a_robot": 1},
+    )
+    assert (shown["queue"], shown["disagreements"], shown["agreement"]["tasks"]) == ({}, {}, 2)
     store.ledger.close()
 
 
