@@ -40,14 +40,20 @@ def project_url(base_url: str, project_id: int) -> str:
     return f"{base_url.rstrip('/')}/projects/{project_id}/data"
 
 
-def _publish_summary(store: RunStore) -> None:
+def run_summary(store: RunStore) -> str:
+    """The run's summary artifact: its overview, then its review's state, and its formalization
+    review's when the run has one."""
     reviews = [review_status(store)]
     formalizations = review_status(store, formalizations=True)
-    if formalizations.total.reviewed or formalizations.total.waiting:  # the run has a formalization review
+    if formalizations.total.reviewed or formalizations.total.waiting:
         reviews.append(formalizations)
+    return "\n\n".join([run_overview(store.root).to_markdown(), *(status.to_markdown() for status in reviews)])
+
+
+def _publish_summary(store: RunStore) -> None:
     create_markdown_artifact(
         key=artifact_key(store.name),
-        markdown="\n\n".join([run_overview(store.root).to_markdown(), *(status.to_markdown() for status in reviews)]),
+        markdown=run_summary(store),
         description=f"Safeforge run {store.name}: records per state, stages, cost, review",
     )
 

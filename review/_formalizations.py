@@ -9,10 +9,13 @@ verdicts come back before code generation, as DESPITE has people review formaliz
 
 The project is titled `Formalization review: <run>` and mapped in `<run>/review_formalizations.json`;
 its interface is review/formalization_config.xml. It works as the review of checked tasks does
-(`_push`, `_pull`, `_decide`): the same client, project lookup and creation (a run name is one
-project, whatever folder pushes it), annotators per task and share, named adjudicators, and the same
-decision rule. A verdict is final: the record leaves the waiting state, and a later vote changes
-nothing. Push and pull hold the run's lock; a pull reads everything before it writes.
+(`_push`, `_pull`, `_decide`, `_marks`): the same client, project lookup and creation (a run name is
+one project, whatever folder pushes it), annotators per task and share, named adjudicators, the same
+decision rule, the "Adjudication queue" view and Compare All marks, the disagreements (kept with the
+record's review and in the ledger, apart from the task review's) and the agreement. A verdict is
+final: the record leaves the waiting state, a later vote changes nothing, and a disagreement still
+open is closed with it. While a record waits, its votes so far are kept (for `review status`).
+Push and pull hold the run's lock; a pull reads everything before it writes.
 """
 
 from __future__ import annotations

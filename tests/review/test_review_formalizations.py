@@ -17,6 +17,7 @@ from tests_paths import REPO
 
 from safeforge.cli.main import build_parser, main
 from safeforge.cli.runs import format_overview
+from safeforge.flows.review import run_summary
 from safeforge.generation import (
     FormalizationVerdict,
     GenerateOptions,
@@ -191,7 +192,8 @@ def test_a_team_reviews_formalizations_with_an_adjudicator_agreement_and_disagre
     assert status.agreement.to_dict() == pulled.agreement.to_dict()
     table = status.format_table()
     assert f"Formalization review of run {name}" in table and "Adjudication queue" in table and "Krippendorff's alpha 0.000" in table
-    assert "## Formalization review" in status.to_markdown() and f"`{CHECKED}`: {split}" in status.to_markdown()
+    artifact = run_summary(store)  # the run's Prefect artifact
+    assert "## Review\n" in artifact and "## Formalization review" in artifact and f"`{CHECKED}`: {split}" in artifact
     assert store.ledger.disagreements(open_only=True) == {}  # the review of checked tasks keeps its own
     assert list(store.ledger.disagreements(open_only=True, review="formalizations")) == [CHECKED]
 
@@ -237,6 +239,9 @@ def test_without_the_setting_records_go_straight_to_code_generation(tmp_path, mo
     overview = run_overview(tmp_path / "plain")
     assert [s.stage for s in overview.stages] == ["extract", "checks", "review"]
     assert "formalization review" not in overview.distribution.to_dict()["rejections"]
+    plain = RunStore(tmp_path / "plain")
+    assert "Formalization review" not in run_summary(plain)  # the run's artifact: no empty section
+    plain.ledger.close()
     with pytest.raises(SpecChanged, match="settings.review_formalizations: null -> true"):
         run(tmp_path, "plain", "http://127.0.0.1:9/v1", review_formalizations=True)  # refused before any call
 
