@@ -63,6 +63,7 @@ from safeforge.review._push import (
     apply_overlap,
     check_overlap,
     drop_own_duplicates,
+    merge_duplicates,
     open_project,
     remote_index,
     update_interface,
@@ -125,12 +126,14 @@ def push_formalizations(
     overlap_share: float | None = None,
     adjudicators: list[str] | None = None,
     reimport_missing: bool = False,
+    remove_duplicates: bool = False,
     batch_size: int = 50,
     progress: Progress | None = None,
 ) -> PushResult:
     """Import the formalizations of the run's records that wait for their review and are not in the
     run's formalization project yet, holding the run's lock. A waiting record whose formalization
-    cannot be read moves to `error` with the reason; the others go on."""
+    cannot be read moves to `error` with the reason; the others go on. `remove_duplicates` merges
+    extra copies of a formalization as `push_run` does."""
     check_overlap(annotators_per_task, overlap_share)
     with RunLock(store.root, "review push"), LabelStudioClient(client_config) as client:
         mapping = ReviewMapping.load(store, FORMALIZATION_MAPPING_FILE)
@@ -153,6 +156,8 @@ def push_formalizations(
         )
         result = PushResult(client_config.url, project.id, project.title, created_project=created, warnings=warnings, what="formalization")
         update_interface(client, project, label_config, created, result)
+        if remove_duplicates:
+            merge_duplicates(client, project.id, result)
         if not created:
             apply_overlap(client, project, annotators_per_task, overlap_share, result)
         apply_adjudicators(client, mapping, adjudicators, result)
@@ -204,7 +209,7 @@ def pull_formalizations(store: RunStore, client_config: ReviewConfig) -> Formali
             for read in found:
                 _record(store, read, now, result)
             result.agreement = agreement(votes_from(detail.get("annotations", []), detail.get("decision")) for detail in _reviews(store))
-            keep_last_pull(store, mapping, remote, result, "")
+            keep_last_pull(store, mapping, remote, result, _push_command(store))
             result.warnings += mark_queue(client, mapping.project_id, [(r.remote, r.annotations, r.outcome, r.original) for r in found])
     return result
 

@@ -156,20 +156,20 @@ def pull_locked(store: RunStore, client_config: ReviewConfig) -> PullResult:
         now = datetime.now(UTC).isoformat(timespec="seconds")
         reviews = [review for task in tasks if (review := _record(store, task, mapping.project_id, now, result))]
         result.agreement = agreement(votes_of(review) for review in reviews)
-        keep_last_pull(store, mapping, remote, result, f"`safeforge review push {store.name} --remove-duplicates` merges them")
+        keep_last_pull(store, mapping, remote, result, f"safeforge review push {store.name}")
         result.warnings += mark_queue(
             client, mapping.project_id, [(task.remote, task.annotations, task.outcome, task.original) for task in tasks]
         )
     return result
 
 
-def keep_last_pull(store: RunStore, mapping: ReviewMapping, remote: dict[int, RemoteTask], result: PullResult, merge: str) -> None:
-    """Flag the duplicate copies of tasks in the project (`merge`: how to merge them), and keep in
-    the mapping what this pull saw (progress, queue, duplicates) when it changed."""
+def keep_last_pull(store: RunStore, mapping: ReviewMapping, remote: dict[int, RemoteTask], result: PullResult, push: str) -> None:
+    """Flag the duplicate copies of tasks in the project (`push`: the push command that merges
+    them), and keep in the mapping what this pull saw (progress, queue, duplicates) when it changed."""
     duplicates = extra_copies(remote.values())
     result.flags += [
         f"{task_id} is in project {mapping.project_id} {len(ids) + 1} times (Label Studio ids {', '.join(map(str, ids))} "
-        f"are extra; their votes count for the task){': ' + merge if merge else ''}"
+        f"are extra; their votes count for the task): `{push} --remove-duplicates` merges them"
         for task_id, ids in sorted(duplicates.items())
     ]
     if (result.progress, result.queue, duplicates) != (mapping.progress, mapping.queue, mapping.duplicates):

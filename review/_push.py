@@ -158,7 +158,7 @@ def push_run(
             )
         result = PushResult(client_config.url, project.id, project.title, created_project=created, warnings=warnings)
         if remove_duplicates:
-            _merge_duplicates(client, project.id, result)
+            merge_duplicates(client, project.id, result)
         update_interface(client, project, label_config, created, result)
         rules_changed = not created and apply_overlap(client, project, annotators_per_task, overlap_share, result)
         rules_changed |= apply_adjudicators(client, mapping, adjudicators, result)
@@ -313,7 +313,7 @@ def drop_own_duplicates(client: LabelStudioClient, project_id: int, created_ids:
     return dropped
 
 
-def _merge_duplicates(client: LabelStudioClient, project_id: int, result: PushResult) -> None:
+def merge_duplicates(client: LabelStudioClient, project_id: int, result: PushResult) -> None:
     """Move the annotations of every extra copy of a task to the oldest copy (the one the review
     uses), then delete the extra copies."""
     for copies in copies_by_task(client.tasks(project_id, with_annotations=True)).values():

@@ -126,10 +126,9 @@ class Status:
         if self.waiting:
             lines += ["", "Waiting for votes (votes so far, at the last pull)"]
             lines += [f"  {task_id}: {votes}" for task_id, votes in sorted(self.waiting.items())]
-        merge = "" if self.formalizations else f": `{self._push} --remove-duplicates` merges them"
         lines += [
             f"duplicate: {task_id} has {len(ids)} extra copy(ies) in the project (Label Studio ids "
-            f"{', '.join(map(str, ids))}; their votes count for the task){merge}"
+            f"{', '.join(map(str, ids))}; their votes count for the task): `{self._push} --remove-duplicates` merges them"
             for task_id, ids in sorted(self.duplicates.items())
         ]
         lines += [f"unreadable: {task_id}" for task_id in self.unreadable]

@@ -167,12 +167,8 @@ def _push(args: argparse.Namespace) -> int:
         "reimport_missing": args.reimport_missing,
         "progress": progress,
     }
-    if args.formalizations:
-        if args.remove_duplicates:
-            raise ReviewError("--remove-duplicates is for the review of checked tasks, not --formalizations")
-        result = push_formalizations(store, ReviewConfig.from_env(), **options)
-    else:
-        result = push_run(store, ReviewConfig.from_env(), remove_duplicates=args.remove_duplicates, **options)
+    push = push_formalizations if args.formalizations else push_run
+    result = push(store, ReviewConfig.from_env(), remove_duplicates=args.remove_duplicates, **options)
     print(json.dumps(result.to_dict(), indent=2) if args.json else result.summary())
     return 1 if result.failed else 0
 

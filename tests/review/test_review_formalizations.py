@@ -270,15 +270,13 @@ def test_the_formalization_project_is_the_runs_own(tmp_path, config, admin):
     store.ledger.close()
 
 
-def test_the_review_commands_take_formalizations(tmp_path, config, annotator, monkeypatch, capsys):
+def test_the_review_commands_take_formalizations(tmp_path, config, admin, annotator, monkeypatch, capsys):
     name = f"formal-{uuid.uuid4().hex[:8]}"
     with replay() as url:
         run(tmp_path, name, url, review_formalizations=True)
     monkeypatch.setenv("LABEL_STUDIO_URL", config.url)
     monkeypatch.setenv("LABEL_STUDIO_API_KEY", config.api_key)
     folder = str(tmp_path / name)
-    assert main(["review", "push", folder, "--formalizations", "--remove-duplicates"]) == 2
-    assert "not --formalizations" in capsys.readouterr().err
     assert main(["review", "push", folder, "--formalizations"]) == 0
     out = capsys.readouterr().out
     assert f"('Formalization review: {name}')" in out and "imported 2 formalization(s); 0 already there" in out
@@ -289,6 +287,21 @@ def test_the_review_commands_take_formalizations(tmp_path, config, annotator, mo
     pulled = json.loads(capsys.readouterr().out)
     assert (pulled["rejected"], pulled["pending"], pulled["progress"]) == ([REPAIRED], [CHECKED], {CHECKED: "0 of 1"})
     assert store.ledger.row(REPAIRED).state == "rejected_by_formalization_review"
+
+    project = ReviewMapping.load(store, FORMALIZATION_MAPPING_FILE).project_id
+    shown = admin.tasks.get(links[CHECKED].ls_task_id).data
+    [copy] = admin.projects.import_tasks(project, request=[{"data": shown}], return_task_ids=True).task_ids  # imported twice
+    submit(annotator(f"formal-{uuid.uuid4().hex[:6]}@example.org"), copy, "accept")
+    assert main(["review", "pull", folder, "--formalizations"]) == 0
+    out = capsys.readouterr().out
+    assert "accepted 1" in out and f"`safeforge review push {name} --formalizations --remove-duplicates` merges them" in out
+    assert store.ledger.row(CHECKED).state == "extracted"  # the vote on the copy counts
+    assert main(["review", "status", folder, "--formalizations"]) == 0
+    assert f"duplicate: {CHECKED} has 1 extra copy(ies)" in capsys.readouterr().out
+    assert main(["review", "push", folder, "--formalizations", "--remove-duplicates", "--json"]) == 0
+    merged = json.loads(capsys.readouterr().out)
+    assert (merged["duplicates_removed"], merged["annotations_moved"]) == (1, 1)
+    assert sorted(t.id for t in admin.tasks.list(project=project)) == sorted(link.ls_task_id for link in links.values())
     store.ledger.close()
 
 
