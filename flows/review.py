@@ -45,7 +45,7 @@ def run_summary(store: RunStore) -> str:
     review's when the run has one."""
     reviews = [review_status(store)]
     formalizations = review_status(store, formalizations=True)
-    if formalizations.total.reviewed or formalizations.total.waiting:
+    if formalizations.total.reviewed or formalizations.total.undecided:
         reviews.append(formalizations)
     return "\n\n".join([run_overview(store.root).to_markdown(), *(status.to_markdown() for status in reviews)])
 

@@ -39,7 +39,7 @@ class SourceStatus:
         return self.accepted + self.rejected
 
     @property
-    def waiting(self) -> int:
+    def undecided(self) -> int:
         """Not decided: pending, or not pushed yet."""
         return self.pending + self.not_pushed
 
@@ -185,8 +185,8 @@ def review_status(store: RunStore, formalizations: bool = False) -> Status:
             if state == "rejected_by_review":
                 _count_reasons(review.reasons, source, total)
     in_review = {row.task_id or row.record_id for row in store.ledger.records(state="in_review")}
-    status = _status(store, ReviewMapping.load(store), in_review, task_ids)
-    status.total, status.by_source, status.agreement, status.unreadable = total, by_source, agreement(tasks), unreadable
+    status = _status(store, ReviewMapping.load(store), in_review, task_ids, (total, by_source, tasks))
+    status.unreadable = unreadable
     return status
 
 
@@ -213,9 +213,7 @@ def _formalization_status(store: RunStore) -> Status:
             tasks.append(votes_from(review.get("annotations", []), decision))
             if decision == "rejected":
                 _count_reasons(review.get("reasons", []), source, total)
-    status = _status(store, mapping, waiting, {}, formalizations=True)
-    status.total, status.by_source, status.agreement = total, by_source, agreement(tasks)
-    return status
+    return _status(store, mapping, waiting, {}, (total, by_source, tasks), formalizations=True)
 
 
 def _count(column: str, *buckets: SourceStatus) -> None:
@@ -229,19 +227,28 @@ def _count_reasons(reasons: list[str], *buckets: SourceStatus) -> None:
             bucket.reasons[reason] = bucket.reasons.get(reason, 0) + 1
 
 
-def _status(store: RunStore, mapping: ReviewMapping, open_ids: set[str], task_ids: dict[str, str], formalizations: bool = False) -> Status:
-    """The status's parts the last pull kept (`open_ids`: the items still under review; `task_ids`:
-    record_id -> task_id where they differ): waiting, queue, open disagreements, adjudicators, duplicates."""
+def _status(
+    store: RunStore,
+    mapping: ReviewMapping,
+    open_ids: set[str],
+    task_ids: dict[str, str],
+    counted: tuple[SourceStatus, dict[str, SourceStatus], list[TaskVotes]],
+    formalizations: bool = False,
+) -> Status:
+    """The status from what was `counted` (in all, by source, the votes of every item) and what the
+    last pull kept (`open_ids`: the items still under review; `task_ids`: record_id -> task_id where
+    they differ): waiting, queue, open disagreements, adjudicators, duplicates."""
     review = "formalizations" if formalizations else "tasks"
     open_disagreements = {
         task_ids.get(record_id, record_id): [f"{d['summary']} ({', '.join(d.get('annotators', []))})" for d in entries]
         for record_id, entries in store.ledger.disagreements(open_only=True, review=review).items()
     }
+    total, by_source, votes = counted
     return Status(
         store.name,
-        SourceStatus(),
-        {},
-        agreement([]),
+        total,
+        by_source,
+        agreement(votes),
         waiting={item: votes for item, votes in mapping.progress.items() if item in open_ids and item not in mapping.queue},
         queue={item: why for item, why in mapping.queue.items() if item in open_ids},
         disagreements=open_disagreements,
