@@ -5,7 +5,8 @@ with `formalizations=True`, the formalization review before code generation
 
 Label Studio is configured by LABEL_STUDIO_URL, LABEL_STUDIO_API_KEY, ... (`safeforge.review.ReviewConfig`).
 Both flows publish the project's link and the run's summary as artifacts; the summary ends with the
-review's state (agreement, each annotator's record, the adjudication queue, open disagreements).
+review's state (agreement, each annotator's record, the adjudication queue, open disagreements),
+and the formalization review's when the run has one.
 """
 
 from __future__ import annotations
@@ -39,10 +40,20 @@ def project_url(base_url: str, project_id: int) -> str:
     return f"{base_url.rstrip('/')}/projects/{project_id}/data"
 
 
+def run_summary(store: RunStore) -> str:
+    """The run's summary artifact: its overview, then its review's state, and its formalization
+    review's when the run has one."""
+    reviews = [review_status(store)]
+    formalizations = review_status(store, formalizations=True)
+    if formalizations.total.reviewed or formalizations.total.undecided:
+        reviews.append(formalizations)
+    return "\n\n".join([run_overview(store.root).to_markdown(), *(status.to_markdown() for status in reviews)])
+
+
 def _publish_summary(store: RunStore) -> None:
     create_markdown_artifact(
         key=artifact_key(store.name),
-        markdown=run_overview(store.root).to_markdown() + "\n\n" + review_status(store).to_markdown(),
+        markdown=run_summary(store),
         description=f"Safeforge run {store.name}: records per state, stages, cost, review",
     )
 

@@ -8,7 +8,8 @@
                               the formalization review before code generation (records waiting in
                               awaiting_formalization_review), in a project of its own
     review_status(store)      pending / accepted / rejected, reasons, the adjudication queue,
-                              disagreements and agreement, by source
+                              disagreements and agreement, by source (formalizations=True: of the
+                              formalization review)
     review_report(stores)     the review of several runs for a release card (agreement, disagreements)
     start_server(...) / stop_server(handle)   a local server from .venv-labelstudio/, on SQLite or
                               a local PostgreSQL

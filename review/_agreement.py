@@ -239,22 +239,28 @@ def _annotators(tasks: list[TaskVotes]) -> list[AnnotatorAgreement]:
 
 
 def votes_of(review: Review) -> TaskVotes:
-    """A task's votes as its review block records them: each annotator's latest annotation that is a
-    vote (an adjudication is not, unless it was ignored and its author has no other vote)."""
-    entries = sorted(review.annotations, key=lambda a: (str(a.get("created_at", "")), int(a.get("id", 0))))
+    """A task's votes as its review block records them (`votes_from`)."""
+    return votes_from(review.annotations, review.decision)
+
+
+def votes_from(annotations: Iterable[Mapping[str, Any]], decision: str | None) -> TaskVotes:
+    """The votes of a review's recorded annotations (`annotation_entry`): each annotator's latest
+    annotation that is a vote (an adjudication is not, unless it was ignored and its author has no
+    other vote); `decision` is the final one, if any."""
+    entries = sorted(annotations, key=lambda a: (str(a.get("created_at", "")), int(a.get("id", 0))))
     voters = {a.get("annotator") for a in entries if not a.get("adjudicating")}
     votes: dict[str, str] = {}
     lead_times: dict[str, float] = {}
     for entry in entries:
-        who, decision = str(entry.get("annotator")), entry.get("decision")
+        who, vote = str(entry.get("annotator")), entry.get("decision")
         counts = not entry.get("adjudicating") or (entry.get("ignored_adjudication") and who not in voters)
-        if counts and decision in ("accept", "reject"):
-            votes[who] = decision
+        if counts and vote in ("accept", "reject"):
+            votes[who] = vote
             if isinstance(entry.get("lead_time"), int | float):
                 lead_times[who] = float(entry["lead_time"])
             else:
                 lead_times.pop(who, None)
-    return TaskVotes(votes, review.decision, lead_times)
+    return TaskVotes(votes, decision, lead_times)
 
 
 def task_agreement(votes: Mapping[str, str]) -> dict[str, Any] | None:

@@ -10,7 +10,15 @@ from html import escape
 from pathlib import Path
 
 from safeforge.generation import WaitingFormalization
-from safeforge.review._task_data import CORRECTABLE_FIELDS, danger_table, details_html, field_text, task_html
+from safeforge.review._task_data import (
+    CORRECTABLE_FIELDS,
+    MARKS_FIELD,
+    QUEUE_FIELD,
+    danger_table,
+    details_html,
+    field_text,
+    task_html,
+)
 
 FORMALIZATION_CONFIG = Path(__file__).with_name("formalization_config.xml")
 # Reasons to reject a formalization: the value stored in annotations -> the label reviewers see.
@@ -45,6 +53,7 @@ def build_formalization_task(waiting: WaitingFormalization) -> dict:
         "details_html": details_html(formalization),
     }
     data.update({f"current_{name}": field_text(formalization, name) for name in CORRECTABLE_FIELDS})
+    data.update({QUEUE_FIELD: "", MARKS_FIELD: ""})  # kept up to date by review pull (_marks)
     return {"data": data}
 
 

@@ -9,22 +9,34 @@ verdicts come back before code generation, as DESPITE has people review formaliz
 
 The project is titled `Formalization review: <run>` and mapped in `<run>/review_formalizations.json`;
 its interface is review/formalization_config.xml. It works as the review of checked tasks does
-(`_push`, `_pull`, `_decide`): the same client, project lookup and creation (a run name is one
-project, whatever folder pushes it), annotators per task and share, named adjudicators, and the same
-decision rule. A verdict is final: the record leaves the waiting state, and a later vote changes
-nothing. Push and pull hold the run's lock; a pull reads everything before it writes.
+(`_push`, `_pull`, `_decide`, `_marks`): the same client, project lookup and creation (a run name is
+one project, whatever folder pushes it), annotators per task and share, named adjudicators, the same
+decision rule, the "Adjudication queue" view and Compare All marks, the disagreements (kept with the
+record's review and in the ledger, apart from the task review's) and the agreement. A verdict is
+final: the record leaves the waiting state, a later vote changes nothing, and a disagreement still
+open is closed with it. While a record waits, its votes so far are kept (for `review status`).
+Push and pull hold the run's lock; a pull reads everything before it writes.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
-from safeforge.generation import FormalizationVerdict, WaitingFormalization, record_formalization_verdict, waiting_formalizations
+from safeforge.generation import (
+    FormalizationVerdict,
+    WaitingFormalization,
+    formalization_review,
+    keep_formalization_review,
+    record_formalization_verdict,
+    waiting_formalizations,
+)
+from safeforge.review._agreement import agreement, task_agreement, votes_from
 from safeforge.review._annotations import ReviewAnnotation
 from safeforge.review._client import LabelStudioClient, RemoteTask, copies_by_task
 from safeforge.review._config import ReviewConfig
-from safeforge.review._decide import Decision, ReviewRules, decide
+from safeforge.review._decide import Decision, Outcome, ReviewRules, decide
 from safeforge.review._errors import ReviewError
 from safeforge.review._formalization_data import (
     FORMALIZATION_CONFIG,
@@ -33,8 +45,17 @@ from safeforge.review._formalization_data import (
     shown_formalization,
 )
 from safeforge.review._mapping import FORMALIZATION_MAPPING_FILE, ReviewMapping, TaskLink
-from safeforge.review._marks import queue_reason
-from safeforge.review._pull import PullResult, annotation_entry, apply_corrections, read_project, rejection_reason
+from safeforge.review._marks import mark_queue, queue_reason
+from safeforge.review._pull import (
+    PullResult,
+    annotation_entry,
+    apply_corrections,
+    keep_last_pull,
+    merge_disagreements,
+    note_disagreements,
+    read_project,
+    rejection_reason,
+)
 from safeforge.review._push import (
     Progress,
     PushResult,
@@ -42,12 +63,15 @@ from safeforge.review._push import (
     apply_overlap,
     check_overlap,
     drop_own_duplicates,
+    merge_duplicates,
     open_project,
     remote_index,
+    update_interface,
 )
 from safeforge.review._task_data import CORRECTABLE_FIELDS, field_text
 from safeforge.runs.ledger import RunStore
 from safeforge.runs.lock import RunLock
+from safeforge.task.metadata import Disagreement
 
 _TITLE_LIMIT = 50  # Label Studio's maximum project title length
 
@@ -69,18 +93,29 @@ class FormalizationPullResult(PullResult):
     not_pushed: list[str] = field(default_factory=list)
     """Waiting records not in the project (push again)."""
 
-    def summary(self) -> str:
-        lines = [
+    def head(self) -> list[str]:
+        return [
             f"formalization review: project {self.project_id} at {self.url}: read {self.annotations} annotation(s)",
             f"accepted {len(self.accepted)} (generated when the run is resumed), rejected {len(self.rejected)}, "
             f"still waiting {len(self.pending)}; {self.corrections} correction(s) applied",
         ]
-        lines += [f"still waiting: {rid} ({self.progress.get(rid, '?')} votes)" for rid in self.pending if rid not in self.queue]
-        lines += [f"needs adjudication: {rid}: {why}" for rid, why in sorted(self.queue.items())]
+
+    def details(self) -> list[str]:
+        lines = super().details()
         if self.not_pushed:
             lines.append(f"not in the project yet (push again): {', '.join(self.not_pushed)}")
-        lines += [f"error: {rid}: {reason}" for rid, reason in sorted(self.failed.items())]
-        return "\n".join(lines)
+        return lines
+
+
+@dataclass
+class _Read:
+    """One waiting formalization, read and decided, before anything is written."""
+
+    item: WaitingFormalization
+    remote: RemoteTask
+    annotations: list[ReviewAnnotation]
+    original: dict[str, str]
+    outcome: Outcome
 
 
 def push_formalizations(
@@ -91,12 +126,14 @@ def push_formalizations(
     overlap_share: float | None = None,
     adjudicators: list[str] | None = None,
     reimport_missing: bool = False,
+    remove_duplicates: bool = False,
     batch_size: int = 50,
     progress: Progress | None = None,
 ) -> PushResult:
     """Import the formalizations of the run's records that wait for their review and are not in the
     run's formalization project yet, holding the run's lock. A waiting record whose formalization
-    cannot be read moves to `error` with the reason; the others go on."""
+    cannot be read moves to `error` with the reason; the others go on. `remove_duplicates` merges
+    extra copies of a formalization as `push_run` does."""
     check_overlap(annotators_per_task, overlap_share)
     with RunLock(store.root, "review push"), LabelStudioClient(client_config) as client:
         mapping = ReviewMapping.load(store, FORMALIZATION_MAPPING_FILE)
@@ -106,17 +143,21 @@ def push_formalizations(
             f"with `{_push_command(store)}`; verdicts are read back with `safeforge review pull {store.name} --formalizations`."
         )
         warnings: list[str] = []
+        label_config = FORMALIZATION_CONFIG.read_text(encoding="utf-8")
         project, created = open_project(
             client,
             mapping,
             (formalization_project_title(store), description, _push_command(store)),
-            FORMALIZATION_CONFIG.read_text(encoding="utf-8"),
+            label_config,
             annotators_per_task or 1,
             overlap_share or 1.0,
             reimport_missing,
             warnings,
         )
         result = PushResult(client_config.url, project.id, project.title, created_project=created, warnings=warnings, what="formalization")
+        update_interface(client, project, label_config, created, result)
+        if remove_duplicates:
+            merge_duplicates(client, project.id, result)
         if not created:
             apply_overlap(client, project, annotators_per_task, overlap_share, result)
         apply_adjudicators(client, mapping, adjudicators, result)
@@ -152,71 +193,101 @@ def pull_formalizations(store: RunStore, client_config: ReviewConfig) -> Formali
             raise ReviewError(f"run {store.name} has no formalization review in Label Studio: run `{_push_command(store)}` first")
         with LabelStudioClient(client_config) as client:
             remote, users = read_project(client, mapping, _push_command(store), "the waiting formalizations")
-        result = FormalizationPullResult(client_config.url, mapping.project_id)
-        waiting, _ = waiting_formalizations(store)  # one that cannot be read is the push's to report
-        copies = copies_by_task(remote.values())
-        rules = frozenset(a.lower() for a in mapping.adjudicators)
-        now = datetime.now(UTC).isoformat(timespec="seconds")
-        decided: list[tuple[WaitingFormalization, FormalizationVerdict]] = []
-        for item in waiting:
-            link = mapping.tasks.get(item.record_id)
-            if link is None or link.ls_task_id not in remote:
-                result.not_pushed.append(item.record_id)
-                continue
-            primary = remote[link.ls_task_id]
-            verdict = _verdict(item, primary, copies.get(item.record_id, [primary]), users, rules, now, result)
-            if verdict is not None:
-                decided.append((item, verdict))
-        for item, verdict in decided:
-            try:
-                state = record_formalization_verdict(store, item, verdict)
-            except ValueError as exc:
-                result.failed[item.record_id] = str(exc)
-                continue
-            (result.accepted if state == "extracted" else result.rejected).append(item.record_id)
-            result.corrections += len(verdict.corrections) if verdict.accepted else 0
+            result = FormalizationPullResult(client_config.url, mapping.project_id)
+            waiting, _ = waiting_formalizations(store)  # one that cannot be read is the push's to report
+            copies = copies_by_task(remote.values())
+            rules = frozenset(a.lower() for a in mapping.adjudicators)
+            found: list[_Read] = []
+            for item in waiting:
+                link = mapping.tasks.get(item.record_id)
+                if link is None or link.ls_task_id not in remote:
+                    result.not_pushed.append(item.record_id)
+                    continue
+                primary = remote[link.ls_task_id]
+                found.append(_read(item, primary, copies.get(item.record_id, [primary]), users, rules, result))
+            now = datetime.now(UTC).isoformat(timespec="seconds")
+            for read in found:
+                _record(store, read, now, result)
+            result.agreement = agreement(votes_from(detail.get("annotations", []), detail.get("decision")) for detail in _reviews(store))
+            keep_last_pull(store, mapping, remote, result, _push_command(store))
+            result.warnings += mark_queue(client, mapping.project_id, [(r.remote, r.annotations, r.outcome, r.original) for r in found])
     return result
 
 
-def _verdict(
+def _read(
     item: WaitingFormalization,
     primary: RemoteTask,
     copies: list[RemoteTask],
     users: dict[int, str],
     adjudicators: frozenset[str],
-    now: str,
     result: FormalizationPullResult,
-) -> FormalizationVerdict | None:
-    """The verdict on one formalization by the review's decision rule (None: it still waits)."""
+) -> _Read:
+    """One formalization's annotations (from every copy) and their outcome by the review's rule."""
     raw = [a for copy in copies for a in copy.annotations if not a.get("was_cancelled")]
     annotations = [ReviewAnnotation.from_label_studio(a, users, FORMALIZATION_REJECTION_REASONS) for a in raw]
     result.annotations += len(annotations)
     formalization = shown_formalization(item)
     original = {name: field_text(formalization, name) for name in CORRECTABLE_FIELDS}
     outcome = decide(annotations, ReviewRules(required=primary.overlap, adjudicators=adjudicators), original)
+    return _Read(item, primary, annotations, original, outcome)
+
+
+def _record(store: RunStore, read: _Read, now: str, result: FormalizationPullResult) -> None:
+    """Keep one formalization's review: its verdict (final), or while it waits its votes so far; and
+    its disagreements, in the review and the ledger."""
+    rid, outcome = read.item.record_id, read.outcome
+    before = formalization_review(store, rid)
     decision = outcome.decision
-    if decision is None:
-        result.pending.append(item.record_id)
-        result.progress[item.record_id] = outcome.progress
-        if outcome.waiting_for == "adjudication":
-            result.queue[item.record_id] = queue_reason(outcome)
-        return None
-    accepted = decision.decision == "accepted"
-    provenance = apply_corrections(outcome, original, dict(original)) if accepted else []
+    if decision is None and before is None and not outcome.votes and outcome.adjudication is None:
+        result.pending.append(rid)  # nothing voted yet: nothing to keep
+        result.progress[rid] = outcome.progress
+        return
+    history = [Disagreement.model_validate(d) for d in (before or {}).get("disagreements", [])]
+    disagreements = merge_disagreements(history, outcome.disagreements, outcome.adjudication, now)
+    if decision is not None:  # the verdict is final: nothing left open can change it
+        final = {"resolved_at": now, "resolution": f"the verdict is final ({decision.explanation})"}
+        disagreements = [d if d.resolved_at else d.model_copy(update=final) for d in disagreements]
+    accepted = decision is not None and decision.decision == "accepted"
+    provenance = apply_corrections(outcome, read.original, dict(read.original)) if accepted else []
+    entries = [d.model_dump(mode="json", exclude_none=True) for d in disagreements]
     detail = {
-        "decision": decision.decision,
-        "final_rule": decision.rule,
+        "decision": None if decision is None else decision.decision,
+        "final_rule": None if decision is None else decision.rule,
+        "waiting_for": outcome.waiting_for,
         "votes": outcome.progress,
-        "explanation": decision.explanation,
-        "reasons": decision.reasons,
-        "notes": decision.notes,
-        "annotations": [annotation_entry(a, outcome, original) for a in sorted(annotations, key=lambda a: a.order) if a.counts],
+        "explanation": outcome.explanation,
+        "reasons": decision.reasons if decision else [],
+        "notes": decision.notes if decision else [],
+        "annotations": [annotation_entry(a, outcome, read.original) for a in sorted(read.annotations, key=lambda a: a.order) if a.counts],
+        "agreement": task_agreement(outcome.votes),
         "corrections": provenance,
-        "label_studio": {"project_id": result.project_id, "task_id": primary.id},
+        "disagreements": entries,
+        "label_studio": {"project_id": result.project_id, "task_id": read.remote.id},
         "pulled_at": now,
     }
-    corrections = {c["field"]: c["new"] for c in provenance}  # a later correction of a field stands
-    return FormalizationVerdict(accepted, _reason(decision), corrections, detail)
+    if decision is None:
+        result.pending.append(rid)
+        result.progress[rid] = outcome.progress
+        if outcome.waiting_for == "adjudication":
+            result.queue[rid] = queue_reason(outcome)
+        if before is None or {**before, "pulled_at": now} != detail:
+            keep_formalization_review(store, rid, detail)
+    else:
+        corrections = {c["field"]: c["new"] for c in provenance}  # a later correction of a field stands
+        try:
+            state = record_formalization_verdict(store, read.item, FormalizationVerdict(accepted, _reason(decision), corrections, detail))
+        except ValueError as exc:
+            result.failed[rid] = str(exc)
+            return
+        (result.accepted if state == "extracted" else result.rejected).append(rid)
+        result.corrections += len(corrections)
+    note_disagreements(result, rid, disagreements, now)
+    store.ledger.set_disagreements(rid, entries, review="formalizations")
+
+
+def _reviews(store: RunStore) -> list[dict[str, Any]]:
+    """Every formalization review the run keeps (verdicts, and the votes so far of waiting records)."""
+    return [found for row in store.ledger.records() if (found := formalization_review(store, row.record_id)) is not None]
 
 
 def _reason(decision: Decision) -> str:

@@ -1,10 +1,12 @@
-"""The adjudication queue and the correction marks, kept in Label Studio by every pull.
+"""The adjudication queue and the correction marks, kept in Label Studio by every pull (of checked
+tasks, and of formalizations).
 
 Each pushed task's data holds:
 - `needs_adjudication`: why the task waits for an adjudicator, or "" when it does not; the project's
-  saved Data Manager view "Adjudication queue" (made by the first pull) lists the tasks where it is
-  not empty, for every user of the project (after an unfiltered "Default" tab, which the pull makes
-  when the project has no tab yet, so that annotators' queue stays whole);
+  saved Data Manager view "Adjudication queue" lists the tasks where it is
+  not empty, for every user of the project (after an unfiltered "Default" tab, made when the project
+  has no tab yet, so that annotators' queue stays whole); push makes both, and every pull makes
+  them again if they were deleted;
 - `marks_html`: a style sheet for Compare All that marks, in each annotation's column, the correction
   fields that annotation changed (and says which on the collapsed panel's header), with a note of
   why the task waits for an adjudicator. Outside Compare All it shows nothing.
@@ -65,17 +67,22 @@ def queue_reason(outcome: Outcome) -> str:
     return outcome.explanation.removeprefix("waiting for an adjudicator: ") if outcome.waiting_for == "adjudication" else ""
 
 
+def make_views(client: LabelStudioClient, project_id: int) -> None:
+    """Give the project its "Default" tab (when it has none) and its "Adjudication queue" view."""
+    views = client.views(project_id)
+    if not views:  # Label Studio makes its "Default" tab only when there is none: the queue must not be the first
+        client.create_view(project_id, DEFAULT_VIEW, {"conjunction": "and", "items": []})
+    if QUEUE_VIEW not in views:
+        client.create_view(project_id, QUEUE_VIEW, QUEUE_FILTER)
+
+
 def mark_queue(
     client: LabelStudioClient, project_id: int, tasks: list[tuple[RemoteTask, list[ReviewAnnotation], Outcome, dict[str, str]]]
 ) -> list[str]:
     """Bring the queue view and each task's `needs_adjudication` and `marks_html` up to date;
     returns warnings (empty when all went well)."""
     try:
-        views = client.views(project_id)
-        if not views:  # Label Studio makes its "Default" tab only when there is none: the queue must not be the first
-            client.create_view(project_id, DEFAULT_VIEW, {"conjunction": "and", "items": []})
-        if QUEUE_VIEW not in views:
-            client.create_view(project_id, QUEUE_VIEW, QUEUE_FILTER)
+        make_views(client, project_id)
         for remote, annotations, outcome, original in tasks:
             wanted = {QUEUE_FIELD: queue_reason(outcome), MARKS_FIELD: marks_html(annotations, outcome, original)}
             if any(remote.data.get(key) != value for key, value in wanted.items()):

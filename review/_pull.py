@@ -85,11 +85,19 @@ class PullResult:
         return data
 
     def summary(self) -> str:
-        lines = [
+        return "\n".join([*self.head(), *self.details()])
+
+    def head(self) -> list[str]:
+        """The summary's first lines: what was read, and what was decided."""
+        return [
             f"project {self.project_id} at {self.url}: read {self.annotations} annotation(s)",
             f"accepted {len(self.accepted)}, rejected {len(self.rejected)}, still pending "
             f"{len(self.pending)}; {self.corrections} correction(s) applied",
         ]
+
+    def details(self) -> list[str]:
+        """The summary's other lines: agreement, what waits and why, disagreements, problems."""
+        lines: list[str] = []
         if self.agreement:
             lines += self.agreement.lines()[:1]
         lines += [
@@ -103,7 +111,7 @@ class PullResult:
         lines += [f"flag: {flag}" for flag in self.flags]
         lines += [f"warning: {warning}" for warning in self.warnings]
         lines += [f"error: {task_id}: {reason}" for task_id, reason in sorted(self.failed.items())]
-        return "\n".join(lines)
+        return lines
 
 
 @dataclass
@@ -148,19 +156,25 @@ def pull_locked(store: RunStore, client_config: ReviewConfig) -> PullResult:
         now = datetime.now(UTC).isoformat(timespec="seconds")
         reviews = [review for task in tasks if (review := _record(store, task, mapping.project_id, now, result))]
         result.agreement = agreement(votes_of(review) for review in reviews)
-        duplicates = extra_copies(remote.values())
-        result.flags += [
-            f"{task_id} is in project {mapping.project_id} {len(ids) + 1} times (Label Studio ids {', '.join(map(str, ids))} "
-            f"are extra; their votes count for the task): `safeforge review push {store.name} --remove-duplicates` merges them"
-            for task_id, ids in sorted(duplicates.items())
-        ]
-        if (result.progress, result.queue, duplicates) != (mapping.progress, mapping.queue, mapping.duplicates):
-            mapping.progress, mapping.queue, mapping.duplicates = result.progress, result.queue, duplicates
-            mapping.save(store)
+        keep_last_pull(store, mapping, remote, result, f"safeforge review push {store.name}")
         result.warnings += mark_queue(
             client, mapping.project_id, [(task.remote, task.annotations, task.outcome, task.original) for task in tasks]
         )
     return result
+
+
+def keep_last_pull(store: RunStore, mapping: ReviewMapping, remote: dict[int, RemoteTask], result: PullResult, push: str) -> None:
+    """Flag the duplicate copies of tasks in the project (`push`: the push command that merges
+    them), and keep in the mapping what this pull saw (progress, queue, duplicates) when it changed."""
+    duplicates = extra_copies(remote.values())
+    result.flags += [
+        f"{task_id} is in project {mapping.project_id} {len(ids) + 1} times (Label Studio ids {', '.join(map(str, ids))} "
+        f"are extra; their votes count for the task): `{push} --remove-duplicates` merges them"
+        for task_id, ids in sorted(duplicates.items())
+    ]
+    if (result.progress, result.queue, duplicates) != (mapping.progress, mapping.queue, mapping.duplicates):
+        mapping.progress, mapping.queue, mapping.duplicates = result.progress, result.queue, duplicates
+        mapping.save(store)
 
 
 def read_project(client: LabelStudioClient, mapping: ReviewMapping, push: str, what: str) -> tuple[dict[int, RemoteTask], dict[int, str]]:
@@ -231,12 +245,7 @@ def _record(store: RunStore, task: _Task, project_id: int, now: str, result: Pul
         result.progress[task.task_id] = outcome.progress
         return None
     review, formalization, applied = _review(task, project_id, now)
-    for entry in review.disagreements:
-        names = ", ".join(entry.annotators)
-        if entry.resolved_at is None:
-            result.disagreements.setdefault(task.task_id, []).append(f"{entry.summary} ({names})")
-        elif entry.resolved_at == now:
-            result.resolved.append(f"{task.task_id}: {entry.summary}: {entry.resolution}")
+    note_disagreements(result, task.task_id, review.disagreements, now)
     if before is None or _comparable(before) != _comparable(review):
         try:
             write_metadata(
@@ -252,6 +261,15 @@ def _record(store: RunStore, task: _Task, project_id: int, now: str, result: Pul
     store.ledger.set_disagreements(row.record_id, [d.model_dump(mode="json", exclude_none=True) for d in review.disagreements])
     _move(store, task, result)
     return review
+
+
+def note_disagreements(result: PullResult, task_id: str, disagreements: list[Disagreement], now: str) -> None:
+    """Tell in the result a task's open disagreements and those this pull (at `now`) found resolved."""
+    for entry in disagreements:
+        if entry.resolved_at is None:
+            result.disagreements.setdefault(task_id, []).append(f"{entry.summary} ({', '.join(entry.annotators)})")
+        elif entry.resolved_at == now:
+            result.resolved.append(f"{task_id}: {entry.summary}: {entry.resolution}")
 
 
 def _move(store: RunStore, task: _Task, result: PullResult) -> None:

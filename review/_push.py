@@ -30,6 +30,7 @@ from safeforge.review._client import LabelStudioClient, RemoteProject, copies_by
 from safeforge.review._config import ReviewConfig
 from safeforge.review._errors import NotFoundError, ReviewError
 from safeforge.review._mapping import ReviewMapping, TaskLink
+from safeforge.review._marks import make_views
 from safeforge.review._pull import PullResult, pull_locked
 from safeforge.review._task_data import LABELING_CONFIG, MARKS_FIELD, QUEUE_FIELD, build_task
 from safeforge.runs.ledger import RecordRow, RunStore
@@ -157,11 +158,8 @@ def push_run(
             )
         result = PushResult(client_config.url, project.id, project.title, created_project=created, warnings=warnings)
         if remove_duplicates:
-            _merge_duplicates(client, project.id, result)
-        if not created and project.label_config.strip() != label_config.strip():
-            _complete_task_data(client, project.id)
-            client.set_label_config(project.id, label_config)
-            result.warnings.append(f"project {project.id} now shows this version's review interface")
+            merge_duplicates(client, project.id, result)
+        update_interface(client, project, label_config, created, result)
         rules_changed = not created and apply_overlap(client, project, annotators_per_task, overlap_share, result)
         rules_changed |= apply_adjudicators(client, mapping, adjudicators, result)
         candidates = store.ledger.records(state="checked") + missing
@@ -288,11 +286,17 @@ def apply_adjudicators(client: LabelStudioClient, mapping: ReviewMapping, adjudi
     return True
 
 
-def _complete_task_data(client: LabelStudioClient, project_id: int) -> None:
-    """Give tasks imported by an older version the data keys this version's interface reads."""
-    for task in client.tasks(project_id):
+def update_interface(client: LabelStudioClient, project: RemoteProject, label_config: str, created: bool, result: PushResult) -> None:
+    """Give the project its saved views, and an existing project made by an older version this
+    version's interface (its tasks get the data keys the interface reads)."""
+    make_views(client, project.id)
+    if created or project.label_config.strip() == label_config.strip():
+        return
+    for task in client.tasks(project.id):
         if QUEUE_FIELD not in task.data or MARKS_FIELD not in task.data:
             client.update_task_data(task.id, {QUEUE_FIELD: "", MARKS_FIELD: "", **task.data})
+    client.set_label_config(project.id, label_config)
+    result.warnings.append(f"project {project.id} now shows this version's review interface")
 
 
 def drop_own_duplicates(client: LabelStudioClient, project_id: int, created_ids: list[int]) -> int:
@@ -309,7 +313,7 @@ def drop_own_duplicates(client: LabelStudioClient, project_id: int, created_ids:
     return dropped
 
 
-def _merge_duplicates(client: LabelStudioClient, project_id: int, result: PushResult) -> None:
+def merge_duplicates(client: LabelStudioClient, project_id: int, result: PushResult) -> None:
     """Move the annotations of every extra copy of a task to the oldest copy (the one the review
     uses), then delete the extra copies."""
     for copies in copies_by_task(client.tasks(project_id, with_annotations=True)).values():

@@ -3,21 +3,25 @@
 rejection rate (DESPITE reports 32.6% overall, 55.1% for NormBank); rejection reasons; the
 adjudication queue and the tasks waiting for votes, as the last pull saw them; every unresolved
 disagreement; agreement over every task with two or more votes, decided or not, and each
-annotator's record.
+annotator's record. With `formalizations=True`, the same for the run's formalization review (from
+review_formalizations.json and each record's formalization_review.json).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from safeforge.review._agreement import Agreement, TaskVotes, agreement, votes_of
-from safeforge.review._mapping import ReviewMapping
+from safeforge.generation import formalization_review
+from safeforge.review._agreement import Agreement, TaskVotes, agreement, votes_from, votes_of
+from safeforge.review._formalization_data import FORMALIZATION_REJECTION_REASONS
+from safeforge.review._mapping import FORMALIZATION_MAPPING_FILE, ReviewMapping
 from safeforge.review._task_data import REJECTION_REASONS
 from safeforge.runs.ledger import RunStore
 from safeforge.task.files import TaskError, read_metadata
 
 _COLUMNS = (("checked", "not_pushed"), ("in_review", "pending"), ("accepted", "accepted"), ("rejected_by_review", "rejected"))
 NO_REASON = "no_reason_given"
+AWAITING = "awaiting_formalization_review"
 
 
 @dataclass
@@ -30,10 +34,19 @@ class SourceStatus:
     """Rejection reason -> rejected tasks giving it (a task may give several)."""
 
     @property
+    def reviewed(self) -> int:
+        """Decided: accepted or rejected."""
+        return self.accepted + self.rejected
+
+    @property
+    def undecided(self) -> int:
+        """Not decided: pending, or not pushed yet."""
+        return self.pending + self.not_pushed
+
+    @property
     def rejection_rate(self) -> float | None:
         """Share of reviewed tasks that were rejected, in percent."""
-        reviewed = self.accepted + self.rejected
-        return round(100.0 * self.rejected / reviewed, 2) if reviewed else None
+        return round(100.0 * self.rejected / self.reviewed, 2) if self.reviewed else None
 
     def to_dict(self) -> dict:
         return {**self.__dict__, "rejection_rate": self.rejection_rate}
@@ -56,10 +69,17 @@ class Status:
     adjudicators: list[str] = field(default_factory=list)
     duplicates: dict[str, list[int]] = field(default_factory=dict)
     """task_id -> Label Studio ids of extra copies, as the last pull saw them."""
+    formalizations: bool = False
+    """The formalization review's state (its items are records), not the review of checked tasks."""
+
+    @property
+    def _push(self) -> str:
+        return f"safeforge review push {self.run}" + (" --formalizations" if self.formalizations else "")
 
     def to_dict(self) -> dict:
         return {
             "run": self.run,
+            "review": "formalizations" if self.formalizations else "tasks",
             "adjudicators": self.adjudicators,
             "waiting": self.waiting,
             "queue": self.queue,
@@ -74,13 +94,15 @@ class Status:
     def format_table(self) -> str:
         rows = [*sorted(self.by_source.items()), ("all", self.total)]
         width = max([len("source")] + [len(name) for name, _ in rows])
-        lines = [f"Review of run {self.run}", "", f"{'source':<{width}}  not pushed  pending  accepted  rejected  rejection rate"]
+        title = "Formalization review" if self.formalizations else "Review"
+        lines = [f"{title} of run {self.run}", "", f"{'source':<{width}}  not pushed  pending  accepted  rejected  rejection rate"]
         for name, s in rows:
             rate = "-" if s.rejection_rate is None else f"{s.rejection_rate:.1f}%"
             lines.append(f"{name:<{width}}  {s.not_pushed:>10}  {s.pending:>7}  {s.accepted:>8}  {s.rejected:>8}  {rate:>14}")
         if self.total.reasons:
             sources = sorted(self.by_source)
-            labels = {code: REJECTION_REASONS.get(code, "(no reason given)") for code in self.total.reasons}
+            known = FORMALIZATION_REJECTION_REASONS if self.formalizations else REJECTION_REASONS
+            labels = {code: known.get(code, "(no reason given)") for code in self.total.reasons}
             label_width = max(len(label) for label in labels.values())
             lines += [
                 "",
@@ -93,7 +115,7 @@ class Status:
         lines += ["", *self.agreement.lines()]
         lines += [
             "",
-            f"Adjudicators: {', '.join(self.adjudicators) or f'none named (`safeforge review push {self.run} --adjudicator EMAIL`)'}",
+            f"Adjudicators: {', '.join(self.adjudicators) or f'none named (`{self._push} --adjudicator EMAIL`)'}",
         ]
         if self.queue:
             lines += ["Adjudication queue (the view 'Adjudication queue' in Label Studio)"]
@@ -104,12 +126,11 @@ class Status:
         if self.waiting:
             lines += ["", "Waiting for votes (votes so far, at the last pull)"]
             lines += [f"  {task_id}: {votes}" for task_id, votes in sorted(self.waiting.items())]
-        for task_id, ids in sorted(self.duplicates.items()):
-            lines.append(
-                f"duplicate: {task_id} has {len(ids)} extra copy(ies) in the project (Label Studio ids "
-                f"{', '.join(map(str, ids))}; their votes count for the task): `safeforge review push {self.run} "
-                "--remove-duplicates` merges them"
-            )
+        lines += [
+            f"duplicate: {task_id} has {len(ids)} extra copy(ies) in the project (Label Studio ids "
+            f"{', '.join(map(str, ids))}; their votes count for the task): `{self._push} --remove-duplicates` merges them"
+            for task_id, ids in sorted(self.duplicates.items())
+        ]
         lines += [f"unreadable: {task_id}" for task_id in self.unreadable]
         return "\n".join(lines)
 
@@ -118,7 +139,7 @@ class Status:
         t = self.total
         rate = "n/a" if t.rejection_rate is None else f"{t.rejection_rate:.1f}%"
         parts = [
-            "## Review",
+            "## Formalization review (before code generation)" if self.formalizations else "## Review",
             f"{t.accepted} accepted, {t.rejected} rejected (rejection rate {rate}), {t.pending} in review "
             f"({len(self.queue)} waiting for an adjudicator), {t.not_pushed} not pushed. "
             f"Adjudicators: {', '.join(self.adjudicators) or 'none named'}.",
@@ -135,8 +156,10 @@ class Status:
         return "\n\n".join(parts)
 
 
-def review_status(store: RunStore) -> Status:
+def review_status(store: RunStore, formalizations: bool = False) -> Status:
     """The run's review state (see the module docstring)."""
+    if formalizations:
+        return _formalization_status(store)
     total = SourceStatus()
     by_source: dict[str, SourceStatus] = {}
     unreadable: list[str] = []
@@ -145,8 +168,7 @@ def review_status(store: RunStore) -> Status:
     for state, column in _COLUMNS:
         for row in store.ledger.records(state=state):
             source = by_source.setdefault(row.source, SourceStatus())
-            for bucket in (source, total):
-                setattr(bucket, column, getattr(bucket, column) + 1)
+            _count(column, source, total)
             task_id = task_ids[row.record_id] = row.task_id or row.record_id
             if state == "checked":
                 continue
@@ -161,24 +183,76 @@ def review_status(store: RunStore) -> Status:
                 continue
             tasks.append(votes_of(review))
             if state == "rejected_by_review":
-                for reason in review.reasons or [NO_REASON]:
-                    for bucket in (source, total):
-                        bucket.reasons[reason] = bucket.reasons.get(reason, 0) + 1
-    mapping = ReviewMapping.load(store)
+                _count_reasons(review.reasons, source, total)
     in_review = {row.task_id or row.record_id for row in store.ledger.records(state="in_review")}
+    status = _status(store, ReviewMapping.load(store), in_review, task_ids, (total, by_source, tasks))
+    status.unreadable = unreadable
+    return status
+
+
+def _formalization_status(store: RunStore) -> Status:
+    """The formalization review's state: waiting records (pushed or not), and the verdicts."""
+    mapping = ReviewMapping.load(store, FORMALIZATION_MAPPING_FILE)
+    total = SourceStatus()
+    by_source: dict[str, SourceStatus] = {}
+    tasks: list[TaskVotes] = []
+    waiting: set[str] = set()
+    for row in store.ledger.records():
+        review = formalization_review(store, row.record_id)
+        decision = review.get("decision") if review else None
+        if row.state == AWAITING:
+            waiting.add(row.record_id)
+            column = "pending" if row.record_id in mapping.tasks else "not_pushed"
+        elif decision in ("accepted", "rejected"):
+            column = str(decision)
+        else:
+            continue
+        source = by_source.setdefault(row.source, SourceStatus())
+        _count(column, source, total)
+        if review is not None:
+            tasks.append(votes_from(review.get("annotations", []), decision))
+            if decision == "rejected":
+                _count_reasons(review.get("reasons", []), source, total)
+    return _status(store, mapping, waiting, {}, (total, by_source, tasks), formalizations=True)
+
+
+def _count(column: str, *buckets: SourceStatus) -> None:
+    for bucket in buckets:
+        setattr(bucket, column, getattr(bucket, column) + 1)
+
+
+def _count_reasons(reasons: list[str], *buckets: SourceStatus) -> None:
+    for reason in reasons or [NO_REASON]:
+        for bucket in buckets:
+            bucket.reasons[reason] = bucket.reasons.get(reason, 0) + 1
+
+
+def _status(
+    store: RunStore,
+    mapping: ReviewMapping,
+    open_ids: set[str],
+    task_ids: dict[str, str],
+    counted: tuple[SourceStatus, dict[str, SourceStatus], list[TaskVotes]],
+    formalizations: bool = False,
+) -> Status:
+    """The status from what was `counted` (in all, by source, the votes of every item) and what the
+    last pull kept (`open_ids`: the items still under review; `task_ids`: record_id -> task_id where
+    they differ): waiting, queue, open disagreements, adjudicators, duplicates."""
+    review = "formalizations" if formalizations else "tasks"
     open_disagreements = {
         task_ids.get(record_id, record_id): [f"{d['summary']} ({', '.join(d.get('annotators', []))})" for d in entries]
-        for record_id, entries in store.ledger.disagreements(open_only=True).items()
+        for record_id, entries in store.ledger.disagreements(open_only=True, review=review).items()
     }
+    total, by_source, votes = counted
     return Status(
         store.name,
         total,
         by_source,
-        agreement(tasks),
-        unreadable,
-        waiting={task_id: votes for task_id, votes in mapping.progress.items() if task_id in in_review and task_id not in mapping.queue},
-        queue={task_id: why for task_id, why in mapping.queue.items() if task_id in in_review},
+        agreement(votes),
+        waiting={item: votes for item, votes in mapping.progress.items() if item in open_ids and item not in mapping.queue},
+        queue={item: why for item, why in mapping.queue.items() if item in open_ids},
         disagreements=open_disagreements,
         adjudicators=mapping.adjudicators,
         duplicates=mapping.duplicates,
+        formalizations=formalizations,
     )

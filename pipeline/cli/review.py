@@ -1,5 +1,5 @@
-"""`safeforge review push|pull|status RUN` and `safeforge review server start|stop|status`; push and
-pull with `--formalizations` do the formalization review before code generation."""
+"""`safeforge review push|pull|status RUN` and `safeforge review server start|stop|status`; push,
+pull and status with `--formalizations` are the formalization review before code generation."""
 
 from __future__ import annotations
 
@@ -94,6 +94,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "status", help="pending/accepted/rejected, reasons, the adjudication queue, disagreements and agreement by source"
     )
     _run_arguments(status)
+    _formalizations_argument(status, "the state of the formalization review (before code generation) instead")
     status.add_argument("--plot", type=Path, metavar="PNG", help="also draw the agreement (pairwise kappa, agreement with decisions)")
     status.set_defaults(func=_status)
 
@@ -166,12 +167,8 @@ def _push(args: argparse.Namespace) -> int:
         "reimport_missing": args.reimport_missing,
         "progress": progress,
     }
-    if args.formalizations:
-        if args.remove_duplicates:
-            raise ReviewError("--remove-duplicates is for the review of checked tasks, not --formalizations")
-        result = push_formalizations(store, ReviewConfig.from_env(), **options)
-    else:
-        result = push_run(store, ReviewConfig.from_env(), remove_duplicates=args.remove_duplicates, **options)
+    push = push_formalizations if args.formalizations else push_run
+    result = push(store, ReviewConfig.from_env(), remove_duplicates=args.remove_duplicates, **options)
     print(json.dumps(result.to_dict(), indent=2) if args.json else result.summary())
     return 1 if result.failed else 0
 
@@ -184,7 +181,7 @@ def _pull(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    status = review_status(_open_run(args))
+    status = review_status(_open_run(args), formalizations=args.formalizations)
     print(json.dumps(status.to_dict(), indent=2) if args.json else status.format_table())
     if args.plot:
         written = agreement_plot(status.agreement, args.plot)

@@ -28,6 +28,8 @@ if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy
     from ._formalization_review import (
         FormalizationVerdict,
         WaitingFormalization,
+        formalization_review,
+        keep_formalization_review,
         record_formalization_verdict,
         waiting_formalizations,
     )

@@ -8,7 +8,8 @@ verdict back through `record_formalization_verdict`: accepted, the record return
 with the formalization as corrected by the reviewers (the ledger's detail of that transition, which
 `load_extraction` reads), and the run's next resume generates its task; rejected, it ends in
 `rejected_by_formalization_review` with the reviewers' reasons. Either way the verdict is kept in
-`<run>/work/<record_id>/formalization_review.json` (and an accepted one in the task's provenance).
+`<run>/work/<record_id>/formalization_review.json` (and an accepted one in the task's provenance);
+while the record waits, that file holds the votes so far.
 """
 
 from __future__ import annotations
@@ -155,13 +156,28 @@ def corrected(extraction: Extraction, corrections: dict[str, str]) -> Extraction
     return Extraction(validated, extraction.call)
 
 
+def formalization_review(store: RunStore, record_id: str) -> dict[str, Any] | None:
+    """The record's formalization review as the last pull kept it: the verdict, or while the record
+    waits, the votes so far ("decision" None); None when nobody voted, or the file cannot be read."""
+    try:
+        found = json.loads((_work(store, record_id) / VERDICT_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def keep_formalization_review(store: RunStore, record_id: str, detail: dict[str, Any]) -> None:
+    """Keep the review of a record that still waits (its votes, disagreements), for `review status`."""
+    write_atomically(_work(store, record_id) / VERDICT_FILE, json_text(detail) + "\n")
+
+
 def record_formalization_verdict(store: RunStore, waiting: WaitingFormalization, verdict: FormalizationVerdict) -> str:
     """Record the review's verdict: accepted -> `extracted` with the corrected formalization (code
     generation follows on the run's next resume), rejected -> `rejected_by_formalization_review`.
     Returns the new state; ValueError (nothing written) when a correction breaks the formalization."""
     rid = waiting.record_id
     extraction = corrected(waiting.extraction, verdict.corrections) if verdict.accepted else waiting.extraction
-    write_atomically(_work(store, rid) / VERDICT_FILE, json_text(verdict.detail) + "\n")
+    keep_formalization_review(store, rid, verdict.detail)
     if verdict.accepted:
         store.ledger.transition(rid, "extracted", verdict.reason, detail={**extraction.to_dict(), VERDICT_KEY: verdict.detail})
         return "extracted"

@@ -10,7 +10,7 @@ waits for it (`_formalization_review`) and is generated once the review has acce
     <run>/work/<record_id>/rounds.json       every round: reply, checks, judge, feedback, tokens
                                              (both written when the record ends)
     <run>/work/<record_id>/formalization.json         what the formalization review is shown
-    <run>/work/<record_id>/formalization_review.json  its verdict
+    <run>/work/<record_id>/formalization_review.json  its verdict (while it waits, the votes so far)
     <run>/work/<record_id>/round-<n>/        candidates while the record is being generated
     <run>/tasks/<record_id>/                 the checked task (renamed from its candidate)
     <run>/rejected/<record_id>/              the last attempt of a rejected record

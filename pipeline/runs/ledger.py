@@ -6,7 +6,7 @@ repeated after a crash without double counting. Every record ends in exactly one
 one way back is review: a later or edited annotation changes a decision (accepted <->
 rejected_by_review), or a decided task goes back to in_review when it now lacks votes or waits for
 an adjudicator, each recorded with its reason like any transition. The disagreements review finds
-among a task's reviewers are kept in their own table, open until resolved.
+among a task's (or a formalization's) reviewers are kept in their own table, open until resolved.
 
     pending ──> extracted ──> checked ──> in_review ──> accepted
        │            │            │            └──────> rejected_by_review
@@ -61,12 +61,16 @@ CREATE TABLE IF NOT EXISTS records (
 CREATE TABLE IF NOT EXISTS transitions (
     id INTEGER PRIMARY KEY AUTOINCREMENT, record_id TEXT NOT NULL, from_state TEXT, to_state TEXT NOT NULL,
     reason TEXT NOT NULL DEFAULT '', detail TEXT, at REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS disagreements (
-    record_id TEXT NOT NULL, key TEXT NOT NULL, found_at TEXT NOT NULL, kind TEXT NOT NULL, summary TEXT NOT NULL,
-    resolved_at TEXT, resolution TEXT, entry TEXT NOT NULL, PRIMARY KEY (record_id, key, found_at));
 CREATE INDEX IF NOT EXISTS records_state ON records(state);
 CREATE INDEX IF NOT EXISTS transitions_record ON transitions(record_id);
 """
+_DISAGREEMENTS = """
+CREATE TABLE IF NOT EXISTS disagreements (
+    record_id TEXT NOT NULL, key TEXT NOT NULL, found_at TEXT NOT NULL, kind TEXT NOT NULL, summary TEXT NOT NULL,
+    resolved_at TEXT, resolution TEXT, entry TEXT NOT NULL, review TEXT NOT NULL DEFAULT 'tasks',
+    PRIMARY KEY (review, record_id, key, found_at))"""
+REVIEWS = ("tasks", "formalizations")
+"""The reviews whose disagreements the ledger keeps apart: of checked tasks, of formalizations."""
 
 
 class TransitionError(SafeforgeError):
@@ -110,6 +114,26 @@ class RunLedger:
         self._db.execute("PRAGMA synchronous=NORMAL")  # with WAL: a killed process loses nothing
         self._db.execute("PRAGMA busy_timeout=30000")
         self._db.executescript(_SCHEMA)
+        self._db.execute(_DISAGREEMENTS)
+        if "review" not in self._columns("disagreements"):
+            self._scope_disagreements()
+
+    def _columns(self, table: str) -> set[str]:
+        return {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+
+    def _scope_disagreements(self) -> None:
+        """A ledger from before the formalization review kept disagreements without the review they
+        belong to: they are the task review's."""
+        with self._transaction() as db:
+            if "review" in self._columns("disagreements"):
+                return  # another process did it first
+            db.execute("ALTER TABLE disagreements RENAME TO disagreements_unscoped")
+            db.execute(_DISAGREEMENTS)
+            db.execute(
+                "INSERT INTO disagreements SELECT record_id, key, found_at, kind, summary, resolved_at, resolution, entry, 'tasks' "
+                "FROM disagreements_unscoped"
+            )
+            db.execute("DROP TABLE disagreements_unscoped")
 
     def close(self) -> None:
         with self._lock:
@@ -277,9 +301,10 @@ class RunLedger:
             ).fetchall()
         return [Transition(r[0], r[1], r[2], r[3], json.loads(r[4]) if r[4] else None, r[5]) for r in rows]
 
-    def set_disagreements(self, record_id: str, entries: list[dict]) -> bool:
-        """Store the review disagreements of a record (every one, open or resolved, each a dict with
-        key, found_at, kind, summary, resolved_at, resolution); False when they are already stored."""
+    def set_disagreements(self, record_id: str, entries: list[dict], review: str = "tasks") -> bool:
+        """Store the disagreements of a record in `review` (one of REVIEWS): every one, open or
+        resolved, each a dict with key, found_at, kind, summary, resolved_at, resolution; False when
+        they are already stored."""
         rows = sorted(
             (
                 record_id,
@@ -290,26 +315,27 @@ class RunLedger:
                 e.get("resolved_at"),
                 e.get("resolution"),
                 json.dumps(e, sort_keys=True),
+                review,
             )
             for e in entries
         )
         with self._transaction() as db:
             stored = db.execute(
-                "SELECT record_id, key, found_at, kind, summary, resolved_at, resolution, entry FROM disagreements WHERE record_id = ? "
-                "ORDER BY record_id, key, found_at",
-                (record_id,),
+                "SELECT record_id, key, found_at, kind, summary, resolved_at, resolution, entry, review FROM disagreements "
+                "WHERE record_id = ? AND review = ? ORDER BY record_id, key, found_at",
+                (record_id, review),
             ).fetchall()
             if [tuple(r) for r in stored] == rows:
                 return False
-            db.execute("DELETE FROM disagreements WHERE record_id = ?", (record_id,))
-            db.executemany("INSERT INTO disagreements VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            db.execute("DELETE FROM disagreements WHERE record_id = ? AND review = ?", (record_id, review))
+            db.executemany("INSERT INTO disagreements VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
         return True
 
-    def disagreements(self, open_only: bool = False) -> dict[str, list[dict]]:
-        """record_id -> its review disagreements (only the unresolved ones with `open_only`), oldest first."""
-        query = "SELECT record_id, entry FROM disagreements" + (" WHERE resolved_at IS NULL" if open_only else "")
+    def disagreements(self, open_only: bool = False, review: str = "tasks") -> dict[str, list[dict]]:
+        """record_id -> its disagreements in `review` (only the unresolved ones with `open_only`), oldest first."""
+        query = "SELECT record_id, entry FROM disagreements WHERE review = ?" + (" AND resolved_at IS NULL" if open_only else "")
         with self._lock:
-            rows = self._db.execute(query + " ORDER BY record_id, found_at, key").fetchall()
+            rows = self._db.execute(query + " ORDER BY record_id, found_at, key", (review,)).fetchall()
         found: dict[str, list[dict]] = {}
         for record_id, entry in rows:
             found.setdefault(record_id, []).append(json.loads(entry))

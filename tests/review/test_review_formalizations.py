@@ -17,6 +17,7 @@ from tests_paths import REPO
 
 from safeforge.cli.main import build_parser, main
 from safeforge.cli.runs import format_overview
+from safeforge.flows.review import run_summary
 from safeforge.generation import (
     FormalizationVerdict,
     GenerateOptions,
@@ -34,6 +35,7 @@ from safeforge.review import (
     formalization_project_title,
     pull_formalizations,
     push_formalizations,
+    review_status,
 )
 from safeforge.review._mapping import FORMALIZATION_MAPPING_FILE, ReviewMapping
 from safeforge.runs import SpecChanged, read_spec, run_overview
@@ -64,10 +66,14 @@ def served(url: str) -> int:
         return json.loads(response.read())["requests"]
 
 
-def submit(client, ls_task_id: int, decision: str, reasons=(), note: str = "", fixes: dict | None = None) -> int:
+def submit(
+    client, ls_task_id: int, decision: str, reasons=(), note: str = "", fixes: dict | None = None, adjudicating: bool = False
+) -> int:
     """The annotation the formalization interface submits (choices by alias, every correction box)."""
     task = client.tasks.get(ls_task_id)
     result = [{"from_name": "decision", "to_name": "danger", "type": "choices", "value": {"choices": [decision]}}]
+    if adjudicating:
+        result.append({"from_name": "adjudication", "to_name": "danger", "type": "choices", "value": {"choices": ["adjudicating"]}})
     if reasons:
         result.append({"from_name": "reasons", "to_name": "danger", "type": "choices", "value": {"choices": list(reasons)}})
     if note:
@@ -149,6 +155,66 @@ def test_formalizations_wait_for_review_and_only_accepted_ones_are_generated(tmp
     store.ledger.close()
 
 
+def test_a_team_reviews_formalizations_with_an_adjudicator_agreement_and_disagreements(tmp_path, config, admin, annotator, capsys):
+    name = f"formal-{uuid.uuid4().hex[:8]}"
+    with replay() as url:
+        run(tmp_path, name, url, review_formalizations=True)
+    store = RunStore(tmp_path / name)
+    alice, bob, lead = (f"{who}-{uuid.uuid4().hex[:6]}@example.org" for who in ("alice", "bob", "lead"))
+    pushed = push_formalizations(store, config, annotators_per_task=2, adjudicators=[lead])
+    views = [(v.data or {}).get("title") for v in admin.views.list(project=pushed.project_id)]
+    assert views == ["Default", "Adjudication queue"]  # made by the push, as for checked tasks
+    before = review_status(store, formalizations=True)
+    assert (before.total.pending, before.total.not_pushed, before.adjudicators, before.agreement.tasks) == (2, 0, [lead], 0)
+
+    links = {rid: link.ls_task_id for rid, link in ReviewMapping.load(store, FORMALIZATION_MAPPING_FILE).tasks.items()}
+    first = submit(annotator(alice), links[CHECKED], "accept", fixes={"robot_role": NEW_ROLE})
+    submit(annotator(bob), links[CHECKED], "reject", reasons=("not_practical_for_a_robot",))
+    submit(annotator(alice), links[REPAIRED], "accept")
+    submit(annotator(bob), links[REPAIRED], "accept")
+    pulled = pull_formalizations(store, config)
+    split = "votes split: 1 accept, 1 reject"
+    assert (pulled.accepted, pulled.pending, pulled.queue) == ([REPAIRED], [CHECKED], {CHECKED: split})
+    assert pulled.disagreements == {CHECKED: [f"{split} ({alice}, {bob})"]}
+    assert (pulled.agreement.tasks, pulled.agreement.percent, pulled.agreement.krippendorff_alpha) == (2, 50.0, 0.0)
+    data = admin.tasks.get(links[CHECKED]).data
+    assert data["needs_adjudication"] == split and f'data-annotation-id="{first}"' in data["marks_html"]
+    assert "sf-fix-robot_role" in data["marks_html"]  # alice's column marks the field she corrected
+    queue_view = next(v for v in admin.views.list(project=pushed.project_id) if (v.data or {}).get("title") == "Adjudication queue")
+    assert [t.id for t in admin.tasks.list(project=pushed.project_id, view=queue_view.id)] == [links[CHECKED]]
+    status = review_status(store, formalizations=True)
+    assert (status.total.pending, status.total.accepted, status.queue, status.disagreements) == (
+        1,
+        1,
+        {CHECKED: split},
+        pulled.disagreements,
+    )
+    assert status.agreement.to_dict() == pulled.agreement.to_dict()
+    table = status.format_table()
+    assert f"Formalization review of run {name}" in table and "Adjudication queue" in table and "Krippendorff's alpha 0.000" in table
+    artifact = run_summary(store)  # the run's Prefect artifact
+    assert "## Review\n" in artifact and "## Formalization review" in artifact and f"`{CHECKED}`: {split}" in artifact
+    assert store.ledger.disagreements(open_only=True) == {}  # the review of checked tasks keeps its own
+    assert list(store.ledger.disagreements(open_only=True, review="formalizations")) == [CHECKED]
+
+    submit(annotator(lead), links[CHECKED], "reject", reasons=("not_practical_for_a_robot",), adjudicating=True)
+    decided = pull_formalizations(store, config)
+    assert (decided.rejected, decided.queue, decided.disagreements) == ([CHECKED], {}, {})
+    assert decided.resolved == [f"{CHECKED}: {split}: adjudicated"] and decided.agreement.tasks == 2  # an adjudication is no vote
+    assert admin.tasks.get(links[CHECKED]).data["needs_adjudication"] == ""
+    [entry] = store.ledger.disagreements(review="formalizations")[CHECKED]
+    assert (entry["resolution"], entry["resolved_by"]) == ("adjudicated", lead)
+    assert main(["review", "status", str(store.root), "--formalizations", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert (shown["review"], shown["total"]["rejected"], shown["total"]["reasons"]) == (
+        "formalizations",
+        1,
+        {"not_practical_for_a_robot": 1},
+    )
+    assert (shown["queue"], shown["disagreements"], shown["agreement"]["tasks"]) == ({}, {}, 2)
+    store.ledger.close()
+
+
 def test_a_correction_that_breaks_the_formalization_keeps_the_record_waiting(tmp_path, config, annotator):
     name = f"formal-{uuid.uuid4().hex[:8]}"
     with replay() as url:
@@ -173,6 +239,9 @@ def test_without_the_setting_records_go_straight_to_code_generation(tmp_path, mo
     overview = run_overview(tmp_path / "plain")
     assert [s.stage for s in overview.stages] == ["extract", "checks", "review"]
     assert "formalization review" not in overview.distribution.to_dict()["rejections"]
+    plain = RunStore(tmp_path / "plain")
+    assert "Formalization review" not in run_summary(plain)  # the run's artifact: no empty section
+    plain.ledger.close()
     with pytest.raises(SpecChanged, match="settings.review_formalizations: null -> true"):
         run(tmp_path, "plain", "http://127.0.0.1:9/v1", review_formalizations=True)  # refused before any call
 
@@ -201,15 +270,13 @@ def test_the_formalization_project_is_the_runs_own(tmp_path, config, admin):
     store.ledger.close()
 
 
-def test_the_review_commands_take_formalizations(tmp_path, config, annotator, monkeypatch, capsys):
+def test_the_review_commands_take_formalizations(tmp_path, config, admin, annotator, monkeypatch, capsys):
     name = f"formal-{uuid.uuid4().hex[:8]}"
     with replay() as url:
         run(tmp_path, name, url, review_formalizations=True)
     monkeypatch.setenv("LABEL_STUDIO_URL", config.url)
     monkeypatch.setenv("LABEL_STUDIO_API_KEY", config.api_key)
     folder = str(tmp_path / name)
-    assert main(["review", "push", folder, "--formalizations", "--remove-duplicates"]) == 2
-    assert "not --formalizations" in capsys.readouterr().err
     assert main(["review", "push", folder, "--formalizations"]) == 0
     out = capsys.readouterr().out
     assert f"('Formalization review: {name}')" in out and "imported 2 formalization(s); 0 already there" in out
@@ -220,6 +287,21 @@ def test_the_review_commands_take_formalizations(tmp_path, config, annotator, mo
     pulled = json.loads(capsys.readouterr().out)
     assert (pulled["rejected"], pulled["pending"], pulled["progress"]) == ([REPAIRED], [CHECKED], {CHECKED: "0 of 1"})
     assert store.ledger.row(REPAIRED).state == "rejected_by_formalization_review"
+
+    project = ReviewMapping.load(store, FORMALIZATION_MAPPING_FILE).project_id
+    shown = admin.tasks.get(links[CHECKED].ls_task_id).data
+    [copy] = admin.projects.import_tasks(project, request=[{"data": shown}], return_task_ids=True).task_ids  # imported twice
+    submit(annotator(f"formal-{uuid.uuid4().hex[:6]}@example.org"), copy, "accept")
+    assert main(["review", "pull", folder, "--formalizations"]) == 0
+    out = capsys.readouterr().out
+    assert "accepted 1" in out and f"`safeforge review push {name} --formalizations --remove-duplicates` merges them" in out
+    assert store.ledger.row(CHECKED).state == "extracted"  # the vote on the copy counts
+    assert main(["review", "status", folder, "--formalizations"]) == 0
+    assert f"duplicate: {CHECKED} has 1 extra copy(ies)" in capsys.readouterr().out
+    assert main(["review", "push", folder, "--formalizations", "--remove-duplicates", "--json"]) == 0
+    merged = json.loads(capsys.readouterr().out)
+    assert (merged["duplicates_removed"], merged["annotations_moved"]) == (1, 1)
+    assert sorted(t.id for t in admin.tasks.list(project=project)) == sorted(link.ls_task_id for link in links.values())
     store.ledger.close()
 
 

@@ -4,12 +4,14 @@ diff, the task rendering and the labeling config."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import xml.etree.ElementTree as ET
 
 import pytest
 
 from safeforge.review import (
     CORRECTABLE_FIELDS,
+    FORMALIZATION_CONFIG,
     LABELING_CONFIG,
     REJECTION_REASONS,
     ReviewAnnotation,
@@ -248,6 +250,26 @@ def test_the_ledger_keeps_disagreements_and_lets_review_reopen_a_decision(tmp_pa
     resolved = {**entry, "resolved_at": "2026-01-01T11:00", "resolution": "adjudicated"}
     assert ledger.set_disagreements("r", [resolved])
     assert ledger.disagreements(open_only=True) == {} and ledger.disagreements() == {"r": [resolved]}
+    # the formalization review's disagreements of the same record are kept apart
+    assert ledger.set_disagreements("r", [entry], review="formalizations")
+    assert ledger.disagreements(open_only=True, review="formalizations") == {"r": [entry]} and ledger.disagreements() == {"r": [resolved]}
+
+
+def test_a_ledger_from_before_the_formalization_review_keeps_its_disagreements_as_the_task_reviews(tmp_path):
+    entry = {"key": "votes", "kind": "votes", "summary": "votes split: 1 accept, 1 reject", "found_at": "2026-01-01T10:00"}
+    with sqlite3.connect(tmp_path / "ledger.sqlite") as db:  # the table as older versions made it
+        db.execute(
+            "CREATE TABLE disagreements (record_id TEXT NOT NULL, key TEXT NOT NULL, found_at TEXT NOT NULL, kind TEXT NOT NULL, "
+            "summary TEXT NOT NULL, resolved_at TEXT, resolution TEXT, entry TEXT NOT NULL, PRIMARY KEY (record_id, key, found_at))"
+        )
+        db.execute(
+            "INSERT INTO disagreements VALUES ('r', 'votes', '2026-01-01T10:00', 'votes', 'split', NULL, NULL, ?)", (json.dumps(entry),)
+        )
+    db.close()
+    ledger = RunLedger(tmp_path / "ledger.sqlite")
+    assert ledger.disagreements(open_only=True) == {"r": [entry]} and ledger.disagreements(review="formalizations") == {}
+    assert ledger.set_disagreements("r", [entry], review="formalizations")  # same key and time, another review
+    assert RunLedger(tmp_path / "ledger.sqlite").disagreements(review="formalizations") == {"r": [entry]}
 
 
 @pytest.mark.parametrize(
@@ -327,6 +349,13 @@ def test_labeling_config_matches_what_push_sends_and_pull_reads():
         *(f"current_{f}" for f in CORRECTABLE_FIELDS),
     }
     assert variables == sample
-    # each correction box sits in the view its Compare All mark targets
+
+
+@pytest.mark.parametrize("interface", [LABELING_CONFIG, FORMALIZATION_CONFIG], ids=["tasks", "formalizations"])
+def test_each_correction_box_sits_where_its_compare_all_mark_looks(interface):
+    root = ET.parse(interface).getroot()
     views = {e.get("className") for e in root.iter("View")}
     assert {f"sf-fix sf-fix-{f}" for f in CORRECTABLE_FIELDS} <= views and "sf-corrections" in views
+    fix_views = [e for e in root.iter("View") if (e.get("className") or "").startswith("sf-fix ")]
+    assert all([t.get("name") for t in view.iter("TextArea")] == [f"fix_{view.get('className').split('sf-fix-')[1]}"] for view in fix_views)
+    assert "$marks_html" in {e.get("value") for e in root.iter("HyperText")} and root.get("className") == "sf-root"
