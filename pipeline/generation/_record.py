@@ -69,9 +69,11 @@ async def process_record(
     the formalization review and it has not accepted the record yet (or the later state it already has)."""
     ledger = store.ledger
     rid = record.record_id
-    if ledger.get(rid) is None:
+    row = ledger.get(rid)
+    if row is None:
         ledger.register([(rid, record.source, record.origin)])
-    state = ledger.row(rid).state
+        row = ledger.row(rid)
+    state = row.state
     if state not in ACTIVE_STATES:
         return state
     if not _USABLE_ID.fullmatch(rid) or ".." in rid:
