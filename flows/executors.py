@@ -15,13 +15,12 @@ checks that it answers) and import Prefect only when they run.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import inspect
 from collections.abc import Sequence
 from typing import cast
 
 from safeforge.common.errors import SafeforgeError
-from safeforge.generation import Executor, Finished, RunJob, check_candidate, local_executor, run_here
+from safeforge.generation import Executor, Finished, RunJob, local_executor, run_here, settings_check
 from safeforge.settings import Settings
 from safeforge.sources import Record
 
@@ -62,8 +61,7 @@ class DaskChecks(Executor):
     async def run(self, job: RunJob, records: Sequence[Record], finished: Finished) -> None:
         from safeforge.flows.prefect_runs import FolderCheck, dask_checker
 
-        default = functools.partial(check_candidate, engine=job.settings.engine, time_limit=job.settings.planner_time_limit)
-        check = cast(FolderCheck, job.checker) if job.checker is not None else default
+        check = cast(FolderCheck, job.checker) if job.checker is not None else settings_check(job.settings)
         with dask_checker(check, self.settings) as checker:
             await run_here(dataclasses.replace(job, checker=checker), records, finished)
 

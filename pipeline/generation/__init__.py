@@ -21,7 +21,7 @@ from safeforge.common.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy_exports reads this block)
     from ._calls import StageCall
-    from ._check import Checker, check_candidate
+    from ._check import Checker, check_candidate, settings_check
     from ._executors import Executor, Finished, InProcess, RunJob, WorkerProcesses, local_executor, run_here
     from ._extract import Extraction, extract_danger, extraction_messages
     from ._feedback import check_problems, judge_problems

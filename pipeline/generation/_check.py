@@ -16,10 +16,12 @@ import inspect
 import os
 import threading
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 
 from safeforge.common import limits
 from safeforge.generation._feedback import PARSE_CHECK, SPOC_CHECK, TIME_LIMIT_CHECK
+from safeforge.generation._settings import GenerationSettings
 from safeforge.pddl.errors import PDDLError
 from safeforge.spoc import export_problems
 from safeforge.task.checks import CheckReport, CheckResult, check_task, checked_metadata
@@ -45,6 +47,11 @@ def check_candidate(task_dir: Path, engine: str | None = None, time_limit: float
             return _failed(
                 task_dir, TIME_LIMIT_CHECK, f"reading, grounding and planning the task took more than the check's {time_limit:g}s"
             )
+
+
+def settings_check(settings: GenerationSettings) -> Callable[[Path], CheckReport]:
+    """`check_candidate` with the settings' planner and time limit: a run's check unless it is given another."""
+    return partial(check_candidate, engine=settings.engine, time_limit=settings.planner_time_limit)
 
 
 def _check(task_dir: Path, engine: str | None, time_limit: float) -> CheckReport:

@@ -90,7 +90,7 @@ class WorkerProcesses(Executor):
     def describe(self) -> dict[str, object]:
         return {"name": self.name, "workers": self.workers}
 
-    def prepare(self, job: RunJob) -> None:  # noqa: B027 (optional: most executors need no preparation)
+    def prepare(self, job: RunJob) -> None:
         pack_checker(job.checker)  # a checker that cannot reach a worker fails the run now, whatever the records
 
     async def run(self, job: RunJob, records: Sequence[Record], finished: Finished) -> None:

@@ -130,16 +130,8 @@ def candidate_metadata(
     )
 
 
-def write_candidate(
-    folder: Path,
-    task_id: str,
-    formalization: DangerFormalization,
-    pddl: GeneratedPDDL,
-    waivers: Sequence[CheckWaiver] = (),
-    target: SpocTarget | None = None,
-) -> None:
+def write_candidate(folder: Path, pddl: GeneratedPDDL, metadata: TaskMetadata) -> None:
     """A fresh task folder holding the generated files and the metadata the checks start from."""
-    metadata = candidate_metadata(task_id, formalization, waivers, target)
     write_task(folder, pddl.safety_domain.strip(), pddl.safety_problem.strip(), metadata, replace=True)
 
 
@@ -161,6 +153,7 @@ async def generate_task(
     the candidate's `metadata.spoc` makes the default check require that it exports to SPOC."""
     first_messages = messages = generation_messages(record, formalization, prompts, target)
     outcome = GenerationOutcome(passed=False, waivers=tuple(waivers), target=target)
+    metadata = candidate_metadata(record.record_id, formalization, waivers, target)  # every round's candidate starts from it
     for round_no in range(1, settings.max_rounds + 1):
         prompt_hash = prompts.generate.hash if round_no == 1 else f"{prompts.generate.hash}+{prompts.feedback.hash}"
         try:
@@ -179,9 +172,7 @@ async def generate_task(
         pddl = result.parsed
         candidate = work_dir / f"round-{round_no}"
         # the files in a worker thread, as every file of a record: the event loop keeps other records' calls going
-        report = await write_and_check(
-            checker, candidate, partial(write_candidate, candidate, record.record_id, formalization, pddl, waivers, target)
-        )
+        report = await write_and_check(checker, candidate, partial(write_candidate, candidate, pddl, metadata))
         current = Round(round_no, StageCall.from_result(STAGE, prompt_hash, result), result.raw_text, [r.to_dict() for r in report.results])
         outcome.rounds.append(current)
         verdict = None

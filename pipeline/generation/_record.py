@@ -23,7 +23,6 @@ import logging
 import re
 import shutil
 from collections.abc import Awaitable, Callable
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +31,7 @@ from pydantic import ValidationError
 from safeforge.common.errors import StorageError
 from safeforge.common.files import json_text, write_atomically
 from safeforge.generation._calls import add_costs, add_tokens
-from safeforge.generation._check import Checker, check_candidate
+from safeforge.generation._check import Checker, settings_check
 from safeforge.generation._extract import STAGE as EXTRACT_STAGE
 from safeforge.generation._extract import Extraction, extract_danger
 from safeforge.generation._formalization_review import accepted_extraction, formalization_verdict, hold_for_review, reviewed
@@ -69,9 +68,11 @@ async def process_record(
     the formalization review and it has not accepted the record yet (or the later state it already has)."""
     ledger = store.ledger
     rid = record.record_id
-    if ledger.get(rid) is None:
+    row = ledger.get(rid)
+    if row is None:
         ledger.register([(rid, record.source, record.origin)])
-    state = ledger.row(rid).state
+        row = ledger.row(rid)
+    state = row.state
     if state not in ACTIVE_STATES:
         return state
     if not _USABLE_ID.fullmatch(rid) or ".." in rid:
@@ -100,7 +101,7 @@ async def process_record(
     assert formalization is not None  # DANGER_EXTRACTED always has one (schema rule)
     if settings.review_formalizations and not reviewed(ledger, rid):
         return await asyncio.to_thread(hold_for_review, store, record, extraction)
-    checker = checker or partial(check_candidate, engine=settings.engine, time_limit=settings.planner_time_limit)
+    checker = checker or settings_check(settings)
     # a task for a SPOC scene where the danger can live in one; its timing dangers are exempt from the safety effort
     target = spoc_target(record, formalization) if settings.spoc_targeting else None
     waivers = target.waivers() if target else ()
