@@ -138,10 +138,11 @@ def pull_run(store: RunStore, client_config: ReviewConfig) -> PullResult:
 def pull_locked(store: RunStore, client_config: ReviewConfig) -> PullResult:
     """`pull_run` for a caller that holds the run's lock already (a push that changed the rules)."""
     mapping = ReviewMapping.load(store)
+    push = f"safeforge review push {store.name}"
     if mapping.project_id is None:
-        raise ReviewError(f"run {store.name} has not been pushed to Label Studio: run `safeforge review push {store.name}` first")
+        raise ReviewError(f"run {store.name} has not been pushed to Label Studio: run `{push}` first")
     with LabelStudioClient(client_config) as client:
-        remote, users = read_project(client, mapping, f"safeforge review push {store.name}", "the tasks in review")
+        remote, users = read_project(client, mapping, push, "the tasks in review")
         in_review = store.ledger.records(state="in_review")
         missing = [row for row in in_review if _task_id(row) not in mapping.tasks or mapping.tasks[_task_id(row)].ls_task_id not in remote]
         if missing:
@@ -156,7 +157,7 @@ def pull_locked(store: RunStore, client_config: ReviewConfig) -> PullResult:
         now = datetime.now(UTC).isoformat(timespec="seconds")
         reviews = [review for task in tasks if (review := _record(store, task, mapping.project_id, now, result))]
         result.agreement = agreement(votes_of(review) for review in reviews)
-        keep_last_pull(store, mapping, remote, result, f"safeforge review push {store.name}")
+        keep_last_pull(store, mapping, remote, result, push)
         result.warnings += mark_queue(
             client, mapping.project_id, [(task.remote, task.annotations, task.outcome, task.original) for task in tasks]
         )

@@ -165,12 +165,15 @@ def review_status(store: RunStore, formalizations: bool = False) -> Status:
     unreadable: list[str] = []
     tasks: list[TaskVotes] = []
     task_ids: dict[str, str] = {}
+    in_review: set[str] = set()
     for state, column in _COLUMNS:
         for row in store.ledger.records(state=state):
             source = by_source.setdefault(row.source, SourceStatus())
             _count(column, source, total)
             task_id = task_ids[row.record_id] = row.task_id or row.record_id
-            if state == "checked":
+            if state == "in_review":
+                in_review.add(task_id)
+            elif state == "checked":
                 continue
             try:
                 review = read_metadata(store.task_dir(task_id)).review
@@ -184,7 +187,6 @@ def review_status(store: RunStore, formalizations: bool = False) -> Status:
             tasks.append(votes_of(review))
             if state == "rejected_by_review":
                 _count_reasons(review.reasons, source, total)
-    in_review = {row.task_id or row.record_id for row in store.ledger.records(state="in_review")}
     status = _status(store, ReviewMapping.load(store), in_review, task_ids, (total, by_source, tasks))
     status.unreadable = unreadable
     return status

@@ -196,15 +196,15 @@ class Distribution:
     def comparison(self) -> list[tuple[str, str, str]]:
         """(figure, this run, DESPITE) rows."""
         checks, review = self.stages["checks"], self.stages["review"]
-        rows = [("tasks failing the checks (execution checks and quality judge)", _rate(checks), _pct(DESPITE.failing_checks))]
+        rows = [("tasks failing the checks (execution checks and quality judge)", _rate(checks), format_rate(DESPITE.failing_checks))]
         rows += [
-            (f"  from {source}", _rate(checks, source), _pct(figure))
+            (f"  from {source}", _rate(checks, source), format_rate(figure))
             for source, figure in DESPITE.failing_checks_by_source
             if checks.decided[source]
         ]
-        rows.append(("tasks rejected by human review", _rate(review), _pct(DESPITE.rejected_by_review)))
+        rows.append(("tasks rejected by human review", _rate(review), format_rate(DESPITE.rejected_by_review)))
         if review.decided["normbank"]:
-            rows.append(("  from normbank", _rate(review, "normbank"), _pct(DESPITE.rejected_by_review_normbank)))
+            rows.append(("  from normbank", _rate(review, "normbank"), format_rate(DESPITE.rejected_by_review_normbank)))
         both = self.safe_lengths + self.unsafe_lengths
         low, high = DESPITE.plan_steps
         rows.append(("reference plan steps (both plans)", f"{min(both)}-{max(both)}" if both else "–", f"{low}-{high}"))
@@ -225,7 +225,7 @@ class Distribution:
             out.append(f"  {name}: {describe(values)}")
         out.append("rejections:")
         for stage, funnel in self.shown_stages().items():
-            out.append(f"  {stage}: {sum(funnel.rejected.values())} of {sum(funnel.decided.values())} ({_pct(funnel.rate())})")
+            out.append(f"  {stage}: {sum(funnel.rejected.values())} of {sum(funnel.decided.values())} ({format_rate(funnel.rate())})")
         if self.rejected_by_check:
             out.append("  checks, by what failed last: " + ", ".join(f"{what} {n}" for what, n in self.rejected_by_check.most_common()))
         if self.failed_rounds:
@@ -249,7 +249,10 @@ class Distribution:
         parts.append(
             _table(
                 ("stage", "decided", "rejected", "rate"),
-                [(stage, sum(f.decided.values()), sum(f.rejected.values()), _pct(f.rate())) for stage, f in self.shown_stages().items()],
+                [
+                    (stage, sum(f.decided.values()), sum(f.rejected.values()), format_rate(f.rate()))
+                    for stage, f in self.shown_stages().items()
+                ],
             )
         )
         if self.rejected_by_check or self.failed_rounds:
@@ -338,14 +341,15 @@ def release_distribution(
     return found
 
 
-def _pct(rate: float | None) -> str:
+def format_rate(rate: float | None) -> str:
+    """A rate as a percentage, "–" for none."""
     return "–" if rate is None else f"{100 * rate:.1f}%"
 
 
 def _rate(funnel: Funnel, source: str | None = None) -> str:
     decided = funnel.decided[source] if source else sum(funnel.decided.values())
     rejected = funnel.rejected[source] if source else sum(funnel.rejected.values())
-    return f"{_pct(funnel.rate(source))} ({rejected} of {decided})"
+    return f"{format_rate(funnel.rate(source))} ({rejected} of {decided})"
 
 
 def _table(header: tuple[str, ...], rows: Iterable[tuple]) -> str:

@@ -69,8 +69,6 @@ CREATE TABLE IF NOT EXISTS disagreements (
     record_id TEXT NOT NULL, key TEXT NOT NULL, found_at TEXT NOT NULL, kind TEXT NOT NULL, summary TEXT NOT NULL,
     resolved_at TEXT, resolution TEXT, entry TEXT NOT NULL, review TEXT NOT NULL DEFAULT 'tasks',
     PRIMARY KEY (review, record_id, key, found_at))"""
-REVIEWS = ("tasks", "formalizations")
-"""The reviews whose disagreements the ledger keeps apart: of checked tasks, of formalizations."""
 
 
 class TransitionError(SafeforgeError):
@@ -302,7 +300,7 @@ class RunLedger:
         return [Transition(r[0], r[1], r[2], r[3], json.loads(r[4]) if r[4] else None, r[5]) for r in rows]
 
     def set_disagreements(self, record_id: str, entries: list[dict], review: str = "tasks") -> bool:
-        """Store the disagreements of a record in `review` (one of REVIEWS): every one, open or
+        """Store the disagreements of a record in `review` ("tasks" or "formalizations"): every one, open or
         resolved, each a dict with key, found_at, kind, summary, resolved_at, resolution; False when
         they are already stored."""
         rows = sorted(

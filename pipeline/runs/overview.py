@@ -21,7 +21,7 @@ from typing import Any
 
 from safeforge.common.errors import SafeforgeError
 from safeforge.llm import CallLedger
-from safeforge.runs.distribution import Distribution, run_distribution
+from safeforge.runs.distribution import Distribution, format_rate, run_distribution
 from safeforge.runs.ledger import LEDGER_FILE, LLM_DB_FILE, SPOC_DIR, STATES, RunLedger
 from safeforge.runs.spec import read_spec
 from safeforge.task.files import TaskError, read_metadata
@@ -220,10 +220,6 @@ def llm_endpoints(root: Path) -> list[str]:
         if endpoint:
             found.add(endpoint)
     return sorted(found)
-
-
-def format_rate(rate: float | None) -> str:
-    return "–" if rate is None else f"{100 * rate:.1f}%"
 
 
 def format_usd(value: float | None) -> str:
