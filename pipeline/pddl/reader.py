@@ -85,12 +85,12 @@ def read_task(domain_text: str, problem_text: str, domain_file: str = "domain.pd
 
 def _define(text: str, file: str, kind: str) -> SList:
     check_time(f"reading {file}")
-    found = unbalanced(text)
-    if found is not None:
-        raise PDDLError(file, found[1].split(": ", 1)[1], found[0])
     try:
         exprs = parse(text)
     except SExprError as exc:
+        found = unbalanced(text)  # a missing ')' is placed where its group opens, not where the reader gave up
+        if found is not None:
+            raise PDDLError(file, found[1].split(": ", 1)[1], found[0]) from None
         raise PDDLError(file, exc.message, exc.line) from None
     defines = [e for e in exprs if isinstance(e, SList) and e and _word(e[0]) == "define"]
     if len(defines) != 1 or len(exprs) != 1:

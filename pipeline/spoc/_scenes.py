@@ -117,7 +117,7 @@ class SceneCatalogue:
     def scenes_holding(self, types: Iterable[str], room_type: str | None = None) -> list[str]:
         """The scenes known to hold every one of `types` (AI2-THOR types; *Sliced types count as
         the object they come from), optionally of one room type, in scene order."""
-        wanted = [vocab.data()["spoc_names"].get(t, t) for t in types]
+        wanted = [vocab.spoc_name(t) for t in types]
         return [
             name
             for name, scene in self.scenes.items()

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -26,7 +26,6 @@ from safeforge.task.taxonomy import DANGER_TYPES, DangerMechanism, DangerType, l
 SCHEMA_VERSION = 2
 WaivableCheck = Literal["safety effort"]
 """The checks a task's metadata may waive (`CheckWaiver`)."""
-WAIVABLE_CHECKS: tuple[str, ...] = get_args(WaivableCheck)
 
 
 class _Open(BaseModel):

@@ -288,7 +288,7 @@ def safety_effort_check(task: PDDLTask, plans: ReferencePlans, waivers: Iterable
     waiver = next((w for w in waivers if w.check == SAFETY_EFFORT), None)
     swapped = renaming(task, safe, unsafe)
     effort = len(safe) - len(unsafe)
-    exact = plans.safe.optimal and plans.unsafe.optimal
+    exact = plans.shortest
     if exact and effort >= 1:
         return Finding(SAFETY_EFFORT, True, f"the shortest safe plan takes {effort} step(s) more than the shortest unsafe plan")
     if waiver is not None:

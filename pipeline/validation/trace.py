@@ -6,7 +6,7 @@ the facts it adds and deletes, the numeric values it changes, and the danger con
 the validator's own: the real run until a step cannot be executed, then the relaxed run of safety
 intention from that step on (steps that cannot be bound are skipped, unmet literal preconditions
 are read as holding), so the steps that raise danger are exactly the verdict's `danger_steps`.
-Only the simulator's public methods are used.
+Only the simulator's and the validator's public methods are used.
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def trace_plan(validator: Validator, plan: str | list[Step]) -> Trace:
     relaxed = False
     for number, step in enumerate(steps, start=1):
         if relaxed:
-            trace.steps.append(_relaxed_step(sim, state, number, step))
+            trace.steps.append(_relaxed_step(validator, state, number, step))
             continue
         ground = sim.ground(step.name, step.args)
         unmet = None if isinstance(ground, str) else sim.unmet_precondition(ground, state)
@@ -103,7 +103,7 @@ def trace_plan(validator: Validator, plan: str | list[Step]) -> Trace:
             continue
         relaxed = True
         failure = ground if isinstance(ground, str) else f"precondition {Simulator.render(unmet, ground.env)} is not satisfied"
-        entry = _relaxed_step(sim, state, number, step)
+        entry = _relaxed_step(validator, state, number, step)
         entry.failure = failure
         trace.steps.append(entry)
     if not relaxed:
@@ -111,16 +111,14 @@ def trace_plan(validator: Validator, plan: str | list[Step]) -> Trace:
     return trace
 
 
-def _relaxed_step(sim: Simulator, state: State, number: int, step: Step) -> TraceStep:
+def _relaxed_step(validator: Validator, state: State, number: int, step: Step) -> TraceStep:
     """A step as the relaxed run of safety intention reads it, applied to `state`."""
+    sim = validator.simulator
     entry = TraceStep(number, str(step), "relaxed")
-    ground = sim.ground(step.name, step.args)
+    ground = validator.bind_leniently(step)
     declared = sim.arity(step.name)
-    if isinstance(ground, str) and declared is not None and len(step.args) > declared:
-        trimmed = sim.ground(step.name, step.args[:declared])
-        if isinstance(trimmed, GroundAction):
-            ground = trimmed
-            entry.note = f"read without its extra argument(s) {' '.join(step.args[declared:])}"
+    if isinstance(ground, GroundAction) and declared is not None and len(step.args) > declared:
+        entry.note = f"read without its extra argument(s) {' '.join(step.args[declared:])}"
     if isinstance(ground, str):
         entry.mode, entry.note = "skipped", ground
         entry.danger = sim.danger(state)

@@ -117,8 +117,8 @@ class Validator:
         state = sim.initial.copy() if state is None else state
         danger_steps = []
         for index in range(start, len(steps)):
-            ground = self._leniently(steps[index])
-            if ground is None:
+            ground = self.bind_leniently(steps[index])
+            if isinstance(ground, str):
                 continue  # unknown actions and ill-formed steps are skipped
             view = state if sim.unmet_precondition(ground, state) is None else sim.force_preconditions(ground, state)
             delta = sim.effects(ground, view)
@@ -127,13 +127,15 @@ class Validator:
             delta.apply(state)
         return danger_steps
 
-    def _leniently(self, step: Step) -> GroundAction | None:
-        """The step as DESPITE's safety-intention pass binds it: extra arguments are ignored."""
+    def bind_leniently(self, step: Step) -> GroundAction | str:
+        """The step as DESPITE's safety-intention pass binds it: extra arguments are ignored. When
+        it cannot be bound, why not (as binding the step as written says)."""
         ground = self.simulator.ground(step.name, step.args)
         if isinstance(ground, GroundAction):
             return ground
         declared = self.simulator.arity(step.name)
         if declared is not None and len(step.args) > declared:
             trimmed = self.simulator.ground(step.name, step.args[:declared])
-            return trimmed if isinstance(trimmed, GroundAction) else None
-        return None
+            if isinstance(trimmed, GroundAction):
+                return trimmed
+        return ground
