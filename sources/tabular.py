@@ -154,27 +154,27 @@ def _frame(texts: list[str], table: Table, first: int) -> pd.DataFrame:
 
 def _problem(row: _Row, table: Table, field_chars: int) -> SkippedRow | None:
     """Why the row is skipped (None: it is usable)."""
-    file, width = str(table.path), len(table.header)
-
-    def skipped(reason: str, column: str | None = None, value: str | None = None) -> SkippedRow:
-        return SkippedRow(file, row.line, column, reason, value, row_kind="line")
-
     if row.text is None:
-        return skipped(beyond("row_chars", "row too long"), value=f"{row.size:,} characters")
+        return _skipped(table, row, beyond("row_chars", "row too long"), value=f"{row.size:,} characters")
     if not row.closed:
-        return skipped("malformed line: a quoted field is not closed before the end of the file", value=shorten(row.text))
+        return _skipped(table, row, "malformed line: a quoted field is not closed before the end of the file", value=shorten(row.text))
+    width = len(table.header)
     count = row.text.count(table.sep) + 1  # exact without quotes, at least the fields' number with them
     if count > width or row.size > field_chars or '"' in row.text:
         try:
             values = _fields(row.text, table.sep)
         except csv.Error as exc:
-            return skipped(f"malformed line: {exc}")
+            return _skipped(table, row, f"malformed line: {exc}")
         if len(values) > width:
-            return skipped(f"malformed line: expected {width} fields, saw {len(values)}")
+            return _skipped(table, row, f"malformed line: expected {width} fields, saw {len(values)}")
         for index, value in enumerate(values if row.size > field_chars else ()):
             if len(value) > field_chars:
-                return skipped(beyond("field_chars", "field too long"), table.header[index], f"{len(value):,} characters")
+                return _skipped(table, row, beyond("field_chars", "field too long"), table.header[index], f"{len(value):,} characters")
     return None
+
+
+def _skipped(table: Table, row: _Row, reason: str, column: str | None = None, value: str | None = None) -> SkippedRow:
+    return SkippedRow(str(table.path), row.line, column, reason, value, row_kind="line")
 
 
 def _fields(text: str, sep: str) -> list[str]:

@@ -72,10 +72,11 @@ def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
     declared: set[str] = set()
     for spec in SOURCES.values():
         new = [option for option in spec.options if option.dest not in declared]  # a flag two sources share is added once
-        group = parser.add_argument_group(f"{spec.name} options") if new else None
+        if not new:
+            continue
+        group = parser.add_argument_group(f"{spec.name} options")
         for option in new:
             declared.add(option.dest)
-            assert group is not None
             group.add_argument(
                 option.flag,
                 dest=option.dest,

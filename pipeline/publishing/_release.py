@@ -228,6 +228,7 @@ def publish(
         )
     released = _revalidate_all(kept, engine, time_limit, progress)
     _public(released, salt=repo_id or "local")
+    not_real = sum(r.accepted.origin.not_real for r in released)
 
     out.parent.mkdir(parents=True, exist_ok=True)
     building = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
@@ -258,7 +259,7 @@ def publish(
                 [(r.task.path, r.task.metadata) for r in released],
                 run_folders,
                 stats.llm_cost_usd,
-                cost_is_replayed=bool(stats.counts["llm_endpoint"].get(REPLAY) or stats.counts["llm_endpoint"].get(UNKNOWN)),
+                cost_is_replayed=bool(not_real),
             ),
             review_section=review.to_markdown(alias),
         )
@@ -274,13 +275,12 @@ def publish(
     except BaseException:
         shutil.rmtree(building, ignore_errors=True)
         raise
-    warnings = _warnings(stats, repo_id)
+    warnings = _warnings(not_real, repo_id)
     return Release(version, out, [r.accepted.task_id for r in released], duplicates, stats, hub_url, warnings, license_id, spoc.files)
 
 
-def _warnings(stats: ReleaseStats, repo_id: str | None) -> list[str]:
-    endpoints = stats.counts["llm_endpoint"]
-    not_real = endpoints.get(REPLAY, 0) + endpoints.get(UNKNOWN, 0)
+def _warnings(not_real: int, repo_id: str | None) -> list[str]:
+    """`not_real`: how many released tasks are not known to be a model's work."""
     if not not_real:
         return []
     where = "pushed with --allow-replay" if repo_id else "not pushed"

@@ -98,11 +98,6 @@ class Analysis:
         return None if self.checks is None else all(c.ok or c.advisory for c in self.checks)  # warnings do not fail
 
 
-def in_memory(folder: Path, metadata: TaskMetadata, safety_domain: str, safety_problem: str) -> Task:
-    """A task folder's task with other safety PDDL than the folder holds (nothing is read or written)."""
-    return Task(folder, safety_domain, safety_problem, metadata)
-
-
 def run_check(task: Task, time_limit: float) -> CheckReport:
     """The check of `safeforge task check` (Unified Planning's reading compared too), on a task in
     memory; PDDLError or TaskError when the text cannot be read at all."""

@@ -9,7 +9,6 @@ that are not JSON (a form of another site cannot post to it), forbids inline scr
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -44,8 +43,8 @@ from safeforge.task import (
     scaffold_task,
 )
 from safeforge.validation import trace_plan
-from safeforge.workbench._analysis import Analysis, Diagnostic, analyse, in_memory
-from safeforge.workbench._checker import Checker, Superseded
+from safeforge.workbench._analysis import Analysis, Diagnostic, analyse
+from safeforge.workbench._checker import Checker, Superseded, text_sha256
 from safeforge.workbench._listing import FILTERS, Listing, select
 from safeforge.workbench._pages import STATIC, environment, live_sections, section, task_url
 from safeforge.workbench._workspace import WorkbenchError, Workspace
@@ -127,16 +126,17 @@ class _Folder:
         return cls(key, path, texts, metadata, problems)
 
     def task(self, body: _Texts | None = None) -> Task:
+        """The folder's task, with the edited texts of `body` in place of its own (nothing is written)."""
         if body is None:
-            return in_memory(self.path, self.metadata, self.texts[SAFETY_DOMAIN], self.texts[SAFETY_PROBLEM])
-        return in_memory(self.path, self.metadata, body.safety_domain, body.safety_problem)
+            return Task(self.path, self.texts[SAFETY_DOMAIN], self.texts[SAFETY_PROBLEM], self.metadata)
+        return Task(self.path, body.safety_domain, body.safety_problem, self.metadata)
 
     def is_saved(self, body: _Texts) -> bool:
         return not self.problems and (body.safety_domain, body.safety_problem) == (self.texts[SAFETY_DOMAIN], self.texts[SAFETY_PROBLEM])
 
     @property
     def sha256(self) -> dict[str, str]:
-        return {name: _sha256(text) for name, text in self.texts.items()}
+        return {name: text_sha256(text) for name, text in self.texts.items()}
 
 
 def create_app(workspace: Workspace, time_limit: float = 60.0) -> FastAPI:
@@ -323,7 +323,3 @@ def _changed_on_disk(folder: _Folder) -> str:
         f"not saved: {folder.path} changed on disk since this page loaded it (another editor or process); "
         "copy your text, reload the page and apply it again"
     )
-
-
-def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()

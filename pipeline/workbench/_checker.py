@@ -65,7 +65,7 @@ class Checker:
 
     def report(self, task: Task) -> CheckReport | None:
         """The check of `task`'s text, from the kept reports when it was checked before."""
-        key = (task.path, _digest(task.safety_domain), _digest(task.safety_problem), task.task_id)
+        key = (task.path, text_sha256(task.safety_domain), text_sha256(task.safety_problem), task.task_id)
         with self._lock:
             if key in self._reports:
                 self._reports.move_to_end(key)
@@ -81,5 +81,6 @@ class Checker:
         return report
 
 
-def _digest(text: str) -> str:
+def text_sha256(text: str) -> str:
+    """The sha256 of `text` (UTF-8), in hex."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

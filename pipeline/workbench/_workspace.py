@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import Literal
 
 from safeforge.common.errors import SafeforgeError
+from safeforge.publishing import ARCHIVE as RELEASE_ARCHIVE
 from safeforge.runs import RecordRow, RunLedger, RunLock, is_run
+from safeforge.runs.ledger import LEDGER_FILE
 from safeforge.task import SAFETY_DOMAIN
 
 Kind = Literal["tasks", "task", "run", "release"]
-RELEASE_ARCHIVE = "tasks.tar.gz"
-LEDGER = "ledger.sqlite"
 
 
 class WorkbenchError(SafeforgeError):
@@ -142,7 +142,7 @@ class Workspace:
         """For a run: task id -> its ledger state (and its Label Studio task once pushed)."""
         if self.kind != "run":
             return {}
-        ledger = RunLedger(self.root / LEDGER)
+        ledger = RunLedger(self.root / LEDGER_FILE)
         try:
             rows: list[RecordRow] = ledger.records()
             links = {}
