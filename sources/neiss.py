@@ -12,9 +12,7 @@ import itertools
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-
-import pandas as pd
-import pandera.pandas as pa
+from typing import TYPE_CHECKING
 
 from safeforge.sources.errors import SourceError, UnknownSource
 from safeforge.sources.neiss_codebook import (
@@ -35,6 +33,10 @@ from safeforge.sources.tabular import (
     non_blank,
     open_table,
 )
+
+if TYPE_CHECKING:  # pandas and pandera load when a table is read, not when the sources are imported
+    import pandas as pd
+    import pandera.pandas as pa
 
 SOURCE = "neiss"
 COLUMNS = (
@@ -165,6 +167,9 @@ def _product_code(book: Codebook, product: int | str) -> int:
 
 
 def _schema(date_format: str) -> pa.DataFrameSchema:
+    import pandas as pd
+    import pandera.pandas as pa
+
     def parses(s: pd.Series) -> pd.Series:
         return pd.to_datetime(s.str.strip(), format=date_format, errors="coerce").notna()
 
@@ -226,6 +231,8 @@ def _records(table: Table, book: Codebook, wanted: _Filters, report: ReadReport,
 def _decoded_columns(frame: pd.DataFrame, book: Codebook, date_format: str | None) -> tuple[list[str], list[str], list[list]]:
     """Column names, names of columns holding numeric codes, and the value lists: the file's
     columns (codes decoded), then the raw codes of the coded columns, then the ISO dates."""
+    import pandas as pd
+
     names, coded, decoded, raw = [], [], [], []
     for name in frame.columns:
         if str(name).startswith("Unnamed:"):

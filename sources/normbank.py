@@ -9,12 +9,11 @@ the 0-based data-row index (DESPITE's numbering); reports and origins use 1-base
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-
-import pandas as pd
-import pandera.pandas as pa
+from typing import TYPE_CHECKING
 
 from safeforge.sources.errors import UnknownSource
 from safeforge.sources.record import Record
@@ -28,6 +27,10 @@ from safeforge.sources.tabular import (
     non_blank,
     open_table,
 )
+
+if TYPE_CHECKING:  # pandas and pandera load when a table is read, not when the sources are imported
+    import pandas as pd
+    import pandera.pandas as pa
 
 SOURCE = "normbank"
 COLUMNS = ("setting", "behavior", "setting-behavior", "constraints", "constraints_given", "constraint_predict", "norm", "label", "split")
@@ -92,6 +95,8 @@ def _render(constraint: str) -> str:
 
 def _label_matches_norm(frame: pd.DataFrame) -> pd.Series:
     """Per row: label is blank, or the norm is unknown (reported on its own), or they agree."""
+    import pandas as pd
+
     if "label" not in frame:
         return pd.Series(True, index=frame.index)
     label = frame["label"].str.strip()
@@ -100,23 +105,30 @@ def _label_matches_norm(frame: pd.DataFrame) -> pd.Series:
 
 
 LABEL_MISMATCH = "label disagrees with norm"
-SCHEMA = pa.DataFrameSchema(
-    {
-        "setting": pa.Column(str, non_blank("blank setting")),
-        "behavior": pa.Column(str, non_blank("blank behavior")),
-        "constraints": pa.Column(str),
-        "norm": pa.Column(str, pa.Check(lambda s: s.str.strip().isin(list(LABEL_OF_NORM)), error="unknown norm label")),
-        "label": pa.Column(
-            str,
-            pa.Check(lambda s: s.str.strip().isin(["", *LABEL_OF_NORM.values()]), error="unknown label (expected 0, 1 or 2)"),
-            required=False,
-        ),
-        "split": pa.Column(
-            str, pa.Check(lambda s: s.str.strip().isin(SPLITS), error="unknown split (expected train, dev or test)"), required=False
-        ),
-    },
-    checks=[pa.Check(_label_matches_norm, error=LABEL_MISMATCH)],
-)
+
+
+@functools.cache
+def _schema() -> pa.DataFrameSchema:
+    """The rows' schema, built once when the first table is read."""
+    import pandera.pandas as pa
+
+    return pa.DataFrameSchema(
+        {
+            "setting": pa.Column(str, non_blank("blank setting")),
+            "behavior": pa.Column(str, non_blank("blank behavior")),
+            "constraints": pa.Column(str),
+            "norm": pa.Column(str, pa.Check(lambda s: s.str.strip().isin(list(LABEL_OF_NORM)), error="unknown norm label")),
+            "label": pa.Column(
+                str,
+                pa.Check(lambda s: s.str.strip().isin(["", *LABEL_OF_NORM.values()]), error="unknown label (expected 0, 1 or 2)"),
+                required=False,
+            ),
+            "split": pa.Column(
+                str, pa.Check(lambda s: s.str.strip().isin(SPLITS), error="unknown split (expected train, dev or test)"), required=False
+            ),
+        },
+        checks=[pa.Check(_label_matches_norm, error=LABEL_MISMATCH)],
+    )
 
 
 def _records(table: Table, norms: set[str] | None, settings: set[str] | None, report: ReadReport, chunk_rows: int) -> Iterator[Record]:
@@ -126,7 +138,7 @@ def _records(table: Table, norms: set[str] | None, settings: set[str] | None, re
             report.read += 1
             report.skip(bad)
         frame = chunk.frame
-        bad_rows = {} if frame.empty else failing_rows(frame, SCHEMA, table.path, blame={LABEL_MISMATCH: "label"})
+        bad_rows = {} if frame.empty else failing_rows(frame, _schema(), table.path, blame={LABEL_MISMATCH: "label"})
         names = [n for n in frame.columns if not str(n).startswith("Unnamed:")]
         for index, values in zip(frame.index, zip(*(frame[n].tolist() for n in names), strict=False), strict=False):
             report.read += 1

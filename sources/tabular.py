@@ -21,15 +21,16 @@ import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
-
-import pandas as pd
-import pandera.pandas as pa
+from typing import TYPE_CHECKING, NamedTuple
 
 from safeforge.common.limits import beyond, current_limits
 from safeforge.sources.errors import SourceError
 from safeforge.sources.report import SkippedRow, shorten
 from safeforge.sources.textio import ERRORS, detect_encoding, require_file, sniff
+
+if TYPE_CHECKING:  # pandas and pandera load when a table is read, not when the sources are imported
+    import pandas as pd
+    import pandera.pandas as pa
 
 CHUNK_ROWS = 5_000  # small chunks keep peak memory flat (measured: same speed as 50k)
 CHUNK_CHARS = 8 << 20  # and at most this much text per chunk, however long its rows
@@ -125,6 +126,8 @@ def iter_chunks(table: Table, chunk_rows: int = CHUNK_ROWS) -> Iterator[Chunk]:
 def _frame(texts: list[str], table: Table, first: int) -> pd.DataFrame:
     """The rows (each checked by `_problem`) as a frame: parsed by pandas' C parser, or row by row
     by the csv module should pandas see them otherwise (it never does on what `_problem` passed)."""
+    import pandas as pd
+
     index = pd.RangeIndex(first, first + len(texts))
     names = list(table.header)
     if texts:
@@ -330,6 +333,8 @@ def failing_rows(
     A row failing several checks gets one SkippedRow naming all columns and reasons. Frame-wide
     checks fail on every column of a row; `blame` maps their error message to the column to name.
     """
+    import pandera.pandas as pa
+
     try:
         schema.validate(frame, lazy=True)
     except pa.errors.SchemaErrors as exc:
@@ -338,6 +343,8 @@ def failing_rows(
 
 
 def _rows_from_failures(failures: pd.DataFrame, path: Path, blame: Mapping[str, str]) -> dict[int, SkippedRow]:
+    import pandas as pd
+
     found: dict[int, list[tuple[str, str, object]]] = {}
     for column, check, value, index, context in failures[["column", "check", "failure_case", "index", "schema_context"]].itertuples(
         index=False
@@ -357,4 +364,6 @@ def _rows_from_failures(failures: pd.DataFrame, path: Path, blame: Mapping[str, 
 
 def non_blank(error: str) -> pa.Check:
     """A check that a string column has something besides whitespace."""
+    import pandera.pandas as pa
+
     return pa.Check(lambda s: s.str.strip() != "", error=error)

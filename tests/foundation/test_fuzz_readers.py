@@ -12,9 +12,9 @@ from pathlib import Path
 from tests_paths import REPO
 
 FUZZ_MODULE = Path(__file__).with_name("fuzz_readers.py")
-CHILD = (
+CHILD = (  # its peak memory is VmHWM, its own: ru_maxrss keeps the peak of the pytest process that started it
     "import atexit, resource, sys, pytest; resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30)); "
-    "atexit.register(lambda: print('maxrss', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)); "
+    "atexit.register(lambda: print('maxrss', next(l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM:')))); "
     "sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', sys.argv[1]]))"
 )
 

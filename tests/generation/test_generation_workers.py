@@ -122,3 +122,18 @@ def test_generate_run_with_workers_reports_progress_per_record(tmp_path, records
     assert [update.done for update in seen] == list(range(1, len(records) + 1))
     assert sorted(update.record_id for update in seen) == sorted(r.record_id for r in records)
     assert seen[-1].tasks_passed == summary.tasks_passed
+
+
+def test_a_worker_starts_without_the_table_readers():
+    """A worker's start counts against every record of the run: it never loads pandas or pandera
+    (they load when a NEISS or NormBank table is read), while the readers still work after it."""
+    code = (
+        "import sys\n"
+        "import safeforge.generation.worker\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'pandas', 'pandera'}))\n"
+        "from safeforge.sources import iter_records\n"
+        "print(len(list(iter_records('neiss', limit=2))), len(list(iter_records('normbank', limit=2))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["[]", "2 2"]
