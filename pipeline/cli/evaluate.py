@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from safeforge.common.errors import SafeforgeError
+from safeforge.common.printable import printable
 from safeforge.evaluation import (
     HARD_THRESHOLD,
     METRICS,
@@ -98,7 +99,7 @@ def _run(args: argparse.Namespace) -> int:
     )
     report = run_evaluation(args.tasks, settings, LLMConfig.from_env(**overrides), args.out, resamples=args.resamples, seed=args.seed)
     for problem in report.problems:
-        print(f"skipped: {problem}", file=sys.stderr)
+        print(f"skipped: {printable(problem)}", file=sys.stderr)  # it can quote a task's files
     overall = report.metrics["overall"]
     if overall.tasks == 0:
         raise SafeforgeError(f"no task evaluated under {args.tasks}")

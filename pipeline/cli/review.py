@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlparse
 
+from safeforge.common.printable import printable
 from safeforge.review import (
     DATABASES,
     ReviewConfig,
@@ -169,20 +170,20 @@ def _push(args: argparse.Namespace) -> int:
     }
     push = push_formalizations if args.formalizations else push_run
     result = push(store, ReviewConfig.from_env(), remove_duplicates=args.remove_duplicates, **options)
-    print(json.dumps(result.to_dict(), indent=2) if args.json else result.summary())
+    print(json.dumps(result.to_dict(), indent=2) if args.json else printable(result.summary(), keep="\n"))
     return 1 if result.failed else 0
 
 
 def _pull(args: argparse.Namespace) -> int:
     pull = pull_formalizations if args.formalizations else pull_run
     result = pull(_open_run(args), ReviewConfig.from_env())
-    print(json.dumps(result.to_dict(), indent=2) if args.json else result.summary())
+    print(json.dumps(result.to_dict(), indent=2) if args.json else printable(result.summary(), keep="\n"))
     return 1 if result.failed else 0
 
 
 def _status(args: argparse.Namespace) -> int:
     status = review_status(_open_run(args), formalizations=args.formalizations)
-    print(json.dumps(status.to_dict(), indent=2) if args.json else status.format_table())
+    print(json.dumps(status.to_dict(), indent=2) if args.json else printable(status.format_table(), keep="\n"))  # names typed by annotators
     if args.plot:
         written = agreement_plot(status.agreement, args.plot)
         print(f"agreement plot: {written}" if written else "no plot: no annotator has voted yet", file=sys.stderr)

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from safeforge.common.printable import printable
 from safeforge.runs import RUN_SPEC
 from safeforge.runs.overview import REPLAY_NOTE, RunOverview, format_rate, format_usd, list_runs, run_overview
 from safeforge.settings import Settings
@@ -44,7 +45,8 @@ def run_list(args: argparse.Namespace) -> int:
     print(f"{'run':<28}{'records':>8}{'pending':>8}{'checked':>8}{'accepted':>9}{'errors':>7}{'USD':>12}")
     for o in runs:
         waiting = o.states.get("pending", 0) + o.states.get("extracted", 0)
-        print(f"{o.name:<28}{o.records:>8}{waiting:>8}{o.checked:>8}{o.accepted:>9}{o.states.get('error', 0):>7}{o.cost.cost_usd:>12.6f}")
+        name = printable(o.name)  # a folder's name, shown as it is spelled
+        print(f"{name:<28}{o.records:>8}{waiting:>8}{o.checked:>8}{o.accepted:>9}{o.states.get('error', 0):>7}{o.cost.cost_usd:>12.6f}")
     return 0
 
 
@@ -53,7 +55,8 @@ def run_show(args: argparse.Namespace) -> int:
     if not folder.is_dir():
         folder = (args.outputs or Settings.load().outputs) / args.run
     overview = run_overview(folder)
-    print(json.dumps(overview.to_dict(), indent=2) if args.json else format_overview(overview))
+    # failure reasons can quote a model's reply or a record: escapes are shown, never acted on
+    print(json.dumps(overview.to_dict(), indent=2) if args.json else printable(format_overview(overview), keep="\n"))
     return 0
 
 

@@ -112,3 +112,16 @@ def test_runs_cli_list_and_show(tmp_path, capsys):
 
     assert main(["runs", "show", "nope", "--outputs", str(tmp_path)]) == 2
     assert "not a run" in capsys.readouterr().err
+
+
+def test_runs_show_escapes_what_reasons_quote(tmp_path, capsys):
+    """A reason can quote a model's reply or a record: `runs show` prints its escape sequences
+    and reordering characters as escapes, never sends them to the terminal; JSON keeps the text."""
+    store = _run(tmp_path / "run", {"neiss_1": ["extracted"]})
+    store.ledger.transition("neiss_1", "error", reason="unexpected failure: \x1b]0;owned\x07 \x1b[2J name\u202egnp.exe")
+    assert main(["runs", "show", "run", "--outputs", str(tmp_path)]) == 0
+    text = capsys.readouterr().out
+    assert "unexpected failure: \\x1b]0;owned\\x07 \\x1b[2J name\\u202egnp.exe" in text
+    assert not {"\x1b", "\x07", "\u202e"} & set(text)
+    assert main(["runs", "show", "run", "--outputs", str(tmp_path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["reasons"]["error"][0][0].endswith("name\u202egnp.exe")
