@@ -19,6 +19,11 @@ def register(subparsers) -> None:
     parser.add_argument("folder", nargs="?", default=".", help="the folder to serve (default: the current folder)")
     parser.add_argument("--port", type=_port, help="port on 127.0.0.1 (default: SAFEFORGE_WORKBENCH_PORT, 4300; 0: any free port)")
     parser.add_argument("--time-limit", type=_seconds, default=60.0, help="seconds per planner call of a check (default 60, as task check)")
+    parser.add_argument(
+        "--cross-check",
+        action="store_true",
+        help="also have Unified Planning read each checked text as ours does (as task check --cross-check: slower as you type)",
+    )
     parser.add_argument("--open", action="store_true", help="open the page in the browser")
     parser.set_defaults(func=_serve)
 
@@ -43,5 +48,5 @@ def _serve(args: argparse.Namespace) -> int:
     from safeforge.workbench import serve
 
     port = Settings.load().workbench_port if args.port is None else args.port
-    serve(args.folder, port=port, time_limit=args.time_limit, open_browser=args.open)
+    serve(args.folder, port=port, time_limit=args.time_limit, cross_check=args.cross_check, open_browser=args.open)
     return 0

@@ -98,10 +98,10 @@ class Analysis:
         return None if self.checks is None else all(c.ok or c.advisory for c in self.checks)  # warnings do not fail
 
 
-def run_check(task: Task, time_limit: float) -> CheckReport:
-    """The check of `safeforge task check` (Unified Planning's reading compared too), on a task in
-    memory; PDDLError or TaskError when the text cannot be read at all."""
-    return check_task(task, time_limit=time_limit, cross_check=True)
+def run_check(task: Task, time_limit: float, cross_check: bool = False) -> CheckReport:
+    """The check of `safeforge task check` (with `cross_check`, Unified Planning's reading compared
+    too), on a task in memory; PDDLError or TaskError when the text cannot be read at all."""
+    return check_task(task, time_limit=time_limit, cross_check=cross_check)
 
 
 def analyse(task: Task, *, saved: bool, report: CheckReport | None = None, with_spoc: bool = False) -> Analysis:

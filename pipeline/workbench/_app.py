@@ -139,9 +139,10 @@ class _Folder:
         return {name: text_sha256(text) for name, text in self.texts.items()}
 
 
-def create_app(workspace: Workspace, time_limit: float = 60.0) -> FastAPI:
-    """The workbench over `workspace`; checks run with planners limited to `time_limit` seconds."""
-    checker = Checker(time_limit)
+def create_app(workspace: Workspace, time_limit: float = 60.0, *, cross_check: bool = False) -> FastAPI:
+    """The workbench over `workspace`; checks run with planners limited to `time_limit` seconds (and
+    Unified Planning's reading compared too with `cross_check`)."""
+    checker = Checker(time_limit, cross_check=cross_check)
     listing = Listing(workspace)
 
     @asynccontextmanager

@@ -33,8 +33,9 @@ class Superseded(Exception):
 class Checker:
     """Runs checks (and anything else slow) on worker threads."""
 
-    def __init__(self, time_limit: float, workers: int = 2):
+    def __init__(self, time_limit: float, workers: int = 2, *, cross_check: bool = False):
         self.time_limit = time_limit
+        self.cross_check = cross_check
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="workbench-check")
         self._lock = threading.Lock()
         self._latest: dict[Path, int] = {}
@@ -71,7 +72,7 @@ class Checker:
                 self._reports.move_to_end(key)
                 return self._reports[key]
         try:
-            report: CheckReport | None = run_check(task, self.time_limit)
+            report: CheckReport | None = run_check(task, self.time_limit, self.cross_check)
         except (PDDLError, TaskError):
             report = None
         with self._lock:

@@ -23,8 +23,16 @@ def _say(line: str) -> None:
     print(line, flush=True)
 
 
-def serve(folder: str | Path, port: int, time_limit: float, open_browser: bool = False, announce: Callable[[str], None] = _say) -> None:
-    """Serve the workbench over `folder` until interrupted."""
+def serve(
+    folder: str | Path,
+    port: int,
+    time_limit: float,
+    *,
+    cross_check: bool = False,
+    open_browser: bool = False,
+    announce: Callable[[str], None] = _say,
+) -> None:
+    """Serve the workbench over `folder` until interrupted (`cross_check`: Unified Planning reads every checked text too)."""
     workspace = Workspace(folder)
     try:
         listener = _listen(port)
@@ -33,7 +41,7 @@ def serve(folder: str | Path, port: int, time_limit: float, open_browser: bool =
         announce("press Ctrl+C to stop")
         if open_browser:
             webbrowser.open(url)
-        config = uvicorn.Config(create_app(workspace, time_limit), log_level="warning", access_log=False)
+        config = uvicorn.Config(create_app(workspace, time_limit, cross_check=cross_check), log_level="warning", access_log=False)
         uvicorn.Server(config).run(sockets=[listener])
     finally:
         workspace.close()

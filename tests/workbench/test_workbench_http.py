@@ -289,3 +289,14 @@ def test_the_command_refuses_what_it_cannot_serve(tmp_path):
 
 def _sha(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_unified_planning_reads_the_text_only_with_cross_check(client, served, tmp_path):
+    """As `task check`: the check as you type is ours alone; `--cross-check` has Unified Planning
+    read every checked text too."""
+    good = texts(served[1] / KITCHEN)
+    assert "unified planning agrees" not in client.post(f"/api/task/{KITCHEN}/check", json=good).json()["html"]["checks"]
+    root = copy_examples(tmp_path / "tasks", [KITCHEN])
+    with running_workbench(root, "--cross-check") as url, httpx.Client(base_url=url, trust_env=False, timeout=120) as http:
+        answer = http.post(f"/api/task/{KITCHEN}/check", json=good).json()
+    assert answer["ok"] is True and "✔ unified planning agrees" in answer["html"]["checks"]
