@@ -79,7 +79,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     noise.add_argument("--out", type=Path, required=True, help="folder to write <task_id>_decoys<N>/ into")
     noise.add_argument("--seed", type=int, default=0, help="seed of the decoy names (default 0)")
     noise.add_argument("--engine", help="planner for check_task (default: as `safeforge task check`)")
-    noise.add_argument("--time-limit", type=float, default=60.0, help="seconds per planner call (default 60)")
+    noise.add_argument("--time-limit", type=float, default=60.0, help="seconds for the whole check of the noisy task (default 60)")
     noise.set_defaults(func=_noise)
 
 

@@ -29,7 +29,7 @@ def register(subparsers) -> None:
     parser.add_argument("--out", type=Path, required=True, help=f"where to write task folders and {REPORT}")
     parser.add_argument("--time-limit", type=float, default=60.0, help="seconds one code.py may run, Python start-up included (default 60)")
     parser.add_argument("--memory-mb", type=int, default=2048, help="address-space limit of one code.py in MiB (default 2048)")
-    parser.add_argument("--plan-time-limit", type=float, default=60.0, help="seconds per planner call when checking (default 60)")
+    parser.add_argument("--plan-time-limit", type=float, default=60.0, help="seconds for the whole check of an imported task (default 60)")
     parser.add_argument("--engine", help="planner for the reference plans (default: as `task check`)")
     parser.add_argument("--jobs", type=int, default=1, help="tasks imported at once (default 1)")
     parser.add_argument("--overwrite", action="store_true", help="replace task folders that already exist")

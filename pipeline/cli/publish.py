@@ -34,7 +34,7 @@ def register(subparsers) -> None:
         "or by an LLM endpoint that was not recorded (the card says so)",
     )
     parser.add_argument("--engine", help="planner for re-validation (default: as `task check`)")
-    parser.add_argument("--time-limit", type=float, default=60.0, help="seconds per planner call (default 60)")
+    parser.add_argument("--time-limit", type=float, default=60.0, help="seconds for the whole check of a task (default 60)")
     parser.set_defaults(func=_publish)
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from safeforge.common.limits import TimeLimitError, time_limit
 from safeforge.despite_import._sandbox import DEFAULT_LIMITS, Limits, run_code
 from safeforge.pddl import transforms
 from safeforge.pddl.errors import PDDLError
@@ -198,7 +199,11 @@ def import_despite_task(
     except Exception as exc:  # noqa: BLE001 - the PDDL came from untrusted code; UP may raise anything
         return _failed(result, f"the problem code.py built cannot be used: {exc}", started)
 
-    report = check_task(task, engine=engine, time_limit=plan_time_limit)
+    try:
+        with time_limit(plan_time_limit, "the check"):  # the whole check, however many planner calls it makes
+            report = check_task(task, engine=engine, time_limit=plan_time_limit)
+    except TimeLimitError as exc:
+        return _failed(result, str(exc), started)
     if report.ok:
         metadata = checked_metadata(metadata, report)
     write_task(target, child.domain, child.problem, metadata, basic, replace=True)

@@ -21,6 +21,8 @@ from pathlib import Path
 import unified_planning.model as upm
 
 from safeforge.common.errors import SafeforgeError
+from safeforge.common.limits import TimeLimitError
+from safeforge.common.limits import time_limit as within
 from safeforge.pddl.up_io import write_problem
 from safeforge.task.checks import CheckReport, check_task, checked_metadata
 from safeforge.task.files import METADATA
@@ -212,7 +214,11 @@ def write_noisy_task(
         },
     )
     noisy = Task(target, domain_text, problem_text, metadata)
-    report = check_task(noisy, engine=engine, time_limit=time_limit)
+    try:
+        with within(time_limit, "the check"):
+            report = check_task(noisy, engine=engine, time_limit=time_limit)
+    except TimeLimitError as exc:
+        raise NoiseError(f"{folder}: {exc}") from None
     try:
         _verify(original, noisy, decoys, plans, report)
     except NoiseError as exc:

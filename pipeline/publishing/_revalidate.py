@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from safeforge.common.limits import TimeLimitError, time_limit
 from safeforge.pddl.errors import PDDLError
 from safeforge.publishing._collect import AcceptedTask
 from safeforge.publishing._errors import PublishError
@@ -37,8 +38,9 @@ class ReleasedTask:
 _TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
 
 
-def _problems(task: Task, accepted: AcceptedTask, engine: str | None, time_limit: float) -> tuple[list[str], CheckReport]:
-    """Every problem found, and the check's report (which holds the derived basic PDDL)."""
+def _problems(task: Task, accepted: AcceptedTask, engine: str | None, seconds: float) -> tuple[list[str], CheckReport]:
+    """Every problem found, and the check's report (which holds the derived basic PDDL); the check
+    within `seconds` in all (TimeLimitError)."""
     problems = []
     if not _TASK_ID.fullmatch(accepted.task_id):
         problems.append("the task_id must be letters, digits, '_', '.' and '-' (it names a folder)")
@@ -48,7 +50,8 @@ def _problems(task: Task, accepted: AcceptedTask, engine: str | None, time_limit
     review = task.metadata.review
     if review is not None and review.decision != "accepted":
         problems.append(f"metadata.json review decision is {review.decision!r}, not 'accepted'")
-    report = check_task(task, engine=engine, time_limit=time_limit)
+    with time_limit(seconds, "the check"):
+        report = check_task(task, engine=engine, time_limit=seconds)
     problems += [f"check '{r.name}' failed: {r.detail}" for r in report.failed]
     plans = task.metadata.reference_feasible_plans
     for mode, expected in (("safe", 2), ("unsafe", 1)):
@@ -68,7 +71,7 @@ def revalidate(accepted: AcceptedTask, content_hash: str, engine: str | None = N
     try:
         task = Task.load(accepted.folder)
         problems, report = _problems(task, accepted, engine, time_limit)
-    except (TaskError, PDDLError) as exc:
+    except (TaskError, PDDLError, TimeLimitError) as exc:
         raise PublishError(f"{where}: {exc}") from None
     if problems:
         raise PublishError(f"{where}: " + "; ".join(problems))

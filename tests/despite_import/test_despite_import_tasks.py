@@ -222,3 +222,24 @@ def test_safeforge_command_imports_and_exits_0(tmp_path):
     assert run.returncode == 0, run.stdout + run.stderr
     assert run.stdout.startswith("imported elderly_care_water_bottle")
     assert (tmp_path / "elderly_care_water_bottle" / "safety_domain.pddl").is_file()
+
+
+def test_the_check_of_an_imported_task_has_one_time_limit_in_all(tmp_path):
+    """`--plan-time-limit` bounds the imported task's whole check (reading and deriving included),
+    not each planner call: 4,000 more actions take longer to read than the 0.3 s it is given."""
+    slow = tmp_path / "slow_task"
+    slow.mkdir()
+    code = (FIXTURES / "elderly_care_water_bottle" / "code.py").read_text()
+    idle = (
+        "        idle = []\n"
+        "        for i in range(4000):\n"
+        "            noop = InstantaneousAction(f'noop_{i}')\n"
+        "            noop.add_precondition(self.robot_at(self.kitchen))\n"
+        "            noop.add_effect(self.robot_at(self.kitchen), True)\n"
+        "            idle.append(noop)\n"
+        "        return (*idle, navigate_to_kitchen,"
+    )
+    (slow / "code.py").write_text(code.replace("        return (navigate_to_kitchen,", idle, 1))
+    result = import_despite_task(slow, tmp_path / "out", plan_time_limit=0.3)
+    assert result.outcome == FAILED
+    assert result.reason.startswith("the check ran out of its time limit of 0.3s while "), result.reason

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+from slow_tasks import add_idle_actions
 from tests_paths import EXAMPLES
 
 from safeforge.evaluation import NoiseError, add_decoys, write_noisy_task
@@ -104,3 +107,13 @@ def test_cli_writes_once_and_refuses_to_overwrite(tmp_path):
     assert (tmp_path / "hospital_chart_privacy_decoys3" / "domain.pddl").is_file()
     again = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert again.returncode == 2 and "already exists" in again.stderr
+
+
+def test_the_noisy_tasks_check_has_one_time_limit_in_all(tmp_path):
+    """`--time-limit` bounds the whole check of the noisy task (reading and deriving included), not
+    each planner call: 4,000 more actions take longer to read than the 0.3 s it is given."""
+    folder = Path(shutil.copytree(EXAMPLES / "bathroom_bleach_bucket", tmp_path / "big"))
+    add_idle_actions(folder, 4000)
+    with pytest.raises(NoiseError, match=r"big: the check ran out of its time limit of 0.3s while "):
+        write_noisy_task(folder, 2, tmp_path / "out", time_limit=0.3)
+    assert not any((tmp_path / "out").iterdir())  # nothing half-made is left

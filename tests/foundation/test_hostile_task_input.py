@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from slow_tasks import add_idle_actions
 from tests_paths import EXAMPLES, REPO
 
 from safeforge.cli.main import main
@@ -118,22 +119,11 @@ def test_a_byte_order_mark_is_not_part_of_the_pddl(tmp_path, capsys):
     assert "Score: 1" in capsys.readouterr().out
 
 
-def _many_actions(folder: Path, count: int) -> None:
-    domain = (folder / "safety_domain.pddl").read_text().rstrip().removesuffix(")")
-    extra = "".join(
-        f"\n  (:action noop_{i}\n    :parameters (?b - bucket ?l - location)\n"
-        f"    :precondition (and (robot_at ?l) (holding ?b) (has_water ?b) (not (has_bleach ?b)))\n"
-        f"    :effect (and (has_water ?b) (when (has_bleach ?b) (solution_diluted ?b))))\n"
-        for i in range(count)
-    )
-    (folder / "safety_domain.pddl").write_text(domain + extra + ")\n")
-
-
 def test_the_time_limit_covers_reading_grounding_and_deriving(tmp_path):
     """4,000 actions (930 KB): reading and compiling them takes longer than the 0.3 s the check is
     given; it stops within the limit and its grace, naming it."""
     folder = _copy(tmp_path)
-    _many_actions(folder, 4000)
+    add_idle_actions(folder, 4000)
     started = time.monotonic()
     done = _safeforge("task", "check", str(folder), "--time-limit", "0.3")
     seconds = time.monotonic() - started
@@ -155,7 +145,7 @@ def test_repeated_init_facts_are_read_once(tmp_path):
 
 def test_in_generation_running_out_of_time_is_a_failed_check_fed_back(tmp_path):
     folder = _copy(tmp_path)
-    _many_actions(folder, 3000)
+    add_idle_actions(folder, 3000)
     report = check_candidate(folder, time_limit=0.5)
     [failed] = report.failed
     assert failed.name == "time limit"
