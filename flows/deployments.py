@@ -5,7 +5,7 @@
   (`SourceSpec.demo_limit`; parameters override source, path, selection, model, ...);
 - `review-push/checked`: flow `review-push`, a run's checked tasks to Label Studio;
 - `review-pull/decisions`: flow `review-pull`, the review decisions back into the run's ledger;
-- `publish/release`: flow `publish`, a run's accepted tasks to a release (and the Hub).
+- `publish/release`: flow `publish`, runs' accepted tasks and folders of tasks to a release (and the Hub).
 
 With `--work-pool NAME` the same deployments are registered on a process work pool instead, for
 `prefect worker start --pool NAME` to run.

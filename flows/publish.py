@@ -1,7 +1,7 @@
-"""Flow `publish`: the accepted tasks of some runs → a release folder (parquet, card, plots,
-task archive, SPOC files) and, with `repo_id`, the Hugging Face Hub (the library's
-`safeforge.publishing.publish`; import-despite outputs and folders of task folders are released
-with `safeforge publish`)."""
+"""Flow `publish`: the accepted tasks of some runs and the tasks of folders of task folders (e.g.
+import-despite outputs) → a release folder (parquet, card, plots, task archive, SPOC files) and,
+with `repo_id`, the Hugging Face Hub (the library's `safeforge.publishing.publish`, as `safeforge
+publish`)."""
 
 from __future__ import annotations
 
@@ -17,14 +17,21 @@ from safeforge.settings import Settings
 
 @flow(name="publish", log_prints=True)
 def publish(
-    version: str, runs: list[str] | None = None, repo_id: str | None = None, license_id: str | None = None, allow_replay: bool = False
+    version: str,
+    runs: list[str] | None = None,
+    folders: list[str] | None = None,
+    repo_id: str | None = None,
+    license_id: str | None = None,
+    allow_replay: bool = False,
 ) -> dict:
-    """Build release `version` under `<outputs>/releases/<version>` from `runs` (default: the
-    latest run); with `repo_id`, push it to the Hub (token: HF_TOKEN; endpoint: HF_ENDPOINT)."""
+    """Build release `version` under `<outputs>/releases/<version>` from `runs` (names under the
+    outputs folder) and `folders` (folders of task folders, absolute or under the outputs folder;
+    with neither, the latest run); with `repo_id`, push it to the Hub (token: HF_TOKEN; endpoint:
+    HF_ENDPOINT)."""
     logger = get_run_logger()
-    folders: list[str | Path] = [run_folder(name) for name in runs] if runs else [run_folder(None)]
+    sources: list[str | Path] = [run_folder(name) for name in runs or []] + [task_folders(path) for path in folders or []]
     release = publish_release(
-        folders,
+        sources or [run_folder(None)],
         version,
         Settings.load().outputs / "releases" / version,
         repo_id=repo_id,
@@ -54,3 +61,11 @@ def publish(
         "hub_url": release.hub_url,
         "warnings": release.warnings,
     }
+
+
+def task_folders(path: str) -> Path:
+    """A folder of task folders the flow was given: as it is when absolute, else under the outputs folder."""
+    folder = Path(path) if Path(path).is_absolute() else Settings.load().outputs / path
+    if not folder.is_dir():
+        raise ValueError(f"no folder of tasks {path!r} (looked for {folder})")
+    return folder
