@@ -29,7 +29,7 @@ def publish(
     with neither, the latest run); with `repo_id`, push it to the Hub (token: HF_TOKEN; endpoint:
     HF_ENDPOINT)."""
     logger = get_run_logger()
-    sources: list[str | Path] = [run_folder(name) for name in runs or []] + [task_folders(path) for path in folders or []]
+    sources: list[str | Path] = [*map(run_folder, runs or []), *map(task_folders, folders or [])]
     release = publish_release(
         sources or [run_folder(None)],
         version,
