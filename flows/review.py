@@ -65,15 +65,25 @@ def review_push(
     overlap_share: float | None = None,
     adjudicators: list[str] | None = None,
     formalizations: bool = False,
+    reimport_missing: bool = False,
+    remove_duplicates: bool = False,
 ) -> dict:
     """Import the checked tasks of run `run_name` (default: the latest run) into its Label Studio
-    project; their records move to in_review. `annotators_per_task`, `overlap_share` and
-    `adjudicators` set how the run is reviewed, as `safeforge review push` does. With
-    `formalizations`, the formalizations waiting for their review go to the run's formalization project."""
+    project; their records move to in_review. The options are `safeforge review push`'s:
+    `annotators_per_task`, `overlap_share` and `adjudicators` ([]: none) set how the run is reviewed;
+    `reimport_missing` re-creates a deleted project and re-imports deleted tasks; `remove_duplicates`
+    merges copies imported twice. With `formalizations`, the formalizations waiting for their review
+    go to the run's formalization project."""
     store = RunStore(run_folder(run_name))
     push = push_formalizations if formalizations else push_run
     result = push(
-        store, ReviewConfig.from_env(), annotators_per_task=annotators_per_task, overlap_share=overlap_share, adjudicators=adjudicators
+        store,
+        ReviewConfig.from_env(),
+        annotators_per_task=annotators_per_task,
+        overlap_share=overlap_share,
+        adjudicators=adjudicators,
+        reimport_missing=reimport_missing,
+        remove_duplicates=remove_duplicates,
     )
     url = project_url(result.url, result.project_id)
     get_run_logger().info("%s\nreview at %s", result.summary(), url)

@@ -19,6 +19,7 @@ from prefect.testing.utilities import prefect_test_harness
 from safeforge.cli.main import build_parser
 from safeforge.flows.executors import ExecutorError
 from safeforge.flows.generate import generate
+from safeforge.flows.review import review_pull, review_push
 from safeforge.generation import GenerateOptions
 from safeforge.sources import SOURCES
 
@@ -103,3 +104,16 @@ def test_the_command_line_and_the_flow_run_records_the_same_way(harness, replay_
     made_by = [json.loads((tmp_path / way / "parity" / "run.json").read_text())["invocations"][0]["executor"] for way in ("flow", "cli")]
     assert made_by[0] == made_by[1] and made_by[0]["name"] == executor
     assert made_by[0].get("workers", 1) == workers
+
+
+@pytest.mark.parametrize("command", ["push", "pull"])
+def test_the_review_flows_take_every_option_of_the_command(command):
+    """`review-push`/`review-pull` offer what `safeforge review push/pull` offers, with the same
+    defaults (the run by name; `--no-adjudicators` is `adjudicators=[]`)."""
+    flow = {"push": review_push, "pull": review_pull}[command]
+    parameters = inspect.signature(flow.fn).parameters
+    given = vars(build_parser(["review"]).parse_args(["review", command, "a-run"]))
+    options = set(given) - PRESENTATION - {"review_command", "run", "out", "adjudicator", "no_adjudicators"}
+    assert set(parameters) == options | {"run_name"} | ({"adjudicators"} if command == "push" else set())
+    for name in options:
+        assert parameters[name].default == given[name], name
