@@ -1,7 +1,8 @@
 """What a release says about its review: `review_report` (agreement over every task of the release's
 runs with two or more votes, decided or not, released or not; each annotator's record; the
-disagreements found, by kind, and how many were resolved) for the card, and `public_review` (a review
-block with every person under a pseudonym) for the published metadata. Publishing calls both.
+disagreements found, by kind, and how many were resolved; the same for the formalization review
+before code generation, when the runs had one) for the card, and `public_review` (a review block
+with every person under a pseudonym) for the published metadata. Publishing calls both.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from safeforge.review._agreement import Agreement, agreement, votes_of
+from safeforge.generation import formalization_review
+from safeforge.review._agreement import Agreement, agreement, votes_from, votes_of
 from safeforge.review._plot import agreement_plot
 from safeforge.runs.ledger import RunStore
 from safeforge.task.files import TaskError, read_metadata
@@ -34,35 +36,63 @@ class ReviewReport:
     agreement: Agreement
     disagreements: dict[str, Counter] = field(default_factory=dict)
     """Kind -> {"found", "resolved", "adjudicated"} counts."""
+    formalizations: Agreement | None = None
+    """The formalization review's agreement (before code generation), None when no run had one."""
+    formalization_disagreements: dict[str, Counter] = field(default_factory=dict)
 
     def to_markdown(self, alias: Callable[[str], str] = str) -> str:
         """The card's review section (annotators named by `alias`); "" when nobody voted."""
-        if not self.agreement.annotators:
-            return ""
-        parts = [self.agreement.to_markdown(alias)]
-        if self.disagreements:
-            rows = [
-                f"| {_KINDS.get(kind, kind)} | {counts['found']} | {counts['resolved']} | {counts['adjudicated']} |"
-                for kind, counts in sorted(self.disagreements.items())
+        parts = []
+        if self.agreement.annotators:
+            where = "each task's are in its `review.disagreements`"
+            parts += [self.agreement.to_markdown(alias), _disagreements(self.disagreements, where)]
+        if self.formalizations is not None and self.formalizations.annotators:
+            parts += [
+                "### Formalization review (before code generation)\n\nReviewers judged each record's danger formalization "
+                "before its PDDL was generated (each task's verdict is in `provenance.formalization_review`).",
+                self.formalizations.to_markdown(alias),
+                _disagreements(self.formalization_disagreements, "in the runs' ledgers"),
             ]
-            parts.append(
-                "Disagreements among the reviewers (each task's are in its `review.disagreements`):\n\n"
-                + "\n".join(["| kind | found | resolved | of which by an adjudicator |", "|---|---|---|---|", *rows])
-            )
-        else:
-            parts.append("The reviewers had no disagreement.")
         return "\n\n".join(parts)
 
     def write_plot(self, path: str | Path, alias: Callable[[str], str] = str) -> Path | None:
         return agreement_plot(self.agreement, path, alias)
 
 
+def _disagreements(kinds: dict[str, Counter], where: str) -> str:
+    if not kinds:
+        return "The reviewers had no disagreement."
+    rows = [
+        f"| {_KINDS.get(kind, kind)} | {counts['found']} | {counts['resolved']} | {counts['adjudicated']} |"
+        for kind, counts in sorted(kinds.items())
+    ]
+    return f"Disagreements among the reviewers ({where}):\n\n" + "\n".join(
+        ["| kind | found | resolved | of which by an adjudicator |", "|---|---|---|---|", *rows]
+    )
+
+
+def _count(kinds: dict[str, Counter], kind: str, resolved: bool, adjudicated: bool) -> None:
+    counts = kinds.setdefault(kind, Counter())
+    counts["found"] += 1
+    counts["resolved"] += resolved
+    counts["adjudicated"] += adjudicated
+
+
 def review_report(stores: Iterable[RunStore]) -> ReviewReport:
-    """The review of the runs' tasks that reached review (unreadable metadata is left out)."""
-    names, votes = [], []
+    """The review of the runs' tasks that reached review (unreadable metadata is left out), and of
+    their formalizations where the runs had a formalization review."""
+    names, votes, formalization_votes = [], [], []
     kinds: dict[str, Counter] = {}
+    formalization_kinds: dict[str, Counter] = {}
     for store in stores:
         names.append(store.name)
+        for row in store.ledger.records():
+            verdict = formalization_review(store, row.record_id)
+            if verdict is not None:
+                formalization_votes.append(votes_from(verdict.get("annotations", []), verdict.get("decision")))
+        for entries in store.ledger.disagreements(review="formalizations").values():
+            for entry in entries:
+                _count(formalization_kinds, entry["kind"], entry.get("resolved_at") is not None, entry.get("resolution") == "adjudicated")
         for state in _REVIEWED:
             for row in store.ledger.records(state=state):
                 try:
@@ -73,11 +103,9 @@ def review_report(stores: Iterable[RunStore]) -> ReviewReport:
                     continue
                 votes.append(votes_of(review))
                 for entry in review.disagreements:
-                    counts = kinds.setdefault(entry.kind, Counter())
-                    counts["found"] += 1
-                    counts["resolved"] += entry.resolved_at is not None
-                    counts["adjudicated"] += entry.resolution == "adjudicated"
-    return ReviewReport(names, agreement(votes), kinds)
+                    _count(kinds, entry.kind, entry.resolved_at is not None, entry.resolution == "adjudicated")
+    formalizations = agreement(formalization_votes) if formalization_votes else None
+    return ReviewReport(names, agreement(votes), kinds, formalizations, formalization_kinds)
 
 
 def public_review(review: Review, alias: Callable[[str], str]) -> Review:

@@ -35,6 +35,7 @@ from safeforge.review import (
     formalization_project_title,
     pull_formalizations,
     push_formalizations,
+    review_report,
     review_status,
 )
 from safeforge.review._mapping import FORMALIZATION_MAPPING_FILE, ReviewMapping
@@ -212,6 +213,11 @@ def test_a_team_reviews_formalizations_with_an_adjudicator_agreement_and_disagre
         {"not_practical_for_a_robot": 1},
     )
     assert (shown["queue"], shown["disagreements"], shown["agreement"]["tasks"]) == ({}, {}, 2)
+    card = review_report([store]).to_markdown(lambda name: f"reviewer-{name[:3]}")  # the release card's review section
+    formal = card.split("### Formalization review (before code generation)", 1)[1]
+    assert "2 task(s) with two or more votes: 50.0% pairwise agreement, Krippendorff's alpha 0.000" in formal
+    assert "| reviewer-ali |" in formal and alice not in card
+    assert "| votes split | 1 | 1 | 1 |" in formal  # found, resolved, by the adjudicator
     store.ledger.close()
 
 
