@@ -77,4 +77,5 @@ def _print_statuses(statuses: list[services.ServiceStatus]) -> None:
     for s in statuses:
         state = "running" if s.running else (s.note or "stopped")
         pid = f"pid {s.pid}" if s.pid else ""
-        print(f"{s.name:<16}{state:<13}{s.url:<36}{pid:<11}{s.log}")
+        on = f"  (on {s.note})" if s.running and s.note else ""  # Label Studio's database
+        print(f"{s.name:<16}{state:<13}{s.url:<36}{pid:<11}{s.log}{on}")

@@ -21,7 +21,17 @@ from label_studio_sdk import LabelStudio
 from review_helpers import ADMIN, PASSWORD, TOKEN, Submission, free_port, join_as, ls_task_id, submit, token_of
 
 from safeforge.cli.main import main
-from safeforge.review import ReviewConfig, ServerError, check_installation, project_title, pull_run, push_run, start_server, stop_server
+from safeforge.review import (
+    ReviewConfig,
+    ServerError,
+    check_installation,
+    project_title,
+    pull_run,
+    push_run,
+    running_server,
+    start_server,
+    stop_server,
+)
 from safeforge.review._client import LabelStudioClient
 from tests.doubles.review_demo import EXAMPLES, demo_run
 
@@ -154,8 +164,6 @@ def test_the_team_server_keeps_its_data_across_a_restart_by_the_cli(team, tmp_pa
     assert main(["review", "server", "status", "--json"]) == 0
     status = json.loads(capsys.readouterr().out)
     assert status["database"] == "postgresql" and status["postgres_pid"] != postgres_pid
-    from safeforge.review import running_server
-
     team.handle = running_server(team.data_dir)
     assert [t.data["task_id"] for t in team.admin.tasks.list(project=project_id)] == [ALL_EXAMPLES[1]]
     assert pull_run(store, team.config).accepted == [ALL_EXAMPLES[1]]  # the vote made before the restart
@@ -181,3 +189,33 @@ def test_postgresql_refuses_a_data_dir_its_user_cannot_enter(team):
             start_server(locked / "ls", free_port(), ADMIN, PASSWORD, TOKEN, database="postgresql")
     finally:
         shutil.rmtree(locked)
+
+
+def test_services_stop_the_team_server_with_its_postgresql(team, tmp_path, monkeypatch, capsys):
+    """`safeforge services stop` stops a team's Label Studio and then its PostgreSQL, and a
+    PostgreSQL left behind by a server that died is stopped too."""
+    for name, value in {
+        "SAFEFORGE_STATE_DIR": str(tmp_path / "state"),  # no service this machine runs is touched
+        "LABEL_STUDIO_URL": team.handle.url,
+        "LABEL_STUDIO_API_KEY": TOKEN,
+        "LABEL_STUDIO_USERNAME": ADMIN,
+        "LABEL_STUDIO_PASSWORD": PASSWORD,
+        "SAFEFORGE_LABELSTUDIO_DATA": str(team.data_dir),
+    }.items():
+        monkeypatch.setenv(name, value)
+    first = team.handle
+    assert main(["services", "status"]) == 3  # only Label Studio runs here
+    assert f"{first.log_path}  (on postgresql)" in capsys.readouterr().out
+    assert main(["services", "stop"]) == 0
+    assert f"label-studio: stopped (pid {first.pid} and its process group, then its PostgreSQL server)" in capsys.readouterr().out
+    assert not _alive(first.pid) and not _alive(first.postgres.pid)
+
+    assert main(["review", "server", "start"]) == 0 and "on postgresql" in capsys.readouterr().out
+    second = running_server(team.data_dir)
+    psutil.Process(second.pid).kill()  # the server dies; its PostgreSQL stays
+    psutil.Process(second.pid).wait(timeout=30)
+    assert _alive(second.postgres.pid)
+    assert main(["services", "stop"]) == 0
+    assert "label-studio: its PostgreSQL server was left running; stopped it" in capsys.readouterr().out
+    assert not _alive(second.postgres.pid)
+    team.handle = TeamServer(team.data_dir.parent).handle  # for the tests after this one
