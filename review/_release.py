@@ -90,9 +90,9 @@ def review_report(stores: Iterable[RunStore]) -> ReviewReport:
             verdict = formalization_review(store, row.record_id)
             if verdict is not None:
                 formalization_votes.append(votes_from(verdict.get("annotations", []), verdict.get("decision")))
-        for entries in store.ledger.disagreements(review="formalizations").values():
-            for entry in entries:
-                _count(formalization_kinds, entry["kind"], entry.get("resolved_at") is not None, entry.get("resolution") == "adjudicated")
+        for found in store.ledger.disagreements(review="formalizations").values():
+            for kept in found:
+                _count(formalization_kinds, kept["kind"], kept.get("resolved_at") is not None, kept.get("resolution") == "adjudicated")
         for state in _REVIEWED:
             for row in store.ledger.records(state=state):
                 try:

@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_list(args: argparse.Namespace) -> int:
     outputs = args.outputs or Settings.load().outputs
-    runs = [run_overview(folder) for folder in list_runs(outputs)]
+    runs = [run_overview(folder, tasks=False) for folder in list_runs(outputs)]  # the ledgers say all it shows
     if args.json:
         for overview in runs:
             print(json.dumps(overview.to_dict()))
@@ -98,7 +98,8 @@ def format_overview(o: RunOverview) -> str:
         if len(reasons) > 5:
             lines.append(f"  ... and {len(reasons) - 5} more")
     lines += ["", *format_spec(o.spec)]
-    lines += ["", *o.distribution.lines()]
+    if o.distribution is not None:
+        lines += ["", *o.distribution.lines()]
     return "\n".join(lines)
 
 

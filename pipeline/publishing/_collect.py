@@ -106,7 +106,7 @@ def _task(collection: str, folder: Path, task_id: str, ledger_row: RecordRow | N
 # -- runs ---------------------------------------------------------------------------------------
 def summarise_run(store: RunStore) -> InputSummary:
     """The run's stage funnels and LLM cost, as `safeforge runs show` computes them."""
-    overview = run_overview(store.root)
+    overview = run_overview(store.root, tasks=False)
     stages = {f.stage: StageCount(decided=f.passed + f.rejected + f.errors, passed=f.passed) for f in overview.stages}
     summary = InputSummary(store.name, RUN, overview.states, stages)
     if store.llm_db.is_file():  # hand-written tasks have no LLM ledger: cost unknown rather than 0

@@ -91,18 +91,20 @@ class RunOverview:
     cost: LLMCost
     reasons: dict[str, list[tuple[str, int]]]
     """For each terminal failure state: its reasons, most frequent first."""
-    llm_endpoints: list[str] = field(default_factory=list)
-    """What the run's task folders say made their LLM responses: "real", "replay" (hand-written)."""
+    llm_endpoints: list[str] | None = field(default_factory=list)
+    """What the run's task folders say made their LLM responses: "real", "replay" (hand-written);
+    None when the task folders were not read (`run_overview(..., tasks=False)`)."""
     spec: dict[str, Any] | None = None
     """The run's run.json (`safeforge.runs.spec`): what made it; None for a run made before run.json."""
-    distribution: Distribution = field(default_factory=Distribution)
-    """The tasks that passed the checks and the rejections, as DESPITE reports its dataset."""
+    distribution: Distribution | None = field(default_factory=Distribution)
+    """The tasks that passed the checks and the rejections, as DESPITE reports its dataset (None:
+    the task folders were not read)."""
     spoc_files: int = 0
     """The checked tasks that export to SPOC: the goal-condition files in `<run>/spoc/`."""
 
     @property
     def replayed(self) -> bool:
-        return "replay" in self.llm_endpoints
+        return "replay" in (self.llm_endpoints or [])
 
     @property
     def accepted(self) -> int:
@@ -145,7 +147,7 @@ class RunOverview:
             "reasons": {state: [list(r) for r in rs] for state, rs in self.reasons.items()},
             "llm_endpoints": self.llm_endpoints,
             "spec": self.spec,
-            "distribution": self.distribution.to_dict(),
+            "distribution": None if self.distribution is None else self.distribution.to_dict(),
             "spoc_files": self.spoc_files,
         }
 
@@ -199,7 +201,8 @@ class RunOverview:
         ]
         if c.unpriced_calls:
             lines.append(f"{c.unpriced_calls} call(s) used a model without a price; not included.")
-        lines += ["", self.distribution.markdown()]
+        if self.distribution is not None:
+            lines += ["", self.distribution.markdown()]
         return "\n".join(lines)
 
 
@@ -298,8 +301,10 @@ def llm_cost(path: Path) -> LLMCost:
     )
 
 
-def run_overview(folder: str | Path) -> RunOverview:
-    """Summarise the run in `folder` (raises RunNotFound when it has no ledger)."""
+def run_overview(folder: str | Path, *, tasks: bool = True) -> RunOverview:
+    """Summarise the run in `folder` (raises RunNotFound when it has no ledger). Without `tasks`,
+    from its ledgers alone: the task folders (the distribution, the LLM endpoints) are not read,
+    which a run of thousands of tasks takes seconds over."""
     root = Path(folder)
     if not is_run(root):
         raise RunNotFound(f"{root}: not a run (no {LEDGER_FILE})")
@@ -333,8 +338,8 @@ def run_overview(folder: str | Path) -> RunOverview:
         stages_by_source={src: funnels(counts, origins.get(src, {}), waited.get(src, 0)) for src, counts in sorted(by_source.items())},
         cost=cost,
         reasons={s: r for s, r in reasons.items() if r},
-        llm_endpoints=llm_endpoints(root),
+        llm_endpoints=llm_endpoints(root) if tasks else None,
         spec=read_spec(root),
-        distribution=run_distribution(root, cost.cost_usd if (root / LLM_DB_FILE).is_file() else None),
+        distribution=run_distribution(root, cost.cost_usd if (root / LLM_DB_FILE).is_file() else None) if tasks else None,
         spoc_files=sum(1 for _ in (root / SPOC_DIR).glob("*.json")),
     )

@@ -109,6 +109,15 @@ def test_runs_cli_list_and_show(tmp_path, capsys):
     assert main(["runs", "show", str(tmp_path / "second"), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["states"]["accepted"] == 1 and data["stages"][2]["rate"] == pytest.approx(1 / 3)
+    assert data["distribution"]["tasks"] == 0 and data["llm_endpoints"] == []
+
+    # the list is made from the ledgers alone: no task folder is read (seconds for a run of thousands)
+    assert main(["runs", "list", "--outputs", str(tmp_path), "--json"]) == 0
+    listed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(r["name"], r["records"], r["distribution"], r["llm_endpoints"]) for r in listed] == [
+        ("second", 9, None, None),
+        ("first", 1, None, None),
+    ]
 
     assert main(["runs", "show", "nope", "--outputs", str(tmp_path)]) == 2
     assert "not a run" in capsys.readouterr().err
