@@ -145,14 +145,7 @@ def test_the_team_server_keeps_its_data_across_a_restart_by_the_cli(team, tmp_pa
     store = demo_run(tmp_path / "keeprun", [ALL_EXAMPLES[1]])
     project_id = push_run(store, team.config).project_id
     submit(join_as(team.handle.url, team.admin, "fay@team.test"), ls_task_id(store, ALL_EXAMPLES[1]), Submission("accept"))
-    for name, value in {
-        "LABEL_STUDIO_URL": team.handle.url,
-        "LABEL_STUDIO_API_KEY": TOKEN,
-        "LABEL_STUDIO_USERNAME": ADMIN,
-        "LABEL_STUDIO_PASSWORD": PASSWORD,
-        "SAFEFORGE_LABELSTUDIO_DATA": str(team.data_dir),
-    }.items():
-        monkeypatch.setenv(name, value)
+    _use_team_server(team, monkeypatch)
     postgres_pid = team.handle.postgres.pid
     assert main(["review", "server", "stop"]) == 0
     assert "and its PostgreSQL server" in capsys.readouterr().out
@@ -167,6 +160,18 @@ def test_the_team_server_keeps_its_data_across_a_restart_by_the_cli(team, tmp_pa
     team.handle = running_server(team.data_dir)
     assert [t.data["task_id"] for t in team.admin.tasks.list(project=project_id)] == [ALL_EXAMPLES[1]]
     assert pull_run(store, team.config).accepted == [ALL_EXAMPLES[1]]  # the vote made before the restart
+
+
+def _use_team_server(team: TeamServer, monkeypatch) -> None:
+    """Point the command line at the team server, as its users' environment does."""
+    for name, value in {
+        "LABEL_STUDIO_URL": team.handle.url,
+        "LABEL_STUDIO_API_KEY": TOKEN,
+        "LABEL_STUDIO_USERNAME": ADMIN,
+        "LABEL_STUDIO_PASSWORD": PASSWORD,
+        "SAFEFORGE_LABELSTUDIO_DATA": str(team.data_dir),
+    }.items():
+        monkeypatch.setenv(name, value)
 
 
 def _user(completed_by) -> int:
@@ -194,15 +199,8 @@ def test_postgresql_refuses_a_data_dir_its_user_cannot_enter(team):
 def test_services_stop_the_team_server_with_its_postgresql(team, tmp_path, monkeypatch, capsys):
     """`safeforge services stop` stops a team's Label Studio and then its PostgreSQL, and a
     PostgreSQL left behind by a server that died is stopped too."""
-    for name, value in {
-        "SAFEFORGE_STATE_DIR": str(tmp_path / "state"),  # no service this machine runs is touched
-        "LABEL_STUDIO_URL": team.handle.url,
-        "LABEL_STUDIO_API_KEY": TOKEN,
-        "LABEL_STUDIO_USERNAME": ADMIN,
-        "LABEL_STUDIO_PASSWORD": PASSWORD,
-        "SAFEFORGE_LABELSTUDIO_DATA": str(team.data_dir),
-    }.items():
-        monkeypatch.setenv(name, value)
+    _use_team_server(team, monkeypatch)
+    monkeypatch.setenv("SAFEFORGE_STATE_DIR", str(tmp_path / "state"))  # no service this machine runs is touched
     first = team.handle
     assert main(["services", "status"]) == 3  # only Label Studio runs here
     assert f"{first.log_path}  (on postgresql)" in capsys.readouterr().out
