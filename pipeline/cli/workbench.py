@@ -18,7 +18,7 @@ def register(subparsers) -> None:
     )
     parser.add_argument("folder", nargs="?", default=".", help="the folder to serve (default: the current folder)")
     parser.add_argument("--port", type=_port, help="port on 127.0.0.1 (default: SAFEFORGE_WORKBENCH_PORT, 4300; 0: any free port)")
-    parser.add_argument("--time-limit", type=_seconds, default=60.0, help="seconds per planner call of a check (default 60, as task check)")
+    parser.add_argument("--time-limit", type=_seconds, default=60.0, help="seconds for each whole check (default 60, as task check)")
     parser.add_argument(
         "--cross-check",
         action="store_true",

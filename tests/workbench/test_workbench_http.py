@@ -11,11 +11,13 @@ import shutil
 import socket
 import subprocess
 import tarfile
+import time
 from pathlib import Path
 
 import httpx
 import psutil
 import pytest
+from slow_tasks import add_idle_actions
 from tests_paths import SPOC_EXAMPLES
 from workbench_helpers import SAFEFORGE, copy_examples, hostile_task, running_workbench
 
@@ -300,3 +302,18 @@ def test_unified_planning_reads_the_text_only_with_cross_check(client, served, t
     with running_workbench(root, "--cross-check") as url, httpx.Client(base_url=url, trust_env=False, timeout=120) as http:
         answer = http.post(f"/api/task/{KITCHEN}/check", json=good).json()
     assert answer["ok"] is True and "✔ unified planning agrees" in answer["html"]["checks"]
+
+
+def test_a_check_has_one_time_limit_in_all(tmp_path):
+    """`--time-limit` bounds each check as a whole, as `task check`: a text of 4,000 more actions,
+    which takes longer to read than the 0.3 s given, fails its time-limit line soon after."""
+    root = copy_examples(tmp_path / "tasks", ["bathroom_bleach_bucket"])
+    slow = tmp_path / "slow"
+    shutil.copytree(root / "bathroom_bleach_bucket", slow)
+    add_idle_actions(slow, 4000)
+    with running_workbench(root, "--time-limit", "0.3") as url, httpx.Client(base_url=url, trust_env=False, timeout=120) as http:
+        started = time.monotonic()
+        answer = http.post("/api/task/bathroom_bleach_bucket/check", json=texts(slow)).json()
+        seconds = time.monotonic() - started
+    assert answer["ok"] is False and "the check ran out of its time limit of 0.3s while " in answer["html"]["checks"]
+    assert seconds < 10  # the limit, then the step it was in: not the minutes a planner call per step could take
