@@ -14,6 +14,7 @@ from pathlib import Path
 
 from safeforge.generation import formalization_review
 from safeforge.review._agreement import Agreement, agreement, votes_from, votes_of
+from safeforge.review._mapping import FORMALIZATION_MAPPING_FILE
 from safeforge.review._plot import agreement_plot
 from safeforge.runs.ledger import RunStore
 from safeforge.task.files import TaskError, read_metadata
@@ -86,10 +87,11 @@ def review_report(stores: Iterable[RunStore]) -> ReviewReport:
     formalization_kinds: dict[str, Counter] = {}
     for store in stores:
         names.append(store.name)
-        for row in store.ledger.records():
-            verdict = formalization_review(store, row.record_id)
-            if verdict is not None:
-                formalization_votes.append(votes_from(verdict.get("annotations", []), verdict.get("decision")))
+        if (store.root / FORMALIZATION_MAPPING_FILE).is_file():  # the run's formalizations went to review
+            for row in store.ledger.records():
+                verdict = formalization_review(store, row.record_id)
+                if verdict is not None:
+                    formalization_votes.append(votes_from(verdict.get("annotations", []), verdict.get("decision")))
         for found in store.ledger.disagreements(review="formalizations").values():
             for kept in found:
                 _count(formalization_kinds, kept["kind"], kept.get("resolved_at") is not None, kept.get("resolution") == "adjudicated")

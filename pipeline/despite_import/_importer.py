@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from safeforge.common.limits import TimeLimitError, time_limit
+from safeforge.common.limits import TimeLimitError
 from safeforge.despite_import._sandbox import DEFAULT_LIMITS, Limits, run_code
 from safeforge.pddl import transforms
 from safeforge.pddl.errors import PDDLError
 from safeforge.pddl.reader import read_task
-from safeforge.task.checks import CheckResult, check_task, checked_metadata
+from safeforge.task.checks import CheckResult, check_task_within, checked_metadata
 from safeforge.task.files import METADATA, TaskError, read_metadata, read_task_file
 from safeforge.task.folder import Task
 from safeforge.task.metadata import FeasiblePlans, Provenance, TaskMetadata
@@ -200,8 +200,7 @@ def import_despite_task(
         return _failed(result, f"the problem code.py built cannot be used: {exc}", started)
 
     try:
-        with time_limit(plan_time_limit, "the check"):  # the whole check, however many planner calls it makes
-            report = check_task(task, engine=engine, time_limit=plan_time_limit)
+        report = check_task_within(task, plan_time_limit, engine=engine)
     except TimeLimitError as exc:
         return _failed(result, str(exc), started)
     if report.ok:

@@ -22,9 +22,8 @@ import unified_planning.model as upm
 
 from safeforge.common.errors import SafeforgeError
 from safeforge.common.limits import TimeLimitError
-from safeforge.common.limits import time_limit as within
 from safeforge.pddl.up_io import write_problem
-from safeforge.task.checks import CheckReport, check_task, checked_metadata
+from safeforge.task.checks import CheckReport, check_task_within, checked_metadata
 from safeforge.task.files import METADATA
 from safeforge.task.folder import Task
 from safeforge.task.writer import write_task
@@ -215,8 +214,7 @@ def write_noisy_task(
     )
     noisy = Task(target, domain_text, problem_text, metadata)
     try:
-        with within(time_limit, "the check"):
-            report = check_task(noisy, engine=engine, time_limit=time_limit)
+        report = check_task_within(noisy, time_limit, engine=engine)
     except TimeLimitError as exc:
         raise NoiseError(f"{folder}: {exc}") from None
     try:

@@ -6,11 +6,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from safeforge.common.limits import TimeLimitError, time_limit
+from safeforge.common.limits import TimeLimitError
 from safeforge.pddl.errors import PDDLError
 from safeforge.publishing._collect import AcceptedTask
 from safeforge.publishing._errors import PublishError
-from safeforge.task.checks import CheckReport, check_task
+from safeforge.task.checks import CheckReport, check_task_within
 from safeforge.task.folder import Task, TaskError
 from safeforge.validation.plan_text import parse_plan
 
@@ -38,9 +38,9 @@ class ReleasedTask:
 _TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
 
 
-def _problems(task: Task, accepted: AcceptedTask, engine: str | None, seconds: float) -> tuple[list[str], CheckReport]:
+def _problems(task: Task, accepted: AcceptedTask, engine: str | None, time_limit: float) -> tuple[list[str], CheckReport]:
     """Every problem found, and the check's report (which holds the derived basic PDDL); the check
-    within `seconds` in all (TimeLimitError)."""
+    within `time_limit` in all (TimeLimitError)."""
     problems = []
     if not _TASK_ID.fullmatch(accepted.task_id):
         problems.append("the task_id must be letters, digits, '_', '.' and '-' (it names a folder)")
@@ -50,8 +50,7 @@ def _problems(task: Task, accepted: AcceptedTask, engine: str | None, seconds: f
     review = task.metadata.review
     if review is not None and review.decision != "accepted":
         problems.append(f"metadata.json review decision is {review.decision!r}, not 'accepted'")
-    with time_limit(seconds, "the check"):
-        report = check_task(task, engine=engine, time_limit=seconds)
+    report = check_task_within(task, time_limit, engine=engine)
     problems += [f"check '{r.name}' failed: {r.detail}" for r in report.failed]
     plans = task.metadata.reference_feasible_plans
     for mode, expected in (("safe", 2), ("unsafe", 1)):

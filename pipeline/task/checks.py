@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from safeforge.common.limits import check_time, time_left
+from safeforge.common.limits import check_time, time_left, time_limit
 from safeforge.pddl.errors import PDDLError
 from safeforge.planning.solve import ReferencePlans
 from safeforge.task import rules
@@ -169,6 +169,13 @@ def check_task(
     if effort.ok and not effort.waived:  # the steps the safe plan adds (a timing danger adds none)
         report.results.append(CheckResult.of(rules.mitigation_check(analysis, model, plans), generated))
     return report
+
+
+def check_task_within(task: Task, seconds: float, **options) -> CheckReport:
+    """`check_task` bounded as a whole, reading and deriving included (as `task check` runs it):
+    TimeLimitError when `seconds` pass, however many planner calls it makes."""
+    with time_limit(seconds, "the check"):
+        return check_task(task, time_limit=seconds, **options)
 
 
 def _unified_planning_agrees(task: Task, basic: tuple[str, str]) -> CheckResult:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from safeforge.common.limits import TimeLimitError, time_limit
+from safeforge.common.limits import TimeLimitError
 from safeforge.pddl.errors import PDDLError
 from safeforge.pddl.sexpr import to_text
 from safeforge.review import condition_in_words
@@ -28,7 +28,7 @@ from safeforge.task import (
     Task,
     TaskError,
     TaskMetadata,
-    check_task,
+    check_task_within,
     checked_metadata,
 )
 from safeforge.validation import Trace, trace_plan
@@ -99,13 +99,12 @@ class Analysis:
         return None if self.checks is None else all(c.ok or c.advisory for c in self.checks)  # warnings do not fail
 
 
-def run_check(task: Task, seconds: float, cross_check: bool = False) -> CheckReport:
+def run_check(task: Task, time_limit: float, cross_check: bool = False) -> CheckReport:
     """The check of `safeforge task check` (with `cross_check`, Unified Planning's reading compared
-    too) on a task in memory, within `seconds` in all: a check out of time fails its "time limit"
+    too) on a task in memory, within `time_limit` in all: a check out of time fails its "time limit"
     line. PDDLError or TaskError when the text cannot be read at all."""
     try:
-        with time_limit(seconds, "the check"):
-            return check_task(task, time_limit=seconds, cross_check=cross_check)
+        return check_task_within(task, time_limit, cross_check=cross_check)
     except TimeLimitError as exc:
         return CheckReport(task.task_id, [CheckResult("time limit", False, str(exc))])
 
