@@ -10,6 +10,7 @@ or on first use in about a minute), so the server starts in seconds.
 
 PostgreSQL refuses to run as root: when Safeforge runs as root, the server runs as the `postgres` user
 the package creates, owns the cluster, and needs to be able to enter the data dir's folders.
+Label Studio's side (its executable, its version) is handed in by `_server`, which this module never imports.
 """
 
 from __future__ import annotations
@@ -106,30 +107,25 @@ class Cluster:
         return record if record is not None and record.is_running() else None
 
 
-def prepare_cluster(data_dir: Path, venv: Path) -> Cluster:
-    """The data dir's cluster, copied from the template when new (the template is made when missing)."""
+def make_cluster(data_dir: Path, template: Path) -> Cluster:
+    """The data dir's new cluster: a copy of the migrated `template`."""
     cluster = Cluster(data_dir)
     user = server_user()
-    if not cluster.exists():
-        template = venv / TEMPLATE_DIR
-        if not template_ready(venv):
-            make_template(venv)
-        _check_reachable(data_dir, user)
-        shutil.copytree(template, cluster.path, symlinks=True, ignore=shutil.ignore_patterns(_MARKER))
-        _own(cluster.path, user)
-        cluster.path.chmod(0o700)
+    _check_reachable(data_dir, user)
+    shutil.copytree(template, cluster.path, symlinks=True, ignore=shutil.ignore_patterns(_MARKER))
+    _own(cluster.path, user)
+    cluster.path.chmod(0o700)
     return cluster
 
 
-def template_ready(venv: Path) -> bool:
-    """Whether the template is there, for this Label Studio and this PostgreSQL's major version."""
-    from safeforge.review._server import LABEL_STUDIO_VERSION
-
+def template_ready(venv: Path, made_for: str) -> bool:
+    """Whether the template is there, made for this Label Studio (`made_for`: "label-studio 1.23.2")
+    and this PostgreSQL's major version."""
     template = venv / TEMPLATE_DIR
     marker, version = template / _MARKER, template / "PG_VERSION"
     return (
         marker.exists()
-        and marker.read_text().strip() == f"label-studio {LABEL_STUDIO_VERSION}"
+        and marker.read_text().strip() == made_for
         and version.exists()
         and version.read_text().strip() == major_version()
     )
@@ -191,14 +187,12 @@ def _accepting(binaries: Path, socket_dir: Path) -> bool:
     return done.returncode == 0
 
 
-def make_template(venv: Path, progress=print) -> Path:
-    """Make `<venv>/template-postgresql/`: a cluster whose Label Studio database is migrated."""
-    from safeforge.review._server import LABEL_STUDIO_VERSION, check_installation
-
-    label_studio = check_installation(venv)
+def make_template(venv: Path, label_studio: Path, made_for: str, progress=print) -> Path:
+    """Make `<venv>/template-postgresql/`: a cluster whose database the `label_studio` executable
+    migrated, marked as `made_for` that Label Studio ("label-studio 1.23.2")."""
     user = server_user()
     binaries = bin_dir()
-    progress(f"making the PostgreSQL template for Label Studio {LABEL_STUDIO_VERSION} (about a minute)")
+    progress(f"making the PostgreSQL template for {made_for} (about a minute)")
     work = Path(tempfile.mkdtemp(prefix="safeforge-pg-template-"))
     try:
         work.chmod(0o711)  # the server's user enters it when it is not this one
@@ -225,11 +219,11 @@ def make_template(venv: Path, progress=print) -> Path:
             _run([str(label_studio), "version", "--data-dir", str(cluster.data_dir)], None, cluster.log, env)  # migrates
         finally:
             stop(record)
-        (cluster.path / _MARKER).write_text(f"label-studio {LABEL_STUDIO_VERSION}\n")
+        (cluster.path / _MARKER).write_text(f"{made_for}\n")
         target = venv / TEMPLATE_DIR
         shutil.rmtree(target, ignore_errors=True)
         shutil.copytree(cluster.path, target, symlinks=True, ignore=shutil.ignore_patterns("postmaster.pid", "postmaster.opts"))
-        (target / _MARKER).write_text(f"label-studio {LABEL_STUDIO_VERSION}\n")
+        (target / _MARKER).write_text(f"{made_for}\n")
         return target
     finally:
         shutil.rmtree(work, ignore_errors=True)

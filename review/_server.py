@@ -111,9 +111,10 @@ def prepare_postgres_template(venv: Path | None = None) -> Path:
     """Make the migrated PostgreSQL template team servers start from, unless it is there already
     (scripts/setup.sh calls this; otherwise the first PostgreSQL server makes it)."""
     venv = venv or labelstudio_venv()
-    if _postgres.template_ready(venv):
+    made_for = f"label-studio {LABEL_STUDIO_VERSION}"
+    if _postgres.template_ready(venv, made_for):
         return venv / _postgres.TEMPLATE_DIR
-    return _postgres.make_template(venv)
+    return _postgres.make_template(venv, check_installation(venv), made_for)
 
 
 def database_of(data_dir: str | os.PathLike) -> str | None:
@@ -140,11 +141,13 @@ def choose_database(data_dir: str | os.PathLike, requested: str | None) -> str:
 
 def prepare_data_dir(data_dir: str | os.PathLike, venv: Path | None = None, database: str = "sqlite") -> Path:
     """Make `data_dir` usable: for SQLite a copy of the migrated template unless it holds a database
-    already; for PostgreSQL, its cluster (`_postgres.prepare_cluster`)."""
+    already; for PostgreSQL, its cluster unless it has one (a copy of the PostgreSQL template, made
+    when missing)."""
     data_dir = Path(data_dir).resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
     if database == "postgresql":
-        _postgres.prepare_cluster(data_dir, venv or labelstudio_venv())
+        if not _postgres.Cluster(data_dir).exists():
+            _postgres.make_cluster(data_dir, prepare_postgres_template(venv))
         return data_dir
     if (data_dir / _DATABASE).exists():
         return data_dir

@@ -89,6 +89,23 @@ def imports() -> list[tuple[str, str, str]]:
     return found
 
 
+def cycles(graph: dict[str, set[str]]) -> list[str]:
+    """Each node's way back to itself in a graph of imports ("a -> b -> a"), if it has one."""
+
+    def way_back(start, node, seen):
+        for nxt in graph[node]:
+            if nxt == start:
+                return [node, nxt]
+            if nxt not in seen:
+                seen.add(nxt)
+                rest = way_back(start, nxt, seen)
+                if rest:
+                    return [node, *rest]
+        return None
+
+    return [" -> ".join(c) for start in sorted(graph) if (c := way_back(start, start, set()))]
+
+
 def test_every_module_belongs_to_a_layer():
     missing = {m for m, _, _ in imports() if unit(m) is None}
     assert not missing
@@ -129,19 +146,7 @@ def test_packages_import_each_other_without_cycles():
         if dest is not None and source != dest:
             graph[source].add(dest)
 
-    def cycle_from(start, node, seen):
-        for nxt in graph[node]:
-            if nxt == start:
-                return [node, nxt]
-            if nxt not in seen:
-                seen.add(nxt)
-                rest = cycle_from(start, nxt, seen)
-                if rest:
-                    return [node, *rest]
-        return None
-
-    cycles = [c for start in list(graph) if (c := cycle_from(start, start, set()))]
-    assert not cycles, cycles
+    assert not cycles(graph)
 
 
 def test_the_library_never_imports_the_test_doubles():
@@ -168,3 +173,16 @@ def test_every_lazily_exported_name_resolves():
         assert names, init
         for name in names:
             assert getattr(package, name) is not None, f"{package.__name__}.{name}"
+
+
+def test_modules_import_each_other_without_cycles():
+    """Within a package too, one module depends on another one way (a package's `__init__`, which
+    gathers its modules' names, aside)."""
+    modules = {module_name(path) for path in library_files() if path.name != "__init__.py"}
+    graph = defaultdict(set)
+    for module, target, _ in imports():
+        imported = max((m for m in modules if target == m or target.startswith(m + ".")), key=len, default=None)
+        if module in modules and imported is not None and imported != module:
+            graph[module].add(imported)
+
+    assert not cycles(graph)
