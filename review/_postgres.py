@@ -124,10 +124,7 @@ def template_ready(venv: Path, made_for: str) -> bool:
     template = venv / TEMPLATE_DIR
     marker, version = template / _MARKER, template / "PG_VERSION"
     return (
-        marker.exists()
-        and marker.read_text().strip() == made_for
-        and version.exists()
-        and version.read_text().strip() == major_version()
+        marker.exists() and marker.read_text().strip() == made_for and version.exists() and version.read_text().strip() == major_version()
     )
 
 
