@@ -2,6 +2,9 @@
 # Set up Safeforge on a fresh machine: Java 17 for ENHSP, Chromium for the review interface's
 # layout test and screenshot, and PostgreSQL for a team's review server (each if missing), and the
 # project in .venv with the tested, pinned dependency set (constraints.txt). Safe to run again.
+# The project is installed in setuptools' strict editable mode: `safeforge` is a tree of links to the
+# repository's files (build/__editable__.*), which editors, pyright and mypy read like any installed
+# package; a module added since needs this script run again (the test run says so).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,7 +47,7 @@ fi
 log=.venv/setup.log
 echo "setup: installing Safeforge and its pinned dependencies into .venv (log: $log)"
 if ! { .venv/bin/python -m pip install --upgrade pip \
-       && .venv/bin/python -m pip install -c constraints.txt -e ".[dev,docs]"; } >"$log" 2>&1; then
+       && .venv/bin/python -m pip install -c constraints.txt -e ".[dev,docs]" --config-settings editable_mode=strict; } >"$log" 2>&1; then
   tail -n 40 "$log"
   echo "setup: pip install failed; full log in $log" >&2
   exit 1

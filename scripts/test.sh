@@ -7,6 +7,6 @@ bash scripts/setup.sh
 echo "test: ruff (lint and format), mypy, docs (mkdocs --strict)"
 .venv/bin/ruff check --quiet .
 .venv/bin/ruff format --check --quiet .
-bash scripts/typecheck.sh
+.venv/bin/mypy
 NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "$(mktemp -d)"
 exec .venv/bin/python -m pytest "$@"

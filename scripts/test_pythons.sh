@@ -18,7 +18,7 @@ for version in 3.11 3.12 3.13; do
   echo "test: Python $version ($python): installing the pinned set into $venv (log: $venv/setup.log)"
   [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
   if ! { "$venv/bin/python" -m pip install --upgrade pip \
-         && "$venv/bin/python" -m pip install -c constraints.txt -e ".[dev]"; } >"$venv/setup.log" 2>&1; then
+         && "$venv/bin/python" -m pip install -c constraints.txt -e ".[dev]" --config-settings editable_mode=strict; } >"$venv/setup.log" 2>&1; then
     tail -n 40 "$venv/setup.log"
     echo "test: Python $version: pip install failed; full log in $venv/setup.log" >&2
     exit 1

@@ -216,7 +216,7 @@ def _unpack(source: str, download: Download, archive: Path, into: Path, extras: 
                 tarred.extractall(into, filter="data")
         elif download.unpack == "7z":
             try:
-                import py7zr
+                import py7zr  # pyright: ignore[reportMissingImports]  (optional: not installed by default)
             except ImportError:
                 raise FetchError(f"{source} {download.key} is a 7z archive: install {extras.get('7z', 'py7zr')} to unpack it") from None
             with py7zr.SevenZipFile(archive) as sevenzipped:

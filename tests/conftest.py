@@ -11,7 +11,22 @@ import pytest
 # lets test modules import tests_paths
 sys.path.append(str(Path(__file__).parent))
 
-from tests_paths import EXAMPLES, TEMPLATE  # noqa: E402
+from install_tree import folders_in_tree, stale_entries  # noqa: E402
+from tests_paths import EXAMPLES, REPO, TEMPLATE  # noqa: E402
+
+
+def pytest_sessionstart(session):
+    """Stop at once, saying what to run, when the strict editable install (a tree of links made at
+    install time) no longer mirrors the checkout: a module added since would fail to import."""
+    import safeforge
+
+    tree = Path(safeforge.__file__).parent
+    if not (tree / "__init__.py").is_symlink():
+        return  # a wheel, or an editable install of another kind
+    stale = stale_entries(REPO, tree, folders_in_tree(REPO / "pyproject.toml"))
+    if stale:
+        shown = ", ".join(stale[:5]) + (f" and {len(stale) - 5} more" if len(stale) > 5 else "")
+        pytest.exit(f"the development install is out of date ({shown}): run bash scripts/setup.sh again", returncode=4)
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -55,8 +55,9 @@ def _version(distribution: str) -> str | None:
 @functools.cache
 def _git_revision() -> dict[str, Any]:
     """The revision of the checkout Safeforge runs from (an editable install); none for an
-    installed wheel, even one inside another repository's folder."""
-    folder = package_path("safeforge").resolve()
+    installed wheel, even one inside another repository's folder. A strict editable install's
+    files are links into the checkout, followed to their folder."""
+    folder = package_path("safeforge", "__init__.py").resolve().parent
     try:
         top = Path(_git(folder, "rev-parse", "--show-toplevel")).resolve()
         if folder != top / "pipeline":

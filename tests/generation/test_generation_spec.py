@@ -6,8 +6,10 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import shutil
+import subprocess
 
 from test_generation_cli import clean_env, safeforge
+from tests_paths import REPO
 
 from safeforge.llm.prompts import prompts_dir
 
@@ -29,7 +31,8 @@ def test_a_run_records_its_spec_and_refuses_a_resume_under_another(tmp_path, rep
     assert made["options"]["source"] == "neiss" and made["options"]["limit"] == 1
     assert made["executor"] == {"name": "local"}
     assert made["code"]["safeforge"] == importlib.metadata.version("safeforge")
-    assert len(made["code"]["git"] or "") in (0, 40)  # the revision when Safeforge runs from a checkout
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True, check=False).stdout.strip()
+    assert made["code"]["git"] == (head or None)  # the checkout's revision (its files, linked by a strict editable install)
     assert made["dependencies"]["openai"] == importlib.metadata.version("openai")
 
     # other options and another prompt: refused, every difference named, nothing run
