@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from safeforge.common.files import json_text, write_atomically
 from safeforge.generation._extract import Extraction
 from safeforge.generation._schemas import ExtractionResult
-from safeforge.runs.ledger import RunLedger, RunStore, Transition
+from safeforge.runs.ledger import RecordState, RunStore, Transition
 from safeforge.sources import Record
 
 AWAITING = "awaiting_formalization_review"
@@ -71,7 +71,7 @@ def _work(store: RunStore, record_id: str) -> Path:
     return store.root / "work" / record_id
 
 
-def hold_for_review(store: RunStore, record: Record, extraction: Extraction) -> str:
+def hold_for_review(store: RunStore, state: RecordState, record: Record, extraction: Extraction) -> str:
     """Save what the reviewers are shown and move the record to `awaiting_formalization_review`."""
     folder = _work(store, record.record_id)
     folder.mkdir(parents=True, exist_ok=True)
@@ -83,36 +83,31 @@ def hold_for_review(store: RunStore, record: Record, extraction: Extraction) -> 
         "extraction": extraction.to_dict(),
     }
     write_atomically(folder / FORMALIZATION_FILE, json_text(shown) + "\n")
-    store.ledger.transition(
-        record.record_id,
-        AWAITING,
-        f"waiting for the formalization review: safeforge review push {store.name} --formalizations",
-    )
+    state.move(AWAITING, f"waiting for the formalization review: safeforge review push {store.name} --formalizations")
     return AWAITING
 
 
-def _acceptance(ledger: RunLedger, record_id: str) -> Transition | None:
+def _acceptance(state: RecordState) -> Transition | None:
     """The latest transition by which the formalization review accepted the record (None: it did not)."""
-    found = [t for t in ledger.history(record_id) if t.from_state == AWAITING and t.to_state == "extracted"]
-    return found[-1] if found else None
+    return state.latest("extracted", from_state=AWAITING)
 
 
-def reviewed(ledger: RunLedger, record_id: str) -> bool:
+def reviewed(state: RecordState) -> bool:
     """Whether the formalization review accepted the record."""
-    return _acceptance(ledger, record_id) is not None
+    return _acceptance(state) is not None
 
 
-def accepted_extraction(ledger: RunLedger, record_id: str) -> dict[str, Any] | None:
+def accepted_extraction(state: RecordState) -> dict[str, Any] | None:
     """The extraction the formalization review accepted (corrections applied), as the ledger holds it
     (a record retried after an error goes on from it rather than from a new extraction)."""
-    found = _acceptance(ledger, record_id)
+    found = _acceptance(state)
     return found.detail if found else None
 
 
-def formalization_verdict(ledger: RunLedger, record_id: str) -> dict[str, Any] | None:
+def formalization_verdict(state: RecordState) -> dict[str, Any] | None:
     """The formalization review that accepted the record, as its task's provenance keeps it (None:
     it was not reviewed)."""
-    found = _acceptance(ledger, record_id)
+    found = _acceptance(state)
     return public_verdict(found.detail[VERDICT_KEY]) if found and found.detail and VERDICT_KEY in found.detail else None
 
 

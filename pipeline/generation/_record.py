@@ -1,7 +1,8 @@
 """`process_record`: one record through extraction and generation to its state in the run ledger.
 
-Idempotent and resumable: the ledger is read first (a record past generation is returned as is;
-an "extracted" one continues from its persisted extraction), every LLM call goes through the
+Idempotent and resumable: the record's ledger row and transitions are read once, first, and carried
+(`RecordState`, which writes each transition; a record past generation is returned as is, an
+"extracted" one continues from its persisted extraction), every LLM call goes through the
 client's cache, and the task folder appears in one rename, so a re-run after a crash repeats no
 finished call and never sees half a task. With the formalization review on, an extracted record
 waits for it (`_formalization_review`) and is generated once the review has accepted it.
@@ -41,7 +42,7 @@ from safeforge.generation._prompts import PromptSet, load_prompts
 from safeforge.generation._settings import GenerationSettings
 from safeforge.generation._spoc_target import spoc_target
 from safeforge.llm import LLMClient, LLMError
-from safeforge.runs.ledger import RunLedger, RunStore, TransitionError
+from safeforge.runs.ledger import RecordState, RunStore, Transition, TransitionError
 from safeforge.sources import Record
 from safeforge.task.checks import checked_metadata
 from safeforge.task.metadata import CheckOutcome, Provenance, QualityJudge
@@ -66,41 +67,35 @@ async def process_record(
     """Take one record to a final state for generation and return it: "no_danger", "checked",
     "rejected_by_checks" or "error", or "awaiting_formalization_review" when the settings ask for
     the formalization review and it has not accepted the record yet (or the later state it already has)."""
-    ledger = store.ledger
     rid = record.record_id
-    row = ledger.get(rid)
-    if row is None:
-        ledger.register([(rid, record.source, record.origin)])
-        row = ledger.row(rid)
-    state = row.state
-    if state not in ACTIVE_STATES:
-        return state
+    state = store.ledger.record_state(rid, record.source, record.origin)
+    if state.state not in ACTIVE_STATES:
+        return state.state
     if not _USABLE_ID.fullmatch(rid) or ".." in rid:
-        return _fail(ledger, rid, f"record id {rid!r} cannot name a task folder (letters, digits, _ . - only)")
+        return _fail(state, f"record id {rid!r} cannot name a task folder (letters, digits, _ . - only)")
     prompts = load_prompts(settings.prompts_dir)
     work = store.root / WORK_DIR / rid
-    if state == "pending" and (accepted := accepted_extraction(ledger, rid)) is not None:
+    if state.state == "pending" and (accepted := accepted_extraction(state)) is not None:
         # retried after the formalization review accepted it: the formalization it accepted, not a new one
-        ledger.transition(rid, "extracted", "the extraction the formalization review accepted", detail=accepted)
-        state = "extracted"
-    if state == "pending":
+        state.move("extracted", "the extraction the formalization review accepted", detail=accepted)
+    if state.state == "pending":
         try:
             extraction = await extract_danger(record, client, settings, prompts.extract)
         except LLMError as err:
-            return _fail(ledger, rid, llm_failure(EXTRACT_STAGE, err))
+            return _fail(state, llm_failure(EXTRACT_STAGE, err))
         if extraction.result.status == "NO_DANGER":
-            ledger.transition(rid, "no_danger", extraction.result.reason, detail=extraction.to_dict())
+            state.move("no_danger", extraction.result.reason, detail=extraction.to_dict())
             return "no_danger"
-        ledger.transition(rid, "extracted", "danger extracted", detail=extraction.to_dict())
+        state.move("extracted", "danger extracted", detail=extraction.to_dict())
     else:
         try:
-            extraction = load_extraction(store, rid)
+            extraction = _extraction_of(state.history, rid)
         except (ValueError, KeyError, TypeError, ValidationError) as exc:
-            return _fail(ledger, rid, f"the persisted extraction cannot be read: {exc}")
+            return _fail(state, f"the persisted extraction cannot be read: {exc}")
     formalization = extraction.result.danger_formalization
     assert formalization is not None  # DANGER_EXTRACTED always has one (schema rule)
-    if settings.review_formalizations and not reviewed(ledger, rid):
-        return await asyncio.to_thread(hold_for_review, store, record, extraction)
+    if settings.review_formalizations and not reviewed(state):
+        return await asyncio.to_thread(hold_for_review, store, state, record, extraction)
     checker = checker or settings_check(settings)
     # a task for a SPOC scene where the danger can live in one; its timing dangers are exempt from the safety effort
     target = spoc_target(record, formalization) if settings.spoc_targeting else None
@@ -108,7 +103,7 @@ async def process_record(
     outcome = await generate_task(record, formalization, client, settings, prompts, work, checker, waivers, target)
     endpoint = await client.endpoint_kind()
     # files and ledger writes in a worker thread: the event loop keeps other records' calls going
-    return await asyncio.to_thread(_finish, record, store, settings, prompts, extraction, outcome, endpoint)
+    return await asyncio.to_thread(_finish, record, store, state, settings, prompts, extraction, outcome, endpoint)
 
 
 async def process_safely(
@@ -125,17 +120,24 @@ async def process_safely(
         reason = f"unexpected failure: {type(exc).__name__}: {exc}"
         logger.error("record %s failed: %s", record.record_id, reason)
         logger.debug("record %s failed", record.record_id, exc_info=True)
-        try:
-            store.ledger.transition(record.record_id, "error", reason)
-        except TransitionError:
-            pass  # already in a state that cannot become error; report that state
-        row = store.ledger.get(record.record_id)
+        return end_in_error(store, record.record_id, reason)
+
+
+def end_in_error(store: RunStore, record_id: str, reason: str) -> str:
+    """Move a record whose processing broke off to "error" and return its state: "error", or the
+    state it keeps when that cannot become error."""
+    try:
+        store.ledger.transition(record_id, "error", reason)
+        return "error"
+    except TransitionError:
+        row = store.ledger.get(record_id)
         return row.state if row else "error"
 
 
 def _finish(
     record: Record,
     store: RunStore,
+    state: RecordState,
     settings: GenerationSettings,
     prompts: PromptSet,
     extraction: Extraction,
@@ -144,7 +146,7 @@ def _finish(
 ) -> str:
     """Record the rounds, put the task (or the rejected attempt) in place, move the ledger, and
     remove the candidates left in the work folder."""
-    rid, ledger = record.record_id, store.ledger
+    rid = record.record_id
     work = store.root / WORK_DIR / rid
     try:
         work.mkdir(parents=True, exist_ok=True)  # none yet when the first generate call failed
@@ -152,18 +154,18 @@ def _finish(
         write_atomically(work / ROUNDS_FILE, json_text([r.full() for r in outcome.rounds]) + "\n")
         summary = _summary(extraction, outcome)
         if outcome.error is not None:
-            return _fail(ledger, rid, outcome.error, detail=summary)
+            return _fail(state, outcome.error, detail=summary)
         if outcome.passed:
             assert outcome.candidate is not None
-            _write_task_metadata(outcome.candidate, record, store, extraction, outcome, summary, prompts, endpoint)
+            _write_task_metadata(outcome.candidate, record, store, state, extraction, outcome, summary, prompts, endpoint)
             install(outcome.candidate, store.task_dir(rid))
             reviewed = " and the quality review" if settings.judge_enabled else ""
-            ledger.transition(rid, "checked", f"passed the checks{reviewed} in round {len(outcome.rounds)}", detail=summary, task_id=rid)
+            state.move("checked", f"passed the checks{reviewed} in round {len(outcome.rounds)}", detail=summary, task_id=rid)
             return "checked"
         if settings.keep_rejected and outcome.candidate is not None:
             shutil.copy2(work / ROUNDS_FILE, outcome.candidate / ROUNDS_FILE)
             install(outcome.candidate, store.root / REJECTED_DIR / rid)
-        ledger.transition(rid, "rejected_by_checks", outcome.failure, detail=summary)
+        state.move("rejected_by_checks", outcome.failure, detail=summary)
         return "rejected_by_checks"
     finally:
         for candidate in work.glob("round-*"):
@@ -172,14 +174,18 @@ def _finish(
 
 def load_extraction(store: RunStore, record_id: str) -> Extraction:
     """The persisted extraction of an "extracted" record (the ledger's detail of that transition)."""
-    for transition in reversed(store.ledger.history(record_id)):
-        if transition.to_state == "extracted" and transition.detail:
-            return Extraction.from_dict(transition.detail)
-    raise KeyError(f"the ledger has no extraction for {record_id}")
+    return _extraction_of(store.ledger.history(record_id), record_id)
 
 
-def _fail(ledger: RunLedger, record_id: str, reason: str, detail: dict | None = None) -> str:
-    ledger.transition(record_id, "error", reason, detail=detail)
+def _extraction_of(history: list[Transition], record_id: str) -> Extraction:
+    found = next((t for t in reversed(history) if t.to_state == "extracted" and t.detail), None)
+    if found is None or found.detail is None:
+        raise KeyError(f"the ledger has no extraction for {record_id}")
+    return Extraction.from_dict(found.detail)
+
+
+def _fail(state: RecordState, reason: str, detail: dict | None = None) -> str:
+    state.move("error", reason, detail=detail)
     return "error"
 
 
@@ -195,6 +201,7 @@ def _write_task_metadata(
     folder: Path,
     record: Record,
     store: RunStore,
+    state: RecordState,
     extraction: Extraction,
     outcome: GenerationOutcome,
     summary: dict[str, Any],
@@ -232,7 +239,7 @@ def _write_task_metadata(
                 prompt_hashes=prompts.hashes(),
                 extraction={key: extraction_call[key] for key in ("prompt_hash", "response_sha", "tokens", "cost_usd", "cache_hit")},
                 extraction_attempts=extraction.call.attempts,
-                formalization_review=formalization_verdict(store.ledger, record.record_id),
+                formalization_review=formalization_verdict(state),
                 rounds=summary["rounds"],
                 attempts=len(outcome.rounds),
                 tokens=summary["tokens"],

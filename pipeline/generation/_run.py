@@ -174,12 +174,14 @@ async def generate_run(
     for record in records:
         unique.setdefault(record.record_id, record)
     store.ledger.register((r.record_id, r.source, r.origin) for r in unique.values())
-    if retry_errors:
-        for record_id in unique:
-            if store.ledger.row(record_id).state == "error":
-                store.ledger.transition(record_id, "pending", "retry requested")
+    known = {row.record_id: row.state for row in store.ledger.records()}
+    states: dict[str, str] = {}
+    for record_id in unique:
+        if retry_errors and known[record_id] == "error":
+            store.ledger.transition(record_id, "pending", "retry requested")
+        elif known[record_id] in FINISHED:
+            states[record_id] = known[record_id]
     spend = _Spend(client.ledger)
-    states = {rid: row.state for rid in unique if (row := store.ledger.row(rid)).state in FINISHED}
     todo = [record for rid, record in unique.items() if rid not in states]
     logger.info("run %s at %s: %d record(s), %d to process", store.name, store.root, len(unique), len(todo))
 
@@ -198,7 +200,7 @@ async def generate_run(
     def spent(key: str) -> int:
         return int(delta.get(key, 0))
 
-    errors = {rid: store.ledger.row(rid).reason for rid, state in states.items() if state == "error"}
+    errors = {row.record_id: row.reason for row in store.ledger.records(state="error") if states.get(row.record_id) == "error"}
     return RunSummary(
         run=store.name,
         root=store.root,

@@ -28,10 +28,10 @@ from typing import Any
 from safeforge.common.concurrency import gather_or_cancel
 from safeforge.common.errors import StorageError
 from safeforge.generation._check import Checker
-from safeforge.generation._record import process_record, process_safely
+from safeforge.generation._record import end_in_error, process_record, process_safely
 from safeforge.generation._settings import GenerationSettings
 from safeforge.llm import LLMClient, LLMConfig
-from safeforge.runs.ledger import RunStore, TransitionError
+from safeforge.runs.ledger import RunStore
 from safeforge.sources import Record
 
 WORKER_MODULE = "safeforge.generation.worker"
@@ -206,9 +206,7 @@ async def _drive(
     for record_id in sorted(worker.given):
         slots.release()
         reason = f"generation worker {worker.index} exited with code {code} while processing this record"
-        with contextlib.suppress(TransitionError):
-            store.ledger.transition(record_id, "error", reason)
-        finished(record_id, store.ledger.row(record_id).state)
+        finished(record_id, end_in_error(store, record_id, reason))
     if worker.ready:
         own.resize(worker.lanes)  # its lanes come back here (they stop at once if no record is left)
 

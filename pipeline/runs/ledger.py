@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from safeforge.common.errors import SafeforgeError, storage_errors
@@ -98,6 +98,48 @@ class Transition:
     reason: str
     detail: dict | None
     at: float
+
+
+_ROW = "record_id, source, origin, state, reason, task_id, updated_at"
+_TRANSITION = "record_id, from_state, to_state, reason, detail, at"
+
+
+def _transition(row: tuple) -> Transition:
+    return Transition(row[0], row[1], row[2], row[3], json.loads(row[4]) if row[4] else None, row[5])
+
+
+@dataclass
+class RecordState:
+    """One record as its work carries it: the ledger row and transitions, read once when the work
+    starts (`RunLedger.record_state`), moved through `move`, which writes each transition and keeps
+    this object current, so the work never reads the ledger again."""
+
+    row: RecordRow
+    history: list[Transition]
+    ledger: RunLedger = field(repr=False)
+
+    @property
+    def record_id(self) -> str:
+        return self.row.record_id
+
+    @property
+    def state(self) -> str:
+        return self.row.state
+
+    def move(self, to_state: str, reason: str = "", detail: dict | None = None, task_id: str | None = None) -> bool:
+        """`RunLedger.transition` for this record; False when it is already in `to_state`."""
+        moved = self.ledger._move(self.record_id, to_state, reason, detail, task_id)
+        if moved is None:
+            return False
+        self.row, transition = moved
+        self.history.append(transition)
+        return True
+
+    def latest(self, to_state: str, from_state: str | None = None) -> Transition | None:
+        """The latest transition into `to_state` (from `from_state`, when given), or None."""
+        return next(
+            (t for t in reversed(self.history) if t.to_state == to_state and (from_state is None or t.from_state == from_state)), None
+        )
 
 
 class RunLedger:
@@ -169,28 +211,49 @@ class RunLedger:
     def transition(self, record_id: str, to_state: str, reason: str = "", detail: dict | None = None, task_id: str | None = None) -> bool:
         """Move a record to `to_state`; False when it is already there (nothing recorded). The
         ledger keeps a reason on one line; a longer one is kept whole in the record's work folder."""
+        return self._move(record_id, to_state, reason, detail, task_id) is not None
+
+    def _move(
+        self, record_id: str, to_state: str, reason: str, detail: dict | None, task_id: str | None
+    ) -> tuple[RecordRow, Transition] | None:
+        """`transition`, returning the record's new row and the transition recorded (None: none)."""
         if to_state not in STATES:
             raise TransitionError(f"{record_id}: unknown state {to_state!r}")
         reason = self._one_line(record_id, to_state, reason)
         now = time.time()
         with self._transaction() as db:
-            row = db.execute("SELECT state FROM records WHERE record_id = ?", (record_id,)).fetchone()
+            row = db.execute(f"SELECT {_ROW} FROM records WHERE record_id = ?", (record_id,)).fetchone()
             if row is None:
                 raise TransitionError(f"{record_id}: not in this run's ledger")
-            current = row[0]
-            if current == to_state:
-                return False
-            if to_state not in ALLOWED.get(current, set()):
-                raise TransitionError(f"{record_id}: cannot go from {current} to {to_state}")
+            current = RecordRow(*row)
+            if current.state == to_state:
+                return None
+            if to_state not in ALLOWED.get(current.state, set()):
+                raise TransitionError(f"{record_id}: cannot go from {current.state} to {to_state}")
             db.execute(
                 "UPDATE records SET state = ?, reason = ?, updated_at = ?, task_id = COALESCE(?, task_id) WHERE record_id = ?",
                 (to_state, reason, now, task_id, record_id),
             )
             db.execute(
                 "INSERT INTO transitions (record_id, from_state, to_state, reason, detail, at) VALUES (?, ?, ?, ?, ?, ?)",
-                (record_id, current, to_state, reason, json.dumps(detail) if detail else None, now),
+                (record_id, current.state, to_state, reason, json.dumps(detail) if detail else None, now),
             )
-        return True
+        moved = RecordRow(record_id, current.source, current.origin, to_state, reason, task_id or current.task_id, now)
+        return moved, Transition(record_id, current.state, to_state, reason, detail or None, now)
+
+    def record_state(self, record_id: str, source: str, origin: str) -> RecordState:
+        """The record's row and transitions, read together when its work starts (a record not in the
+        ledger yet is registered as pending first)."""
+        with self._transaction() as db:
+            now = time.time()
+            if db.execute(
+                "INSERT OR IGNORE INTO records (record_id, source, origin, state, updated_at) VALUES (?, ?, ?, 'pending', ?)",
+                (record_id, source, origin, now),
+            ).rowcount:
+                db.execute("INSERT INTO transitions (record_id, from_state, to_state, at) VALUES (?, NULL, 'pending', ?)", (record_id, now))
+            row = db.execute(f"SELECT {_ROW} FROM records WHERE record_id = ?", (record_id,)).fetchone()
+            history = db.execute(f"SELECT {_TRANSITION} FROM transitions WHERE record_id = ? ORDER BY id", (record_id,)).fetchall()
+        return RecordState(RecordRow(*row), [_transition(r) for r in history], self)
 
     def _one_line(self, record_id: str, to_state: str, reason: str) -> str:
         first = " ".join(reason.strip().splitlines()[0].split()) if reason.strip() else ""
@@ -205,9 +268,7 @@ class RunLedger:
 
     def get(self, record_id: str) -> RecordRow | None:
         with self._lock:
-            row = self._db.execute(
-                "SELECT record_id, source, origin, state, reason, task_id, updated_at FROM records WHERE record_id = ?", (record_id,)
-            ).fetchone()
+            row = self._db.execute(f"SELECT {_ROW} FROM records WHERE record_id = ?", (record_id,)).fetchone()
         return RecordRow(*row) if row else None
 
     def row(self, record_id: str) -> RecordRow:
@@ -218,7 +279,7 @@ class RunLedger:
         return found
 
     def records(self, state: str | None = None, source: str | None = None) -> list[RecordRow]:
-        query = "SELECT record_id, source, origin, state, reason, task_id, updated_at FROM records"
+        query = f"SELECT {_ROW} FROM records"
         clauses, params = [], []
         if state is not None:
             clauses.append("state = ?")
@@ -294,10 +355,8 @@ class RunLedger:
 
     def history(self, record_id: str) -> list[Transition]:
         with self._lock:
-            rows = self._db.execute(
-                "SELECT record_id, from_state, to_state, reason, detail, at FROM transitions WHERE record_id = ? ORDER BY id", (record_id,)
-            ).fetchall()
-        return [Transition(r[0], r[1], r[2], r[3], json.loads(r[4]) if r[4] else None, r[5]) for r in rows]
+            rows = self._db.execute(f"SELECT {_TRANSITION} FROM transitions WHERE record_id = ? ORDER BY id", (record_id,)).fetchall()
+        return [_transition(r) for r in rows]
 
     def set_disagreements(self, record_id: str, entries: list[dict], review: str = "tasks") -> bool:
         """Store the disagreements of a record in `review` ("tasks" or "formalizations"): every one, open or

@@ -114,3 +114,39 @@ def test_a_stale_task_folder_from_a_crash_is_replaced_whole(tmp_path, record, re
     ]
     assert not list((store.root / "work" / RECORD_ID).glob("round-*"))
     store.ledger.close()
+
+
+def ledger_visits(store) -> list[str]:
+    """What the ledger's connection is asked from now on: "write" per transaction (a read inside
+    one, such as the row a transition checks, is part of it), "read" per query outside one."""
+    visits: list[str] = []
+
+    def seen(statement: str) -> None:
+        words = statement.split()
+        if words[:2] == ["BEGIN", "IMMEDIATE"]:
+            visits.append("write")
+        elif words[:1] == ["SELECT"] and not store.ledger._db.in_transaction:
+            visits.append("read")
+
+    store.ledger._db.set_trace_callback(seen)
+    return visits
+
+
+def test_a_record_reads_its_ledger_row_once_and_writes_each_transition(tmp_path, record, replay_server):
+    """The record's row and transitions are read once, when its work starts, and carried: after that
+    the ledger is visited only to write a transition (pending -> extracted -> checked)."""
+    url = replay_server()
+    store = RunStore(tmp_path / "run")
+    config = fast_config(url, store.root / "llm.sqlite")
+    visits = ledger_visits(store)
+    assert process(store, record, config) == "checked"
+    assert visits == ["write", "write", "write"]  # registered and read together, extracted, checked
+
+    resumed = RunStore(tmp_path / "resumed")
+    with pytest.raises(SimulatedCrash):
+        process(resumed, record, fast_config(url, resumed.root / "llm.sqlite"), crashing_checker)
+    visits = ledger_visits(resumed)
+    assert process(resumed, record, fast_config(url, resumed.root / "llm.sqlite")) == "checked"
+    assert visits == ["write", "write"]  # read (the extraction with it), checked
+    store.ledger.close()
+    resumed.ledger.close()
