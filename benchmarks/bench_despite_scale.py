@@ -193,7 +193,7 @@ def main() -> None:
         started = time.perf_counter()
         for folder in folders[: args.sample]:
             task = Task.load(folder)
-            reference_plans(task.safety_domain, task.safety_problem, settled={})
+            reference_plans(task.safety_domain, task.safety_problem)
         baseline = time.perf_counter() - started
         rate, base_rate = per_minute(len(folders), ours), per_minute(min(args.sample, len(folders)), baseline)
         print(

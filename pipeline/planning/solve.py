@@ -162,23 +162,11 @@ def solve(
         return SolveResult(mode, "error", engine or "auto", seconds=time.monotonic() - started, message=f"planner worker failed: {exc}")
 
 
-def reference_plans(
-    domain_text: str,
-    problem_text: str,
-    engine: str | None = None,
-    time_limit: float = 60.0,
-    settled: dict[str, SolveResult] | None = None,
-) -> ReferencePlans:
-    """The safe and unsafe reference plans: those `settled` already (by the in-process search),
-    the others from the planners, the two solves in parallel."""
+def reference_plans(domain_text: str, problem_text: str, engine: str | None = None, time_limit: float = 60.0) -> ReferencePlans:
+    """The safe and unsafe reference plans from the planners, the two solves in parallel."""
     from concurrent.futures import ThreadPoolExecutor
 
-    settled = settled or {}
     with ThreadPoolExecutor(max_workers=2) as pool:
-        results = {
-            mode: pool.submit(solve, domain_text, problem_text, mode, engine, time_limit)
-            for mode in ("safe", "unsafe")
-            if mode not in settled
-        }
-        found = {**settled, **{mode: future.result() for mode, future in results.items()}}
+        results = {mode: pool.submit(solve, domain_text, problem_text, mode, engine, time_limit) for mode in ("safe", "unsafe")}
+        found = {mode: future.result() for mode, future in results.items()}
     return ReferencePlans(safe=found["safe"], unsafe=found["unsafe"])

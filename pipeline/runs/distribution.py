@@ -1,7 +1,7 @@
 """The distribution of a run's tasks, reported the way DESPITE reports its dataset (§3.4), beside
 the figures the paper publishes.
 
-    run_distribution(run_folder)                     the tasks that passed a run's checks, and its ledger
+    run_distribution(tasks, ledger)                  the tasks that passed a run's checks, and its ledger
     release_distribution(task_metadata, run_folders) the tasks of a release, and the ledgers of its runs
 
 Counted per task: source, danger group, type and mechanism, setting, entity in danger; safe and
@@ -307,21 +307,23 @@ def _objects(folder: Path, metadata: TaskMetadata) -> int | None:
         return None
 
 
-def run_distribution(root: str | Path, cost_usd: float | None = None) -> Distribution:
-    """The tasks in `<run>/tasks/` and the run's ledger (`cost_usd`: what the run's LLM calls cost)."""
-    root = Path(root)
-    found = Distribution(cost_usd=cost_usd)
-    for folder in sorted(p for p in (root / "tasks").glob("*") if p.is_dir()):
+def read_tasks(folder: Path) -> list[tuple[Path, TaskMetadata]]:
+    """The task folders in `folder` whose metadata reads, each with it (the others are left out)."""
+    found = []
+    for task in sorted(p for p in Path(folder).glob("*") if p.is_dir()):
         try:
-            metadata = read_metadata(folder)
+            found.append((task, read_metadata(task)))
         except (TaskError, OSError):
             continue
+    return found
+
+
+def run_distribution(tasks: Iterable[tuple[Path, TaskMetadata]], ledger: RunLedger, cost_usd: float | None = None) -> Distribution:
+    """A run's tasks (`read_tasks(<run>/tasks)`) and its ledger (`cost_usd`: what the run's LLM calls cost)."""
+    found = Distribution(cost_usd=cost_usd)
+    for folder, metadata in tasks:
         found.add_task(metadata, _objects(folder, metadata))
-    ledger = RunLedger(root / LEDGER_FILE)
-    try:
-        found.add_ledger(ledger)
-    finally:
-        ledger.close()
+    found.add_ledger(ledger)
     return found
 
 

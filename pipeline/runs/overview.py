@@ -15,16 +15,17 @@ An `error` counts against the stage the record was in when it failed.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from safeforge.common.errors import SafeforgeError
 from safeforge.llm import CallLedger
-from safeforge.runs.distribution import Distribution, format_rate, run_distribution
+from safeforge.runs.distribution import Distribution, format_rate, read_tasks, run_distribution
 from safeforge.runs.ledger import LEDGER_FILE, LLM_DB_FILE, SPOC_DIR, STATES, RunLedger
 from safeforge.runs.spec import read_spec
-from safeforge.task.files import TaskError, read_metadata
+from safeforge.task.metadata import TaskMetadata
 
 AWAITING, REJECTED_FORMALIZATION = "awaiting_formalization_review", "rejected_by_formalization_review"
 _PAST_EXTRACT = (
@@ -212,17 +213,9 @@ REPLAY_NOTE = (
 )
 
 
-def llm_endpoints(root: Path) -> list[str]:
+def llm_endpoints(metadata: Iterable[TaskMetadata]) -> list[str]:
     """What the run's task folders (accepted or kept rejected) say made their LLM responses."""
-    found: set[str] = set()
-    for folder in [*root.joinpath("tasks").glob("*"), *root.joinpath("rejected").glob("*")]:
-        try:
-            endpoint = read_metadata(folder).provenance.llm_endpoint
-        except (TaskError, OSError):
-            continue
-        if endpoint:
-            found.add(endpoint)
-    return sorted(found)
+    return sorted({m.provenance.llm_endpoint for m in metadata if m.provenance.llm_endpoint})
 
 
 def format_usd(value: float | None) -> str:
@@ -308,6 +301,8 @@ def run_overview(folder: str | Path, *, tasks: bool = True) -> RunOverview:
     root = Path(folder)
     if not is_run(root):
         raise RunNotFound(f"{root}: not a run (no {LEDGER_FILE})")
+    cost = llm_cost(root / LLM_DB_FILE)
+    passed = read_tasks(root / "tasks") if tasks else []
     ledger = RunLedger(root / LEDGER_FILE)
     try:
         by_source = ledger.counts(by_source=True)
@@ -317,6 +312,7 @@ def run_overview(folder: str | Path, *, tasks: bool = True) -> RunOverview:
             for state in ("no_danger", REJECTED_FORMALIZATION, "rejected_by_checks", "rejected_by_review", "error")
         }
         waited = ledger.reached(AWAITING)
+        distribution = run_distribution(passed, ledger, cost.cost_usd if (root / LLM_DB_FILE).is_file() else None) if tasks else None
     finally:
         ledger.close()
     states: dict[str, int] = {}
@@ -327,7 +323,6 @@ def run_overview(folder: str | Path, *, tasks: bool = True) -> RunOverview:
     for counts in origins.values():
         for state, count in counts.items():
             all_origins[state] = all_origins.get(state, 0) + count
-    cost = llm_cost(root / LLM_DB_FILE)
     return RunOverview(
         name=root.name,
         root=root,
@@ -338,8 +333,8 @@ def run_overview(folder: str | Path, *, tasks: bool = True) -> RunOverview:
         stages_by_source={src: funnels(counts, origins.get(src, {}), waited.get(src, 0)) for src, counts in sorted(by_source.items())},
         cost=cost,
         reasons={s: r for s, r in reasons.items() if r},
-        llm_endpoints=llm_endpoints(root) if tasks else None,
+        llm_endpoints=llm_endpoints(m for _, m in [*passed, *read_tasks(root / "rejected")]) if tasks else None,
         spec=read_spec(root),
-        distribution=run_distribution(root, cost.cost_usd if (root / LLM_DB_FILE).is_file() else None) if tasks else None,
+        distribution=distribution,
         spoc_files=sum(1 for _ in (root / SPOC_DIR).glob("*.json")),
     )

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import json
+import shutil
+from collections import Counter
+from pathlib import Path
 
 import pytest
+from tests_paths import EXAMPLES
 
 from safeforge.cli.main import main
 from safeforge.llm import CallLedger, LedgerRow
-from safeforge.runs.ledger import RunStore
+from safeforge.runs import distribution, overview
+from safeforge.runs.ledger import RunLedger, RunStore
 from safeforge.runs.overview import RunNotFound, list_runs, run_overview
+from safeforge.task.files import read_metadata
 
 
 def _run(root, paths: dict[str, list[str]], source_of=lambda rid: rid.split("_")[0]):
@@ -134,3 +140,31 @@ def test_runs_show_escapes_what_reasons_quote(tmp_path, capsys):
     assert not {"\x1b", "\x07", "\u202e"} & set(text)
     assert main(["runs", "show", "run", "--outputs", str(tmp_path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["reasons"]["error"][0][0].endswith("name\u202egnp.exe")
+
+
+def test_the_overview_reads_each_task_once_and_opens_the_ledger_once(tmp_path, monkeypatch):
+    """`runs show`: the endpoints and the distribution come from one read of each task's metadata,
+    the counts and the rejections from one opening of the ledger."""
+    store = _run(tmp_path / "r", {"neiss_3": ["extracted", "checked"], "neiss_4": ["extracted", "rejected_by_checks"]})
+    store.ledger.close()
+    shutil.copytree(EXAMPLES / "bathroom_bleach_bucket", store.task_dir("neiss_3"))
+    shutil.copytree(EXAMPLES / "care_home_bad_news", store.root / "rejected" / "neiss_4")
+    reads: Counter[str] = Counter()
+    opened: list[Path] = []
+
+    def counted_read(folder, *args, **kwargs):
+        reads[Path(folder).name] += 1
+        return read_metadata(folder, *args, **kwargs)
+
+    def counted_open(ledger, path):
+        opened.append(Path(path))
+        real_open(ledger, path)
+
+    real_open = RunLedger.__init__
+    for module in (overview, distribution):
+        monkeypatch.setattr(module, "read_metadata", counted_read, raising=False)
+    monkeypatch.setattr(RunLedger, "__init__", counted_open)
+    found = run_overview(store.root)
+    assert reads == {"neiss_3": 1, "neiss_4": 1}
+    assert opened == [store.root / "ledger.sqlite"]
+    assert found.distribution is not None and found.distribution.tasks == 1

@@ -49,7 +49,7 @@ def _solver_processes() -> list[psutil.Process]:
 
 def planners(task: Task):
     """The task's reference plans from the planners alone (the in-process search skipped)."""
-    return reference_plans(task.safety_domain, task.safety_problem, settled={})
+    return reference_plans(task.safety_domain, task.safety_problem)
 
 
 def test_reference_plans_of_the_scaffold(make_task):
