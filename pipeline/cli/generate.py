@@ -17,8 +17,8 @@ from safeforge.services import prefect_healthy
 from safeforge.settings import Settings
 from safeforge.sources import SOURCES, ReadReport
 
-MISSING_ENDPOINT = """no LLM endpoint configured: set OPENAI_BASE_URL (and OPENAI_API_KEY if it needs one).
-  DeepSeek:  export OPENAI_BASE_URL=https://api.deepseek.com/v1 OPENAI_API_KEY=sk-... SAFEFORGE_MODEL=deepseek-chat
+MISSING_ENDPOINT = "no LLM endpoint configured: set OPENAI_BASE_URL (and OPENAI_API_KEY if it needs one)"
+ENDPOINT_HINT = """  DeepSeek:  export OPENAI_BASE_URL=https://api.deepseek.com/v1 OPENAI_API_KEY=sk-... SAFEFORGE_MODEL=deepseek-chat
   offline:   safeforge llm replay-server --port 8765 &
              export OPENAI_BASE_URL=http://127.0.0.1:8765/v1   (hand-written responses, not a model's)"""
 
@@ -96,7 +96,7 @@ def options_from(args: argparse.Namespace) -> GenerateOptions:
 def run_generate(args: argparse.Namespace) -> int:
     environment = Settings.load()
     if not environment.openai_base_url and not environment.openai_api_key:
-        raise SafeforgeError(MISSING_ENDPOINT)
+        raise SafeforgeError(MISSING_ENDPOINT, hint=ENDPOINT_HINT)
     options = options_from(args)
     executor = executor_for(environment, options.workers)
     if uses_prefect(executor):

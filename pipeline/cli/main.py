@@ -86,7 +86,7 @@ def _run(args: argparse.Namespace) -> int:
         sys.stdout.flush()  # a reader that went away (`| head`) shows here, not at exit
         return status
     except SafeforgeError as exc:
-        return _report(args, str(exc), exc.exit_code)
+        return _report(args, str(exc), exc.exit_code, exc.hint)
     except BrokenPipeError:  # e.g. piped into `head`: the reader has what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush at exit
         return 0
@@ -102,10 +102,13 @@ def _run(args: argparse.Namespace) -> int:
         return _report(args, _unexpected(exc), UNEXPECTED_EXIT)
 
 
-def _report(args: argparse.Namespace, message: str, code: int) -> int:
+def _report(args: argparse.Namespace, message: str, code: int, hint: str = "") -> int:
+    """The message on one line (escaped: it may quote the input), then our hint as written."""
     if args.debug:
         traceback.print_exc()
     print(f"error: {printable(message)}", file=sys.stderr)
+    if hint:
+        print(hint, file=sys.stderr)
     return code
 
 

@@ -15,9 +15,15 @@ from pathlib import Path
 
 
 class SafeforgeError(Exception):
-    """An error with a message meant for the user (no traceback needed)."""
+    """An error with a message meant for the user (no traceback needed), and optionally a hint of
+    our own words on how to go on (printed as written, lines and all, after the message)."""
 
     exit_code = 2
+    hint = ""
+
+    def __init__(self, *args: object, hint: str = "") -> None:
+        super().__init__(*args)
+        self.hint = hint
 
 
 class StorageError(SafeforgeError):

@@ -57,7 +57,8 @@ def test_generate_without_an_endpoint_says_how_to_configure_one(tmp_path):
     done = safeforge("generate", "neiss", "--limit", "1", "--out", str(tmp_path), env=clean_env())
     assert done.returncode == 2
     assert "no LLM endpoint configured: set OPENAI_BASE_URL" in done.stderr
-    assert "safeforge llm replay-server --port 8765" in done.stderr
+    assert "\n  offline:   safeforge llm replay-server --port 8765 &\n" in done.stderr  # the hint on lines of its own
+    assert "\\n" not in done.stderr
     assert not tmp_path.joinpath("neiss").exists() and list(tmp_path.iterdir()) == []
 
 
