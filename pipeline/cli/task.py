@@ -55,7 +55,7 @@ def _check(args) -> int:
     with time_limit(args.time_limit, "the check"):
         task = Task.load(args.task)
         report = check_task(task, engine=args.engine, time_limit=args.time_limit, cross_check=args.cross_check)
-    record_check(task.path, report)
+    record_check(task, report)
     if args.json:
         waivers = [waiver.model_dump(exclude_none=True) for waiver in task.metadata.waivers]
         print(json.dumps({**report.to_dict(), "waivers": waivers}, indent=2))

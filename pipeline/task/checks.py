@@ -17,7 +17,6 @@ plans, the danger conditions); `record_check` writes it into the task folder, th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from safeforge.common.limits import check_time, time_left, time_limit
 from safeforge.pddl.errors import PDDLError
@@ -218,10 +217,30 @@ def checked_metadata(metadata: TaskMetadata, report: CheckReport) -> TaskMetadat
     )
 
 
-def record_check(folder: Path, report: CheckReport) -> None:
+def record_check(task: Task, report: CheckReport) -> None:
     """Write what `check_task` derived into the task folder: the basic PDDL once the structure
-    holds, and when every check passed, the plans and conditions in metadata.json."""
+    holds, and when every check passed, the plans and conditions in metadata.json. Recorded plans
+    still right (as long as the ones found, and still scored safe and unsafe) are kept: among plans
+    of one length, which one a search finds first is chance, and checking a task whose files are
+    current leaves them as they were."""
     if report.basic_pddl is not None:
-        write_basic_pddl(folder, report.basic_pddl)
+        write_basic_pddl(task.path, report.basic_pddl)
     if report.ok:
-        write_metadata(folder, checked_metadata(read_metadata(folder), report))
+        recorded = read_metadata(task.path)
+        checked = checked_metadata(recorded, report)
+        if _still_right(task, recorded, checked):
+            checked = checked.model_copy(
+                update={"reference_feasible_plans": recorded.reference_feasible_plans, "reference_plans": recorded.reference_plans}
+            )
+        write_metadata(task.path, checked)
+
+
+def _still_right(task: Task, recorded: TaskMetadata, checked: TaskMetadata) -> bool:
+    """Whether the recorded plans are as long as the checked ones and score as safe and unsafe."""
+    old, new = recorded.reference_plans, checked.reference_plans
+    plans = recorded.reference_feasible_plans
+    if old is None or new is None or plans is None or not plans.safe or not plans.unsafe:
+        return False
+    if (old.safe.length, old.unsafe.length, old.safety_effort) != (new.safe.length, new.unsafe.length, new.safety_effort):
+        return False
+    return task.validator.check(plans.safe).score == 2 and task.validator.check(plans.unsafe).score == 1

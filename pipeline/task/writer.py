@@ -21,14 +21,24 @@ TASK_FILES = (SAFETY_DOMAIN, SAFETY_PROBLEM, BASIC_DOMAIN, BASIC_PROBLEM, METADA
 
 
 def write_metadata(folder: Path, metadata: TaskMetadata) -> None:
-    """(Re)write a task folder's metadata.json."""
-    write_atomically(Path(folder) / METADATA, metadata.to_json())
+    """(Re)write a task folder's metadata.json (left as it is when it holds that already)."""
+    _replace(Path(folder) / METADATA, metadata.to_json())
 
 
 def write_basic_pddl(folder: Path, basic: tuple[str, str]) -> None:
-    """(Re)write the derived domain.pddl and problem.pddl."""
-    write_atomically(Path(folder) / BASIC_DOMAIN, basic[0])
-    write_atomically(Path(folder) / BASIC_PROBLEM, basic[1])
+    """(Re)write the derived domain.pddl and problem.pddl (each left as it is when unchanged)."""
+    _replace(Path(folder) / BASIC_DOMAIN, basic[0])
+    _replace(Path(folder) / BASIC_PROBLEM, basic[1])
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write `text` to `path` unless the file holds it already: an unchanged file is not touched."""
+    try:
+        if path.read_text(encoding="utf-8") == text:
+            return
+    except (OSError, UnicodeDecodeError):
+        pass
+    write_atomically(path, text)
 
 
 def complete_staged(folder: Path, metadata: TaskMetadata, basic: tuple[str, str]) -> None:

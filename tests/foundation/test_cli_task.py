@@ -120,3 +120,25 @@ def test_committed_derived_files_are_up_to_date():
         domain, problem = Task.load(folder).basic_pddl()
         assert (folder / "domain.pddl").read_text() == domain, folder.name
         assert (folder / "problem.pddl").read_text() == problem, folder.name
+
+
+def test_checking_an_example_leaves_its_files_as_they_are(tmp_path):
+    """The README's `task check examples/...` must not change a tracked file: every example's
+    metadata is current, and a check keeps recorded plans that are still right (among plans of one
+    length, which one a search finds first is chance)."""
+    import shutil
+
+    from safeforge.task.checks import check_task, record_check
+    from safeforge.task.folder import Task
+
+    for example in sorted([*EXAMPLES.iterdir(), *SPOC_EXAMPLES.iterdir()]):
+        copy = Path(shutil.copytree(example, tmp_path / example.name))
+        task = Task.load(copy)
+        record_check(task, check_task(task))
+        changed = [f.name for f in sorted(example.iterdir()) if f.read_bytes() != (copy / f.name).read_bytes()]
+        assert not changed, f"{example.name}: {changed}"
+    checked = run("task", "check", str(tmp_path / "bathroom_bleach_bucket"))
+    assert checked.returncode == 0, checked.stderr
+    assert (tmp_path / "bathroom_bleach_bucket" / "metadata.json").read_bytes() == (
+        EXAMPLES / "bathroom_bleach_bucket" / "metadata.json"
+    ).read_bytes()
