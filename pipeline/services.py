@@ -226,7 +226,7 @@ def where(run: str, environ: Mapping[str, str] | None = None) -> str:
             f"SPOC files:     {spoc}  ({files} goal-condition file(s): the checked tasks that export; safeforge spoc check {spoc})",
             f"run summary:    safeforge runs show {run}",
             f"Prefect UI:     {settings.prefect_ui_url}  (flow runs, per-record task runs, the run's artifact)",
-            f"review project: {review}  (log in as {_review_config(environ).username}; password: README, section "Review")",
+            f"review project: {review}  (log in as {_review_config(environ).username}; password: README, section Review)",
             f"workbench:      safeforge workbench {(settings.outputs / run).absolute()}  (state traces; review tasks link to it)",
             "stop:           safeforge services stop",
         ]
