@@ -57,10 +57,27 @@ def build_deployments() -> list:
 
 
 def serve_all() -> None:
-    """Register and serve every deployment until interrupted (SIGTERM or Ctrl-C)."""
-    from prefect import serve
+    """Register and serve every deployment until interrupted (SIGTERM or Ctrl-C). A SIGTERM stops
+    the runner inside its event loop: Prefect's own handler calls the runner's stop from there,
+    which leaves its coroutine un-awaited (a warning at every `safeforge services stop`)."""
+    import asyncio
+    import contextlib
+    import signal
 
-    serve(*build_deployments(), pause_on_shutdown=False)
+    from prefect.runner import Runner
+
+    runner = Runner(pause_on_shutdown=False)
+    for deployment in build_deployments():
+        runner.add_deployment(deployment)
+
+    async def serve() -> None:
+        serving = asyncio.create_task(runner.start())
+        await asyncio.sleep(0)  # start() installs Prefect's handler first; this one replaces it
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, lambda: asyncio.ensure_future(runner.astop()))
+        await serving
+
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve())
 
 
 def deploy_to_work_pool(pool: str) -> None:

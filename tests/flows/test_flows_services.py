@@ -166,6 +166,8 @@ def test_services_main_command_and_clean_stop(tmp_path):
         stopped = subprocess.run([*SAFEFORGE, "services", "stop"], cwd=REPO, env=env, capture_output=True, text=True, timeout=180)
     assert stopped.returncode == 0, stopped.stderr
     assert _ours(str(state)) == []
+    served = Path(statuses["deployments"]["log"]).read_text(errors="replace")
+    assert "never awaited" not in served and "Traceback" not in served, served[-2000:]  # stopped cleanly
     for status in statuses.values():
         assert (
             status["pid"] is None or not psutil.pid_exists(status["pid"]) or psutil.Process(status["pid"]).status() == psutil.STATUS_ZOMBIE
