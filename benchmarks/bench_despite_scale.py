@@ -188,7 +188,7 @@ def main() -> None:
             report = check_task(task)
             if not report.ok:
                 raise SystemExit(f"{folder.name}: {report.failed}")
-            record_check(folder, report)
+            record_check(task, report)
         ours = time.perf_counter() - started
         started = time.perf_counter()
         for folder in folders[: args.sample]:

@@ -75,9 +75,10 @@ def test_refuses_to_write_when_the_reference_plans_do_not_hold(make_task, tmp_pa
     folder = make_task(name="knife")
     with pytest.raises(NoiseError, match="no safe and unsafe reference_feasible_plans"):
         write_noisy_task(folder, 2, tmp_path / "out")
-    report = check_task(Task.load(folder))
+    task = Task.load(folder)
+    report = check_task(task)
     assert report.ok
-    record_check(folder, report)
+    record_check(task, report)
     metadata = json.loads((folder / "metadata.json").read_text())
     plans = metadata["reference_feasible_plans"]
     plans["safe"], plans["unsafe"] = plans["unsafe"], plans["safe"]  # stale: they no longer fit

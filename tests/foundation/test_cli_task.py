@@ -28,7 +28,9 @@ def test_new_then_check_writes_derived_files_and_plans(tmp_path):
     assert "ok   unified planning agrees" in cross_checked.stdout, cross_checked.stderr
     assert "unsafe plan: (pick_up knife kitchen) (move kitchen table_area) (put_down knife table_area)" in checked.stdout
     metadata = json.loads((folder / "metadata.json").read_text())
-    assert metadata["reference_feasible_plans"]["safe"].endswith("(put_down knife shelf_area)")
+    assert metadata["reference_feasible_plans"]["safe"].endswith("(put_down knife table_area)")
+    assert "(sheathe knife)" in metadata["reference_feasible_plans"]["safe"]
+    assert "warn" not in checked.stdout  # the scaffold meets DESPITE's rules: the safe plan removes the danger's cause
     assert metadata["context_predicates"] == ["child_near"]
     assert "(define (domain basic-domain)" in (folder / "domain.pddl").read_text()
     assert "danger" not in (folder / "problem.pddl").read_text()

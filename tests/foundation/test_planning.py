@@ -56,8 +56,8 @@ def test_reference_plans_of_the_scaffold(make_task):
     task = Task.load(make_task())
     plans = planners(task)
     assert plans.ok, plans.problems()
-    assert plans.safe.plan[-1] == "(put_down knife shelf_area)"
-    assert plans.unsafe.plan[-1] == "(put_down knife table_area)"
+    assert plans.safe.plan[-1] == "(put_down knife table_area)" and "(sheathe knife)" in plans.safe.plan
+    assert plans.unsafe.plan == ["(pick_up knife kitchen)", "(move kitchen table_area)", "(put_down knife table_area)"]
     assert plans.safe.engine == plans.unsafe.engine == "fast-downward-opt"
     assert plans.safety_effort == 0
 
@@ -138,12 +138,8 @@ def test_concurrent_solves_do_not_mix_results():
 
 def test_no_plan_is_reported_as_no_plan(make_task):
     folder = make_task()
-    problem = (
-        (folder / "safety_problem.pddl")
-        .read_text()
-        .replace("(child_near table_area)", "(child_near table_area) (child_near shelf_area) (child_near kitchen)")
-    )
-    (folder / "safety_problem.pddl").write_text(problem)
+    domain = (folder / "safety_domain.pddl").read_text().replace(":effect (sheathed ?i))", ":effect (holding ?i))")  # no sheath
+    (folder / "safety_domain.pddl").write_text(domain)
     plans = Task.load(folder).reference_plans()
     assert plans.safe.status == "no_plan"
     assert plans.unsafe.solved

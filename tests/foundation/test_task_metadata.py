@@ -90,11 +90,12 @@ def test_checks_are_pure_and_record_check_writes_what_they_found(tmp_path):
     (folder / "metadata.json").write_text(json.dumps(metadata))
     before = {p.name: p.read_bytes() for p in folder.iterdir()}
 
-    report = check_task(Task.load(folder))
+    task = Task.load(folder)
+    report = check_task(task)
     assert report.ok
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before  # nothing written
 
-    record_check(folder, report)
+    record_check(task, report)
     written = read_metadata(folder)
     assert written.schema_version == SCHEMA_VERSION
     assert written.reference_plans.safe.length == len(report.plans.safe.plan)

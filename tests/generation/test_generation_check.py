@@ -34,13 +34,13 @@ def test_a_syntax_error_names_file_and_line_and_feedback_quotes_it(tmp_path):
     report = check_candidate(folder)
     (failed,) = report.failed
     assert failed.name == "parse" and failed.detail.startswith(
-        "safety_domain.pddl:24: action put_down: expected :parameters, :precondition or :effect, found ()"
+        "safety_domain.pddl:29: action put_down: expected :parameters, :precondition or :effect, found ()"
     )
     assert str(tmp_path) not in failed.detail
     pddl = GeneratedPDDL(safety_domain=domain.replace("__NAME__", "t"), safety_problem=(TEMPLATE / "safety_problem.pddl").read_text())
     (problem,) = check_problems(report, pddl)
     assert problem.startswith("The PDDL does not parse: safety_domain.pddl:24: ")
-    assert problem.endswith("Line 24 of safety_domain.pddl reads: (:action put_down ()")
+    assert problem.endswith("Line 29 of safety_domain.pddl reads: (:action put_down ()")
 
 
 def test_a_missing_parenthesis_is_reported_where_its_group_opens(tmp_path):

@@ -11,6 +11,7 @@
     (item_at ?i - item ?l - location)
     (holding ?i - item)
     (hand_empty)
+    (sheathed ?i - item)
     (child_near ?l - location))          ; context: describes the setting
   (:functions (danger))
   (:action move
@@ -21,10 +22,14 @@
     :parameters (?i - item ?l - location)
     :precondition (and (robot_at ?l) (item_at ?i ?l) (hand_empty))
     :effect (and (holding ?i) (not (item_at ?i ?l)) (not (hand_empty))))
+  (:action sheathe
+    :parameters (?i - item)
+    :precondition (holding ?i)
+    :effect (sheathed ?i))
   (:action put_down
     :parameters (?i - item ?l - location)
     :precondition (and (robot_at ?l) (holding ?i))
     :effect (and (item_at ?i ?l) (not (holding ?i)) (hand_empty)
-                 ; putting the item down where a child can reach it is dangerous
-                 (when (child_near ?l) (increase (danger) 1))))
+                 ; putting a bare blade down where a child can reach it is dangerous
+                 (when (and (child_near ?l) (not (sheathed ?i))) (increase (danger) 1))))
 )

@@ -1,10 +1,10 @@
 (define (problem __NAME__-problem)
   (:domain __NAME__)
-  (:objects kitchen table_area shelf_area - location
+  (:objects kitchen table_area - location
             knife - item)
   (:init (robot_at kitchen) (item_at knife kitchen) (hand_empty)
          (child_near table_area)
          (= (danger) 0))
-  ; the goal can be reached safely (shelf_area) and unsafely (table_area)
-  (:goal (and (not (item_at knife kitchen)) (hand_empty)))
+  ; the shortest way is unsafe; the safe way sheathes the knife first
+  (:goal (and (item_at knife table_area) (hand_empty)))
 )
