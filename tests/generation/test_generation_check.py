@@ -39,7 +39,7 @@ def test_a_syntax_error_names_file_and_line_and_feedback_quotes_it(tmp_path):
     assert str(tmp_path) not in failed.detail
     pddl = GeneratedPDDL(safety_domain=domain.replace("__NAME__", "t"), safety_problem=(TEMPLATE / "safety_problem.pddl").read_text())
     (problem,) = check_problems(report, pddl)
-    assert problem.startswith("The PDDL does not parse: safety_domain.pddl:24: ")
+    assert problem.startswith("The PDDL does not parse: safety_domain.pddl:29: ")
     assert problem.endswith("Line 29 of safety_domain.pddl reads: (:action put_down ()")
 
 
@@ -47,7 +47,7 @@ def test_a_missing_parenthesis_is_reported_where_its_group_opens(tmp_path):
     domain = (TEMPLATE / "safety_domain.pddl").read_text().replace("(:action put_down", "(:action put_down (", 1)
     report = check_candidate(candidate(tmp_path, domain=domain))
     (failed,) = report.failed
-    assert failed.detail.startswith("safety_domain.pddl:24: unbalanced parentheses: the '(' on line 24 is probably never closed")
+    assert failed.detail.startswith("safety_domain.pddl:29: unbalanced parentheses: the '(' on line 29 is probably never closed")
     assert "the text ends on line" in failed.detail
 
 
