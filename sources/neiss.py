@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from safeforge.common.ranges import Range
 from safeforge.sources.errors import SourceError, UnknownSource
 from safeforge.sources.neiss_codebook import (
     CODEBOOK_FILE,
@@ -77,6 +78,7 @@ NO_FIRE = {"", "NO/?"}
 
 YEARS = tuple(str(year) for year in range(1999, 2024))
 """Years whose data file CPSC publishes at YEAR_URL (1999-2023 are known to exist)."""
+AGE = Range(0, 150, whole=False, unit="years")  # --min-age, --max-age
 YEAR_URL = "https://www.cpsc.gov/cgibin/NEISSQuery/Data/Archived%20Data/{year}/neiss{year}.tsv"
 DATA_SUFFIXES = (".tsv", ".csv", ".txt")
 
@@ -368,8 +370,8 @@ SPEC = SourceSpec(
     options=(
         SourceOption("products", "--product", "product code or name (repeatable)", repeat=True),
         SourceOption("locations", "--location", "location code or name, e.g. HOME (repeatable)", repeat=True),
-        SourceOption("min_age", "--min-age", "minimum age in years (inclusive)", type=float, minimum=0),
-        SourceOption("max_age", "--max-age", "maximum age in years (inclusive)", type=float, minimum=0),
+        SourceOption("min_age", "--min-age", "minimum age in years (inclusive)", range=AGE),
+        SourceOption("max_age", "--max-age", "maximum age in years (inclusive)", range=AGE),
         SourceOption("codebook", "--codebook", "CPSC codebook CSV (default: beside the data, else bundled)"),
     ),
     demo_limit=5,

@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
+from safeforge.common.ranges import Range
 from safeforge.sources.errors import BAD_FILE_ERRORS, SourceError, reason
 from safeforge.sources.record import Record
 from safeforge.sources.report import ReadReport, SkippedRow
@@ -210,5 +211,5 @@ SPEC = SourceSpec(
             note="virtual-home.org publishes no checksum: the first download's is recorded",
         )
     ),
-    options=(SourceOption("state_budget", "--state-budget", "characters of initial-state summary", type=int, minimum=1),),
+    options=(SourceOption("state_budget", "--state-budget", "characters of initial-state summary", range=Range(1, 1 << 20)),),
 )

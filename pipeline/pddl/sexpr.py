@@ -128,7 +128,19 @@ def unbalanced(text: str) -> tuple[int, str] | None:
 
 
 def to_text(expr: SExpr | list) -> str:
-    """An expression back on one line: `(ontop a b)`."""
-    if isinstance(expr, str):
-        return expr
-    return "(" + " ".join(to_text(e) for e in expr) + ")"
+    """An expression back on one line: `(ontop a b)`. Iterative, so any nesting the reader
+    accepts is written back without recursion."""
+    parts: list[str] = []
+    pending: list[SExpr | list] = [expr]  # lists still to write, and text (words, spaces, ')') to write as it is
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            parts.append(item)
+            continue
+        parts.append("(")
+        pending.append(")")
+        for index in range(len(item) - 1, -1, -1):
+            pending.append(item[index])
+            if index:
+                pending.append(" ")
+    return "".join(parts)
