@@ -8,7 +8,6 @@ import os
 import sys
 from pathlib import Path
 
-from safeforge.cli.numbers import number
 from safeforge.cli.sources import add_selection_arguments, filters
 from safeforge.common.errors import SafeforgeError
 from safeforge.common.printable import printable
@@ -46,20 +45,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--concurrency",
         default=defaults.concurrency,
-        **number(CONCURRENCY, f"records in progress at once (default {defaults.concurrency})"),
+        **CONCURRENCY.argument(f"records in progress at once (default {defaults.concurrency})"),
     )
     run.add_argument(
         "--workers",
         default=defaults.workers,
-        **number(
-            WORKERS,
+        **WORKERS.argument(
             f"processes sharing the records and the concurrency, this one included (default {defaults.workers}; "
             "up to the number of CPUs for concurrency above ~32)",
         ),
     )
     run.add_argument("--model", help="model of every stage (default: SAFEFORGE_MODEL, or gpt-4o-mini)")
     run.add_argument(
-        "--max-rounds", default=defaults.max_rounds, **number(MAX_ROUNDS, f"generation rounds per record (default {defaults.max_rounds})")
+        "--max-rounds", default=defaults.max_rounds, **MAX_ROUNDS.argument(f"generation rounds per record (default {defaults.max_rounds})")
     )
     run.add_argument("--no-judge", dest="judge", action="store_false", help="skip the quality judge")
     run.add_argument(
@@ -79,7 +77,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--time-limit",
         default=defaults.time_limit,
-        **number(SECONDS, f"seconds for each candidate's whole check: reading, grounding, planning (default {defaults.time_limit:g})"),
+        **SECONDS.argument(f"seconds for each candidate's whole check: reading, grounding, planning (default {defaults.time_limit:g})"),
     )
     run.add_argument("--no-cache", action="store_true", help="ask the LLM again even for cached requests")
     run.add_argument("--retry-errors", action="store_true", help="records of a resumed run that ended in error start again")

@@ -10,7 +10,6 @@ import argparse
 from collections import Counter
 from pathlib import Path
 
-from safeforge.cli.numbers import number
 from safeforge.common.printable import printable
 from safeforge.common.ranges import MEMORY_MB, SECONDS, Range
 from safeforge.despite_import import FAILED, IMPORTED, MISMATCH, REPORT, ImportResult, Limits, import_many
@@ -30,14 +29,14 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--out", type=Path, required=True, help=f"where to write task folders and {REPORT}")
     parser.add_argument(
-        "--time-limit", default=60.0, **number(SECONDS, "seconds one code.py may run, Python start-up included (default 60)")
+        "--time-limit", default=60.0, **SECONDS.argument("seconds one code.py may run, Python start-up included (default 60)")
     )
-    parser.add_argument("--memory-mb", default=2048, **number(MEMORY_MB, "address-space limit of one code.py (default 2048)"))
+    parser.add_argument("--memory-mb", default=2048, **MEMORY_MB.argument("address-space limit of one code.py (default 2048)"))
     parser.add_argument(
-        "--plan-time-limit", default=60.0, **number(SECONDS, "seconds for the whole check of an imported task (default 60)")
+        "--plan-time-limit", default=60.0, **SECONDS.argument("seconds for the whole check of an imported task (default 60)")
     )
     parser.add_argument("--engine", help="planner for the reference plans (default: as `task check`)")
-    parser.add_argument("--jobs", default=1, **number(Range(1, 256), "tasks imported at once (default 1)"))
+    parser.add_argument("--jobs", default=1, **Range(1, 256).argument("tasks imported at once (default 1)"))
     parser.add_argument("--overwrite", action="store_true", help="replace task folders that already exist")
     parser.set_defaults(func=_run)
 

@@ -10,7 +10,6 @@ from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlparse
 
-from safeforge.cli.numbers import number
 from safeforge.common.printable import printable
 from safeforge.common.ranges import PORT, SECONDS
 from safeforge.review import (
@@ -55,16 +54,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     push.add_argument(
         "--annotators-per-task",
         metavar="N",
-        **number(
-            ANNOTATORS_PER_TASK,
-            "annotators who must vote on each task before it is decided (default 1 for a new project; a different "
-            "value changes an existing project, and decided tasks that now lack votes go back to review)",
+        **ANNOTATORS_PER_TASK.argument(
+            "annotators who must vote on each task before it is decided (default 1 for a new project; a "
+            "different value changes an existing project, and decided tasks that now lack votes go back to review)",
         ),
     )
     push.add_argument(
         "--overlap-share",
         metavar="S",
-        **number(OVERLAP_SHARE, "share of tasks that get N annotators; the others get one (default 1: every task)"),
+        **OVERLAP_SHARE.argument("share of tasks that get N annotators; the others get one (default 1: every task)"),
     )
     adjudicators = push.add_mutually_exclusive_group()
     adjudicators.add_argument(
@@ -106,8 +104,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     server = sub.add_parser("server", help="run a local Label Studio server (from .venv-labelstudio)")
     server_sub = server.add_subparsers(dest="server_command", metavar="ACTION", required=True)
     start = server_sub.add_parser("start", help="start the server in the background and wait until it answers")
-    start.add_argument("--port", **number(PORT, "port on 127.0.0.1 (default: LABEL_STUDIO_URL's, 8080)"))
-    start.add_argument("--timeout", default=180.0, **number(SECONDS, "seconds to wait for it (default 180)"))
+    start.add_argument("--port", **PORT.argument("port on 127.0.0.1 (default: LABEL_STUDIO_URL's, 8080)"))
+    start.add_argument("--timeout", default=180.0, **SECONDS.argument("seconds to wait for it (default 180)"))
     start.add_argument(
         "--database",
         choices=DATABASES,

@@ -7,7 +7,6 @@ import json
 import sys
 from pathlib import Path
 
-from safeforge.cli.numbers import number
 from safeforge.common.printable import printable
 from safeforge.common.ranges import RECORDS, SAMPLE, SEED
 from safeforge.sources import SOURCES, ReadReport, UnknownSource, default_location, get_source, iter_records
@@ -55,10 +54,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
     """--limit/--offset/--sample/--seed and the per-source filters (read back with `filters`)."""
     pick = parser.add_argument_group("selection (sample, then offset, then limit)")
-    pick.add_argument("--limit", **number(RECORDS, "at most N records"))
-    pick.add_argument("--offset", default=0, **number(RECORDS, "skip the first N records"))
-    pick.add_argument("--sample", **number(SAMPLE, "a deterministic sample of N records"))
-    pick.add_argument("--seed", default=0, **number(SEED, "seed of --sample (default 0)"))
+    pick.add_argument("--limit", **RECORDS.argument("at most N records"))
+    pick.add_argument("--offset", default=0, **RECORDS.argument("skip the first N records"))
+    pick.add_argument("--sample", **SAMPLE.argument("a deterministic sample of N records"))
+    pick.add_argument("--seed", default=0, **SEED.argument("seed of --sample (default 0)"))
     declared: set[str] = set()
     for spec in SOURCES.values():
         new = [option for option in spec.options if option.dest not in declared]  # a flag two sources share is added once

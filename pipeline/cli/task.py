@@ -6,7 +6,6 @@ import json
 import sys
 from pathlib import Path
 
-from safeforge.cli.numbers import number
 from safeforge.common.errors import SafeforgeError
 from safeforge.common.limits import beyond, current_limits, time_limit
 from safeforge.common.printable import printable
@@ -28,7 +27,7 @@ def register(subparsers) -> None:
         "or enhsp-opt where numbers remain)",
     )
     check.add_argument(
-        "--time-limit", default=60.0, **number(SECONDS, "seconds for the whole check: reading, grounding, deriving, planning (default 60)")
+        "--time-limit", default=60.0, **SECONDS.argument("seconds for the whole check: reading, grounding, deriving, planning (default 60)")
     )
     check.add_argument("--json", action="store_true", help="print the report as JSON")
     check.add_argument(

@@ -1,8 +1,8 @@
 """The range of every number a user gives: command-line options, settings, flows' parameters.
 
 A `Range` says its bounds in words (`describe`), checks a value (`check`: `RangeError` naming the
-range), parses an option (`option`: an argparse type whose error names the range) and gives the
-pydantic constraints of a setting or parameter (`constraints`). Every range is finite and excludes
+range), declares an option (`argument`: an argparse type whose error names the range, and the help
+naming it) and gives the pydantic field of a setting or parameter (`field`). Every range is finite and excludes
 NaN, so no number a user gives can disarm a limit (a negative memory cap, an infinite time limit).
 """
 
@@ -69,8 +69,13 @@ class Range:
             raise ValueError(f"{text!r} is not {self.describe()}")
         return value
 
+    def argument(self, help_text: str) -> dict[str, Any]:
+        """`add_argument` keywords of an option in this range: out of it, argparse exits 2 naming the
+        range, which the help says too."""
+        return {"type": self.option(), "help": f"{help_text}: {self.describe()}"}
+
     def option(self) -> _Option:
-        """An argparse `type` for this range (`help` should say `describe()`)."""
+        """An argparse `type` for this range."""
         return _Option(self)
 
     def constraints(self) -> dict[str, Any]:

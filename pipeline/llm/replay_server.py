@@ -56,6 +56,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from safeforge.common.ranges import ANY_PORT, SECONDS, SEED, Range
 from safeforge.llm._config import REPLAY_OWNER
 from safeforge.llm._replay_files import (
     LoadedEntry,
@@ -447,14 +448,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="directory of replay files (default: SAFEFORGE_REPLAY_RESPONSES, else the bundled hand-written ones)",
     )
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=0, help="0 picks a free port (default)")
-    parser.add_argument("--latency-ms", type=float, default=defaults.latency_ms, help="delay before every answer")
+    parser.add_argument("--port", default=0, **ANY_PORT.argument("0 picks a free port (default)"))
+    parser.add_argument(
+        "--latency-ms", default=defaults.latency_ms, **Range(0, 3_600_000, whole=False).argument("delay before every answer")
+    )
     parser.add_argument("--no-json-schema", action="store_true", help="answer 400 to json_schema response_format")
-    parser.add_argument("--timeout-sleep-s", type=float, default=defaults.timeout_sleep_s, help="sleep of a timeout fault")
-    parser.add_argument("--retry-after-s", type=float, default=defaults.retry_after_s, help="Retry-After of a 429 fault")
-    parser.add_argument("--fault-rate", type=float, default=defaults.fault_rate, help="probability of a random fault")
+    parser.add_argument("--timeout-sleep-s", default=defaults.timeout_sleep_s, **SECONDS.argument("sleep of a timeout fault"))
+    parser.add_argument("--retry-after-s", default=defaults.retry_after_s, **SECONDS.argument("Retry-After of a 429 fault"))
+    parser.add_argument("--fault-rate", default=defaults.fault_rate, **Range(0, 1, whole=False).argument("probability of a random fault"))
     parser.add_argument("--fault-kinds", default=",".join(defaults.fault_kinds), help="comma-separated kinds of random faults")
-    parser.add_argument("--seed", type=int, default=defaults.seed, help="seed of the random faults")
+    parser.add_argument("--seed", default=defaults.seed, **SEED.argument("seed of the random faults"))
 
 
 def run_from_args(args: argparse.Namespace) -> int:
