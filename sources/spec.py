@@ -70,6 +70,10 @@ class SourceOption:
     range: Range | None = None
     """The numbers allowed, for a number (its `type` is then the range's)."""
 
+    def __post_init__(self) -> None:
+        if self.type in (int, float):
+            raise TypeError(f"source option {self.flag} takes a number: give its range (range=Range(low, high))")
+
     @property
     def dest(self) -> str:
         """The flag as an identifier (`--min-age` -> `min_age`)."""
