@@ -93,6 +93,9 @@ class Settings(BaseModel):
     """Requests per minute (unset: unlimited)."""
     llm_tpm: float | None = RATE.field(None, json_schema_extra=_env("SAFEFORGE_LLM_TPM"))
     """Tokens per minute (unset: unlimited)."""
+    llm_context_tokens: int = Range(1000, 10**8).field(128_000, json_schema_extra=_env("SAFEFORGE_LLM_CONTEXT_TOKENS"))
+    """The models' context in tokens: a request larger than it (its messages at about 4 characters a token, plus its
+    output cap) is refused before it is sent, so no call can cost more than a full context."""
     # -- generation -----------------------------------------------------------------------------
     extract_temperature: float = TEMPERATURE.field(0.0, json_schema_extra=_env("SAFEFORGE_EXTRACT_TEMPERATURE"))
     """Sampling temperature of the danger extractor (DESPITE's: 0)."""

@@ -33,7 +33,8 @@ Usage in responses: prompt_tokens = len(message text) // 4, completion_tokens = 
 tokens, rounded down to 64 (an emulation of prefix caching).
 
 Endpoints: POST /v1/chat/completions, GET /v1/models, GET /admin/stats (requests served,
-in flight, max in flight, faults, response formats asked for), POST /admin/reset (zero the
+in flight, max in flight, faults, response formats asked for, the size of each of the latest
+10,000 chat requests' message text, in order, as `request_chars`), POST /admin/reset (zero the
 stats and fault counters), POST /admin/faults ({"next": [kinds...]} for the next requests,
 and/or {"rate": 0.1, "kinds": ["429", "500"], "seed": 0} for random faults).
 """
@@ -74,6 +75,7 @@ CACHE_BLOCK_TOKENS = 64
 LISTEN_BACKLOG = 128
 IDLE_CONNECTION_TIMEOUT_S = 60
 SHUTDOWN_POLL_S = 0.05  # how quickly stop() takes effect
+MAX_RECORDED_REQUESTS = 10_000  # sizes of the latest requests kept for /admin/stats
 
 
 @dataclass(frozen=True)
@@ -157,6 +159,7 @@ class _ReplayState:
             self.faults: Counter[str] = Counter()
             self.response_formats: Counter[str] = Counter()
             self.previous_prompt = ""
+            self.request_chars: list[int] = []
             self.queued_faults: deque[str] = deque()
             self.fault_rate = self.options.fault_rate
             self.fault_kinds = self.options.fault_kinds
@@ -174,6 +177,7 @@ class _ReplayState:
                 "faults": dict(self.faults),
                 "response_formats": dict(self.response_formats),
                 "served_by_entry": {e.source: n for e, n in zip(self.entries, self.matched, strict=False) if n},
+                "request_chars": list(self.request_chars[-MAX_RECORDED_REQUESTS:]),
             }
 
     def set_faults(self, body: dict[str, Any]) -> None:
@@ -233,6 +237,8 @@ class _ReplayState:
         text = "\n".join(message_text(m) for m in messages)
         assistant_turns = sum(m.get("role") == "assistant" for m in messages)
         with self.lock:
+            self.request_chars.append(len(text))
+            del self.request_chars[:-MAX_RECORDED_REQUESTS]
             matching = [i for i, e in enumerate(self.entries) if e.matches(text, assistant_turns)]
             if len(matching) != 1:
                 return self._match_error(matching, messages, assistant_turns)
