@@ -25,7 +25,7 @@ from safeforge.sources.neiss_codebook import (
 from safeforge.sources.paths import sample_path
 from safeforge.sources.record import Record
 from safeforge.sources.report import ReadReport
-from safeforge.sources.spec import Download, Licence, SourceOption, SourceSpec
+from safeforge.sources.spec import ENCODING_OPTION, Download, Licence, SourceOption, SourceSpec
 from safeforge.sources.tabular import (
     CHUNK_ROWS,
     Table,
@@ -112,22 +112,26 @@ def read_neiss(
     min_age: float | None = None,
     max_age: float | None = None,
     codebook: str | Path | None = None,
+    encoding: str | None = None,
     chunk_rows: int = CHUNK_ROWS,
 ) -> Iterator[Record]:
     """Records of a NEISS file (or of every data file of a folder, e.g. several fetched years),
     lazily. Opens the headers and the codebook now (SourceError if bad).
 
     products: product codes or labels (any of Product_1..3 matches); locations: codes or labels;
-    min_age/max_age: inclusive, in years (months count as fractions; unknown ages are filtered out).
+    min_age/max_age: inclusive, in years (months count as fractions; unknown ages are filtered out);
+    encoding: of the data files (default: detected, each file's named in the report).
     """
     path = Path(path)
-    tables = [open_table(file, COLUMNS, REQUIRED) for file in data_files(path)]
+    tables = [open_table(file, COLUMNS, REQUIRED, encoding) for file in data_files(path)]
     for table in tables:
         if not any(n in table.columns for n in NARRATIVES):
             raise SourceError(table.path, "missing required column: Narrative_1 (or Narrative)")
     book = Codebook.load(codebook if codebook is not None else default_codebook(path))
     wanted = _Filters(book, products, locations, min_age, max_age)
     report = report if report is not None else ReadReport()
+    for table in tables:
+        report.read_as(str(table.path), table.read_as)
     return itertools.chain.from_iterable(_records(table, book, wanted, report, chunk_rows) for table in tables)
 
 
@@ -373,6 +377,7 @@ SPEC = SourceSpec(
         SourceOption("min_age", "--min-age", "minimum age in years (inclusive)", range=AGE),
         SourceOption("max_age", "--max-age", "maximum age in years (inclusive)", range=AGE),
         SourceOption("codebook", "--codebook", "CPSC codebook CSV (default: beside the data, else bundled)"),
+        ENCODING_OPTION,
     ),
     demo_limit=5,
 )

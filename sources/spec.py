@@ -18,6 +18,7 @@ from typing import Any
 from safeforge.common.ranges import Range
 from safeforge.sources.errors import UnknownSource
 from safeforge.sources.record import Record
+from safeforge.sources.textio import text_encoding
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,15 @@ class SourceOption:
     def described(self) -> str:
         """The help of the flag, with the range of a number."""
         return f"{self.help} ({self.range.describe()})" if self.range else self.help
+
+
+ENCODING_OPTION = SourceOption(
+    "encoding",
+    "--encoding",
+    "read the data with this encoding (e.g. cp1252, latin-1, utf-8) instead of the detected one (UTF-8, else cp1252)",
+    type=text_encoding,
+)
+"""The --encoding of the table sources."""
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,16 @@
 """Opening source files as text: existence checks, encoding detection, BOMs, stray bytes.
 
 UTF-8 (with or without BOM) is assumed when the first 64 KiB decode as UTF-8; otherwise the file
-is read as Windows-1252 (what CPSC exports use). Either way undecodable bytes become U+FFFD
-instead of stopping the read.
+is read as Windows-1252 (what CPSC exports use, e.g. a NEISS export saved by a spreadsheet).
+`choose_encoding` says which and why, or takes the user's `--encoding`. Either way undecodable
+bytes become U+FFFD instead of stopping the read (a table's row holding one is skipped: see
+`looks_corrupt`).
 """
 
 from __future__ import annotations
 
 import codecs
+import re
 from pathlib import Path
 from typing import Any
 
@@ -57,15 +60,58 @@ def sniff(path: Path) -> bytes:
 
 def detect_encoding(head: bytes) -> str:
     """A Python codec name for bytes that start a text file."""
+    return choose_encoding(head)[0]
+
+
+def choose_encoding(head: bytes, given: str | None = None) -> tuple[str, str]:
+    """(codec, why) for a text file starting with `head`: `given` (the user's --encoding), else
+    as its byte-order mark says, else UTF-8 when its start decodes as UTF-8, else cp1252."""
+    if given is not None:
+        return given, "--encoding"
     if head.startswith(codecs.BOM_UTF8):
-        return "utf-8-sig"
+        return "utf-8-sig", "UTF-8 byte-order mark"
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return "utf-16"
+        return "utf-16", "UTF-16 byte-order mark"
     try:
         codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
     except UnicodeDecodeError:
-        return "cp1252"
-    return "utf-8-sig"
+        return "cp1252", "not UTF-8"
+    return "utf-8-sig", "valid UTF-8"
+
+
+def text_encoding(name: str) -> str:
+    """The codec `name` (an --encoding value) as Python names it; ValueError when it is no text encoding."""
+    try:
+        b"x".decode(name)
+    except LookupError:  # unknown, or a codec that is no text encoding (rot13)
+        raise ValueError("not a text encoding Python knows (e.g. utf-8, cp1252, latin-1, utf-16)") from None
+    except UnicodeError:
+        pass  # a text encoding that "x" alone is not (UTF-16)
+    return codecs.lookup(name).name
+
+
+_CORRUPT = re.compile(
+    "(?P<control>[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f])|(?P<undecodable>\ufffd)|(?P<bom>\ufeff|\xff\xfe|\xfe\xff|\xef\xbb\xbf)"
+)
+_SUSPECT = re.compile("[\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f\\ufeff\\ufffd\\xbb\\xfe\\xff]")  # a character of some _CORRUPT match
+_CORRUPTION = {
+    "control": "a control character",
+    "undecodable": "bytes that are not {encoding}",
+    "bom": "a byte-order mark inside a field",
+}
+
+
+def looks_corrupt(text: str, encoding: str) -> tuple[str, int] | None:
+    """(what, where) when `text`, decoded as `encoding`, holds what corruption leaves: a control
+    character, undecodable bytes (U+FFFD), or a byte-order mark (as it is, or as UTF-16's or
+    UTF-8's bytes read as cp1252: "ÿþ", "ï»¿"); None for clean text. Tabs and line ends are text."""
+    if _SUSPECT.search(text) is None:  # one character class: the fast path of clean rows
+        return None
+    found = _CORRUPT.search(text)
+    if found is None:
+        return None
+    kind = found.lastgroup or "control"
+    return _CORRUPTION[kind].format(encoding=encoding.removesuffix("-sig")), found.start()
 
 
 def read_text(path: Path, limit: str = "record_file_bytes") -> str:

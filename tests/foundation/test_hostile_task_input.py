@@ -16,7 +16,7 @@ from slow_tasks import add_idle_actions
 from tests_paths import EXAMPLES, REPO
 
 from safeforge.cli.main import main
-from safeforge.common.limits import DEFAULT_LIMITS, MAX_NESTING
+from safeforge.common.limits import DEFAULT_LIMITS, MAX_NESTING, use_limits
 from safeforge.generation import check_candidate
 
 BLEACH = EXAMPLES / "bathroom_bleach_bucket"
@@ -100,7 +100,10 @@ def test_nesting_at_its_largest_setting_checks_without_recursion_errors(tmp_path
     (folder / name).write_text(
         text.replace(old, keyword + f"({connective} " * depth + atom + ")" * depth + (")" if where == "goal" else ""))
     )
-    assert _deep_stack(250, lambda: main(["task", "check", str(folder), "--time-limit", "60"])) == 0, capsys.readouterr().err
+    try:
+        assert _deep_stack(250, lambda: main(["task", "check", str(folder), "--time-limit", "60"])) == 0, capsys.readouterr().err
+    finally:
+        use_limits(DEFAULT_LIMITS)  # the command made the variable's limits this process's
 
 
 def test_a_generated_task_nested_too_deeply_is_a_failed_check_fed_back(tmp_path):
