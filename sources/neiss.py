@@ -34,6 +34,7 @@ from safeforge.sources.tabular import (
     non_blank,
     open_table,
 )
+from safeforge.sources.textio import dataset_entries, links_not_followed, skip_links
 
 if TYPE_CHECKING:  # pandas and pandera load when a table is read, not when the sources are imported
     import pandas as pd
@@ -89,18 +90,20 @@ def default_codebook(data_path: Path) -> Path:
     return beside if beside.is_file() else sample_path("neiss", CODEBOOK_FILE)
 
 
-def data_files(path: Path) -> list[Path]:
-    """`path` itself, or the yearly data files of a folder (sorted; the codebook is not data)."""
+def data_files(path: Path) -> tuple[list[Path], list[Path]]:
+    """`path` itself, or the yearly data files of a folder (sorted; the codebook is not data); and
+    the data files of the folder that are symbolic links, not followed."""
     if not path.is_dir():
-        return [path]
-    files = sorted(
-        f
-        for f in path.iterdir()
-        if f.is_file() and f.suffix.lower() in DATA_SUFFIXES and f.name != CODEBOOK_FILE and not f.name.startswith(".")
-    )
+        return [path], []
+    found, links = dataset_entries(path, max_depth=0)
+    files, links = [f for f in found if _is_data(f)], [f for f in links if _is_data(f)]
     if not files:
-        raise SourceError(path, "no .tsv or .csv data files in this folder")
-    return files
+        raise SourceError(path, f"no .tsv or .csv data files in this folder{links_not_followed(links)}")
+    return files, links
+
+
+def _is_data(file: Path) -> bool:
+    return file.suffix.lower() in DATA_SUFFIXES and file.name != CODEBOOK_FILE and not file.name.startswith(".")
 
 
 def read_neiss(
@@ -123,13 +126,15 @@ def read_neiss(
     encoding: of the data files (default: detected, each file's named in the report).
     """
     path = Path(path)
-    tables = [open_table(file, COLUMNS, REQUIRED, encoding) for file in data_files(path)]
+    files, links = data_files(path)
+    tables = [open_table(file, COLUMNS, REQUIRED, encoding) for file in files]
     for table in tables:
         if not any(n in table.columns for n in NARRATIVES):
             raise SourceError(table.path, "missing required column: Narrative_1 (or Narrative)")
     book = Codebook.load(codebook if codebook is not None else default_codebook(path))
     wanted = _Filters(book, products, locations, min_age, max_age)
     report = report if report is not None else ReadReport()
+    skip_links(links, report)
     for table in tables:
         report.read_as(str(table.path), table.read_as)
     return itertools.chain.from_iterable(_records(table, book, wanted, report, chunk_rows) for table in tables)

@@ -10,6 +10,7 @@ bytes become U+FFFD instead of stopping the read (a table's row holding one is s
 from __future__ import annotations
 
 import codecs
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 from safeforge.common.jsonio import JSONRefused, load_json
 from safeforge.common.limits import beyond, current_limits
 from safeforge.sources.errors import SourceError
+from safeforge.sources.report import ReadReport, SkippedRow
 
 SNIFF_BYTES = 64 * 1024
 ERRORS = "replace"
@@ -28,10 +30,16 @@ _BINARY_MAGIC = {
 }
 
 
+NOT_FOLLOWED = "links inside a dataset are not followed because one may lead outside it or loop back into it"
+LINK_SKIPPED = f"is a symbolic link; {NOT_FOLLOWED}"
+"""Why a link inside a dataset folder is skipped: the path a user names is used as given, but what a
+dataset holds is its own files only (docs/sources.md)."""
+
+
 def require_file(path: Path) -> Path:
     """`path` as an existing regular file, or a SourceError saying what is wrong."""
     if not path.exists():
-        raise SourceError(path, "file not found")
+        raise SourceError(path, broken_link(path) or "file not found")
     if not path.is_file():
         raise SourceError(path, "not a file")
     return path
@@ -39,10 +47,61 @@ def require_file(path: Path) -> Path:
 
 def require_dir(path: Path) -> Path:
     if not path.exists():
-        raise SourceError(path, "directory not found")
+        raise SourceError(path, broken_link(path) or "directory not found")
     if not path.is_dir():
         raise SourceError(path, "not a directory")
     return path
+
+
+def broken_link(path: Path) -> str | None:
+    """What is wrong with `path` when it is a symbolic link that leads nowhere (None otherwise)."""
+    if not path.is_symlink():
+        return None
+    try:
+        path.resolve(strict=True)
+    except FileNotFoundError:
+        return f"is a symbolic link to {os.readlink(path)!r}, which does not exist"
+    except (RuntimeError, OSError):  # RuntimeError: Python's own "symlink loop" (3.11)
+        return f"is a symbolic link that loops back on itself (it points to {os.readlink(path)!r})"
+    return None
+
+
+def dataset_entries(root: Path, max_depth: int | None = None) -> tuple[list[Path], list[Path]]:
+    """(files, links) under the folder `root`, down to `max_depth` folders deep (None: all): its
+    regular files, and the symbolic links met on the way, which are not followed (`LINK_SKIPPED`)."""
+    files: list[Path] = []
+    links: list[Path] = []
+    folders = [(root, 0)]
+    while folders:
+        folder, depth = folders.pop()
+        try:
+            with os.scandir(folder) as entries:
+                found = list(entries)
+        except OSError as exc:
+            raise SourceError(folder, f"cannot list the folder: {exc.strerror or exc}") from exc
+        for entry in found:
+            if entry.is_symlink():
+                links.append(Path(entry.path))
+            elif entry.is_dir(follow_symlinks=False):
+                if max_depth is None or depth < max_depth:
+                    folders.append((Path(entry.path), depth + 1))
+            elif entry.is_file(follow_symlinks=False):
+                files.append(Path(entry.path))
+    return sorted(files), sorted(links)
+
+
+def skip_links(links: list[Path], report: ReadReport) -> None:
+    """Each symbolic link met in a dataset folder: read, and skipped as not followed."""
+    for link in links:
+        report.read += 1
+        report.skip(SkippedRow(str(link), None, None, LINK_SKIPPED))
+
+
+def links_not_followed(links: list[Path]) -> str:
+    """For a "nothing found" message: the links that were not followed, if any."""
+    if not links:
+        return ""
+    return f" ({len(links)} symbolic link(s) in it, e.g. {links[0].name}; {NOT_FOLLOWED})"
 
 
 def sniff(path: Path) -> bytes:
