@@ -269,12 +269,12 @@ class Settings(BaseModel):
     def range_of(cls, name: str) -> Range | None:
         """The range of a setting that is a number (None for the others)."""
         field = cls.model_fields[name]
-        bounds = {name: getattr(rule, name.lower()) for rule in field.metadata if (name := type(rule).__name__) in ("Ge", "Gt", "Le")}
-        if "Le" not in bounds:
+        bounds = {type(rule).__name__: getattr(rule, type(rule).__name__.lower(), None) for rule in field.metadata}
+        low, high = bounds.get("Gt", bounds.get("Ge")), bounds.get("Le")
+        if low is None or high is None:
             return None
         whole = int in (field.annotation, *get_args(field.annotation))
-        low = bounds.get("Gt", bounds.get("Ge"))
-        return Range(low, bounds["Le"], whole=whole, low_open="Gt" in bounds)
+        return Range(low, high, whole=whole, low_open="Gt" in bounds)
 
     @classmethod
     def variables(cls) -> list[tuple[str, str, str, str]]:

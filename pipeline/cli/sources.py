@@ -71,7 +71,7 @@ def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
                 dest=option.dest,
                 action="append" if option.repeat else "store",
                 choices=option.choices or None,
-                type=option.range.option() if option.range else None,
+                type=option.range.option() if option.range else str,
                 help=option.described,
             )
 
