@@ -166,7 +166,13 @@ def test_conflicting_corrections_wait_for_the_adjudicator_who_can_keep_the_origi
 
 @pytest.mark.parametrize(
     "options",
-    [{"annotators_per_task": 0}, {"annotators_per_task": -1}, {"overlap_share": 0.0}, {"overlap_share": 1.5}, {"overlap_share": float("nan")}],
+    [
+        {"annotators_per_task": 0},
+        {"annotators_per_task": -1},
+        {"overlap_share": 0.0},
+        {"overlap_share": 1.5},
+        {"overlap_share": float("nan")},
+    ],
 )
 def test_a_bad_overlap_is_refused_before_anything_changes(make_run, config, admin, options):
     store = make_run([KITCHEN])
