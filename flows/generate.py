@@ -14,14 +14,15 @@ import asyncio
 import re
 import time
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from prefect import flow, get_run_logger
 from prefect.artifacts import acreate_markdown_artifact, acreate_progress_artifact, aupdate_progress_artifact
 
 import safeforge.generation as generation
+from safeforge.common.ranges import RECORDS, SAMPLE, SECONDS, SEED
 from safeforge.flows.executors import executor_for
-from safeforge.generation import GenerateOptions, RunProgress
+from safeforge.generation import CONCURRENCY, MAX_ROUNDS, WORKERS, GenerateOptions, RunProgress
 from safeforge.runs.overview import run_overview
 from safeforge.settings import Settings
 from safeforge.sources import ReadReport
@@ -41,20 +42,20 @@ async def generate(
     path: str | None = _DEFAULTS.path,
     out: Path | None = _DEFAULTS.out,
     run_name: str | None = _DEFAULTS.run_name,
-    limit: int | None = _DEFAULTS.limit,
-    offset: int = _DEFAULTS.offset,
-    sample: int | None = _DEFAULTS.sample,
-    seed: int = _DEFAULTS.seed,
+    limit: Annotated[int, RECORDS.field()] | None = _DEFAULTS.limit,
+    offset: Annotated[int, RECORDS.field()] = _DEFAULTS.offset,
+    sample: Annotated[int, SAMPLE.field()] | None = _DEFAULTS.sample,
+    seed: Annotated[int, SEED.field()] = _DEFAULTS.seed,
     filters: dict[str, Any] | None = None,
     model: str | None = _DEFAULTS.model,
-    concurrency: int = _DEFAULTS.concurrency,
-    workers: int = _DEFAULTS.workers,
-    max_rounds: int = _DEFAULTS.max_rounds,
+    concurrency: Annotated[int, CONCURRENCY.field()] = _DEFAULTS.concurrency,
+    workers: Annotated[int, WORKERS.field()] = _DEFAULTS.workers,
+    max_rounds: Annotated[int, MAX_ROUNDS.field()] = _DEFAULTS.max_rounds,
     judge: bool = _DEFAULTS.judge,
     spoc: bool = _DEFAULTS.spoc,
     review_formalizations: bool | None = _DEFAULTS.review_formalizations,
     engine: str | None = _DEFAULTS.engine,
-    time_limit: float = _DEFAULTS.time_limit,
+    time_limit: Annotated[float, SECONDS.field()] = _DEFAULTS.time_limit,
     no_cache: bool = _DEFAULTS.no_cache,
     retry_errors: bool = _DEFAULTS.retry_errors,
     accept_changes: bool = _DEFAULTS.accept_changes,

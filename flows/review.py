@@ -12,12 +12,22 @@ and the formalization review's when the run has one.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_link_artifact, create_markdown_artifact
 
 from safeforge.flows.generate import artifact_key
-from safeforge.review import ReviewConfig, pull_formalizations, pull_run, push_formalizations, push_run, review_status
+from safeforge.review import (
+    ANNOTATORS_PER_TASK,
+    OVERLAP_SHARE,
+    ReviewConfig,
+    pull_formalizations,
+    pull_run,
+    push_formalizations,
+    push_run,
+    review_status,
+)
 from safeforge.runs.ledger import RunStore
 from safeforge.runs.overview import is_run, list_runs, run_overview
 from safeforge.settings import Settings
@@ -61,8 +71,8 @@ def _publish_summary(store: RunStore) -> None:
 @flow(name="review-push", log_prints=True)
 def review_push(
     run_name: str | None = None,
-    annotators_per_task: int | None = None,
-    overlap_share: float | None = None,
+    annotators_per_task: Annotated[int, ANNOTATORS_PER_TASK.field()] | None = None,
+    overlap_share: Annotated[float, OVERLAP_SHARE.field()] | None = None,
     adjudicators: list[str] | None = None,
     formalizations: bool = False,
     reimport_missing: bool = False,

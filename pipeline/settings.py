@@ -13,17 +13,19 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic.fields import FieldInfo
 
 from safeforge.common.errors import SafeforgeError
-from safeforge.common.limits import DEFAULT_LIMITS, InputLimits
+from safeforge.common.limits import DEFAULT_LIMITS, LIMIT_RANGES, InputLimits
+from safeforge.common.ranges import ANY_PORT, PORT, SECONDS, TEMPERATURE, Range
 from safeforge.common.resources import package_path
 
 LOOPBACK = "127.0.0.1"
 STAGE_MODEL_PREFIX = "SAFEFORGE_MODEL_"  # SAFEFORGE_MODEL_EXTRACT=... sets the model of stage "extract"
+RATE = Range(0, 10**12, whole=False, low_open=True, unit="per minute")
 _ANALYTICS_OFF = {"PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK": "1"}
 
 
@@ -41,6 +43,11 @@ def _variables(field: FieldInfo) -> list[str]:
     meta = field.json_schema_extra
     assert isinstance(meta, dict), "every setting names its variable with _env()"
     return [str(meta["env"]), *(str(v) for v in cast(list, meta["env_fallbacks"]))]
+
+
+def _limit(name: str) -> Any:
+    """The field of input limit `name` (`SAFEFORGE_MAX_<NAME>`), in its range."""
+    return LIMIT_RANGES[name].field(getattr(DEFAULT_LIMITS, name), json_schema_extra=_env(InputLimits.variable(name)))
 
 
 def _data_home() -> Path:
@@ -76,22 +83,25 @@ class Settings(BaseModel):
     """The SQLite file of the LLM cache and call ledger (unset: the run's `llm.sqlite`, else `<outputs>/llm/llm.sqlite`)."""
     llm_no_cache: bool = Field(False, json_schema_extra=_env("SAFEFORGE_LLM_NO_CACHE"))
     """Skip cache look-ups (fresh responses still replace cached ones)."""
-    llm_timeout_s: float = Field(120.0, gt=0, json_schema_extra=_env("SAFEFORGE_LLM_TIMEOUT_S"))
+    llm_timeout_s: float = SECONDS.field(120.0, json_schema_extra=_env("SAFEFORGE_LLM_TIMEOUT_S"))
     """Seconds before one HTTP request to the endpoint counts as timed out (and is retried)."""
-    llm_max_attempts: int = Field(5, ge=1, json_schema_extra=_env("SAFEFORGE_LLM_MAX_ATTEMPTS"))
+    llm_max_attempts: int = Range(1, 100).field(5, json_schema_extra=_env("SAFEFORGE_LLM_MAX_ATTEMPTS"))
     """HTTP attempts per request, the first included."""
-    llm_max_concurrency: int | None = Field(None, ge=1, json_schema_extra=_env("SAFEFORGE_LLM_MAX_CONCURRENCY"))
+    llm_max_concurrency: int | None = Range(1, 1024).field(None, json_schema_extra=_env("SAFEFORGE_LLM_MAX_CONCURRENCY"))
     """Requests in flight at once (unset: a run's `--concurrency`, else 8)."""
-    llm_rpm: float | None = Field(None, gt=0, json_schema_extra=_env("SAFEFORGE_LLM_RPM"))
+    llm_rpm: float | None = RATE.field(None, json_schema_extra=_env("SAFEFORGE_LLM_RPM"))
     """Requests per minute (unset: unlimited)."""
-    llm_tpm: float | None = Field(None, gt=0, json_schema_extra=_env("SAFEFORGE_LLM_TPM"))
+    llm_tpm: float | None = RATE.field(None, json_schema_extra=_env("SAFEFORGE_LLM_TPM"))
     """Tokens per minute (unset: unlimited)."""
+    llm_context_tokens: int = Range(1000, 10**8).field(128_000, json_schema_extra=_env("SAFEFORGE_LLM_CONTEXT_TOKENS"))
+    """The models' context in tokens: a request larger than it (its messages at about 4 characters a token, plus its
+    output cap) is refused before it is sent, so no call can cost more than a full context."""
     # -- generation -----------------------------------------------------------------------------
-    extract_temperature: float = Field(0.0, ge=0, le=2, json_schema_extra=_env("SAFEFORGE_EXTRACT_TEMPERATURE"))
+    extract_temperature: float = TEMPERATURE.field(0.0, json_schema_extra=_env("SAFEFORGE_EXTRACT_TEMPERATURE"))
     """Sampling temperature of the danger extractor (DESPITE's: 0)."""
-    generate_temperature: float = Field(1.0, ge=0, le=2, json_schema_extra=_env("SAFEFORGE_GENERATE_TEMPERATURE"))
+    generate_temperature: float = TEMPERATURE.field(1.0, json_schema_extra=_env("SAFEFORGE_GENERATE_TEMPERATURE"))
     """Sampling temperature of the code generator (DESPITE's: 1, so repair rounds and similar records vary)."""
-    judge_temperature: float = Field(0.5, ge=0, le=2, json_schema_extra=_env("SAFEFORGE_JUDGE_TEMPERATURE"))
+    judge_temperature: float = TEMPERATURE.field(0.5, json_schema_extra=_env("SAFEFORGE_JUDGE_TEMPERATURE"))
     """Sampling temperature of the quality judge (DESPITE's plan validation: 0.5)."""
     review_formalizations: bool = Field(False, json_schema_extra=_env("SAFEFORGE_REVIEW_FORMALIZATIONS"))
     """Hold each extracted formalization for people to review in Label Studio before code generation, as DESPITE
@@ -99,11 +109,11 @@ class Settings(BaseModel):
     # -- local services -------------------------------------------------------------------------
     prefect_home: Path = Field(Path(".prefect"), json_schema_extra=_env("PREFECT_HOME"))
     """Prefect's home folder (its SQLite database lives there)."""
-    prefect_port: int = Field(4200, ge=1, le=65535, json_schema_extra=_env("SAFEFORGE_PREFECT_PORT"))
+    prefect_port: int = PORT.field(4200, json_schema_extra=_env("SAFEFORGE_PREFECT_PORT"))
     """Port of the local Prefect server."""
     prefect_api_url: str | None = Field(None, json_schema_extra=_env("PREFECT_API_URL"))
     """The Prefect API in use (unset: the local server, `http://127.0.0.1:<prefect_port>/api`)."""
-    replay_port: int = Field(4280, ge=1, le=65535, json_schema_extra=_env("SAFEFORGE_REPLAY_PORT"))
+    replay_port: int = PORT.field(4280, json_schema_extra=_env("SAFEFORGE_REPLAY_PORT"))
     """Port of the replay LLM server of the offline demo."""
     replay_responses: Path | None = Field(None, json_schema_extra=_env("SAFEFORGE_REPLAY_RESPONSES"))
     """The replayed (hand-written) responses the demo's replay server serves (unset: the bundled ones)."""
@@ -112,30 +122,30 @@ class Settings(BaseModel):
     processes), `prefect` (a Prefect task run per record), `dask` (checks on a Dask cluster)."""
     dask_address: str | None = Field(None, json_schema_extra=_env("SAFEFORGE_DASK_ADDRESS"))
     """Scheduler of an existing Dask cluster, e.g. `tcp://scheduler:8786` (unset: a temporary local cluster)."""
-    dask_workers: int = Field(2, ge=1, json_schema_extra=_env("SAFEFORGE_DASK_WORKERS"))
+    dask_workers: int = Range(1, 256).field(2, json_schema_extra=_env("SAFEFORGE_DASK_WORKERS"))
     """Workers of the temporary local Dask cluster."""
     # -- input limits (`safeforge.common.limits`): a reader stops at each, naming it --------------
-    max_nesting: int = Field(DEFAULT_LIMITS.nesting, ge=1, json_schema_extra=_env("SAFEFORGE_MAX_NESTING"))
+    max_nesting: int = _limit("nesting")
     """Deepest nesting of parentheses (PDDL, BDDL) or brackets (JSON: task metadata, source files, LLM replies)."""
-    max_pddl_bytes: int = Field(DEFAULT_LIMITS.pddl_bytes, ge=1, json_schema_extra=_env("SAFEFORGE_MAX_PDDL_BYTES"))
+    max_pddl_bytes: int = _limit("pddl_bytes")
     """Largest PDDL file (a task's domain or problem, or what DESPITE code builds)."""
-    max_ground_facts: int = Field(DEFAULT_LIMITS.ground_facts, ge=1, json_schema_extra=_env("SAFEFORGE_MAX_GROUND_FACTS"))
+    max_ground_facts: int = _limit("ground_facts")
     """Most ground facts a task may have (its predicates and functions over its objects)."""
-    max_metadata_bytes: int = Field(DEFAULT_LIMITS.metadata_bytes, ge=1, json_schema_extra=_env("SAFEFORGE_MAX_METADATA_BYTES"))
+    max_metadata_bytes: int = _limit("metadata_bytes")
     """Largest metadata.json of a task folder."""
-    max_plan_chars: int = Field(DEFAULT_LIMITS.plan_chars, ge=1, json_schema_extra=_env("SAFEFORGE_MAX_PLAN_CHARS"))
+    max_plan_chars: int = _limit("plan_chars")
     """Longest plan text read: one LLM planner's reply, or one line of a plans file (in bytes there)."""
-    max_reply_chars: int = Field(DEFAULT_LIMITS.reply_chars, ge=1, json_schema_extra=_env("SAFEFORGE_MAX_REPLY_CHARS"))
+    max_reply_chars: int = _limit("reply_chars")
     """Longest JSON reply of an LLM stage that is parsed (a longer one is an invalid reply)."""
-    max_code_bytes: int = Field(DEFAULT_LIMITS.code_bytes, ge=1, json_schema_extra=_env("SAFEFORGE_MAX_CODE_BYTES"))
+    max_code_bytes: int = _limit("code_bytes")
     """Largest DESPITE code.py that is run."""
-    max_record_file_bytes: int = Field(DEFAULT_LIMITS.record_file_bytes, ge=1, json_schema_extra=_env("SAFEFORGE_MAX_RECORD_FILE_BYTES"))
+    max_record_file_bytes: int = _limit("record_file_bytes")
     """Largest file holding one source record (ALFRED trajectory, VirtualHome program or state, BDDL problem); a larger one is skipped."""
-    max_row_chars: int = Field(DEFAULT_LIMITS.row_chars, ge=1, json_schema_extra=_env("SAFEFORGE_MAX_ROW_CHARS"))
+    max_row_chars: int = _limit("row_chars")
     """Longest row of a source table (NEISS, NormBank, the NEISS codebook); a longer row is skipped."""
-    max_field_chars: int = Field(DEFAULT_LIMITS.field_chars, ge=1, json_schema_extra=_env("SAFEFORGE_MAX_FIELD_CHARS"))
+    max_field_chars: int = _limit("field_chars")
     """Longest field of a source table; a row holding a longer one is skipped."""
-    max_columns: int = Field(DEFAULT_LIMITS.columns, ge=1, json_schema_extra=_env("SAFEFORGE_MAX_COLUMNS"))
+    max_columns: int = _limit("columns")
     """Most columns of a source table's header (a wider table is not read)."""
     # -- review ---------------------------------------------------------------------------------
     label_studio_url: str = Field("http://127.0.0.1:8080", json_schema_extra=_env("LABEL_STUDIO_URL"))
@@ -156,7 +166,7 @@ class Settings(BaseModel):
     labelstudio_venv: Path = Field(Path(".venv-labelstudio"), json_schema_extra=_env("SAFEFORGE_LABELSTUDIO_VENV"))
     """The virtual environment holding the Label Studio server (made by `scripts/setup_labelstudio.sh`)."""
     # -- workbench ------------------------------------------------------------------------------
-    workbench_port: int = Field(4300, ge=0, le=65535, json_schema_extra=_env("SAFEFORGE_WORKBENCH_PORT"))
+    workbench_port: int = ANY_PORT.field(4300, json_schema_extra=_env("SAFEFORGE_WORKBENCH_PORT"))
     """Port of `safeforge workbench` (on 127.0.0.1 only)."""
     workbench_url: str | None = Field(None, json_schema_extra=_env("SAFEFORGE_WORKBENCH_URL"))
     """The workbench that review tasks in Label Studio link to (unset: `http://127.0.0.1:<workbench_port>`)."""
@@ -249,9 +259,22 @@ class Settings(BaseModel):
             for error in exc.errors():
                 field_name = str(error["loc"][0])
                 variable = sources.get(field_name, field_name)
-                problems.append(f"{variable}={values.get(field_name)!r}: {error['msg']}")
+                allowed = cls.range_of(field_name)
+                must = f" (it must be {allowed.describe()})" if allowed else ""
+                problems.append(f"{variable}={values.get(field_name)!r}: {error['msg']}{must}")
             raise SettingsError("; ".join(problems)) from None
         return settings, {name: sources.get(name, "default") for name in cls.model_fields}
+
+    @classmethod
+    def range_of(cls, name: str) -> Range | None:
+        """The range of a setting that is a number (None for the others)."""
+        field = cls.model_fields[name]
+        bounds = {type(rule).__name__: getattr(rule, type(rule).__name__.lower(), None) for rule in field.metadata}
+        low, high = bounds.get("Gt", bounds.get("Ge")), bounds.get("Le")
+        if low is None or high is None:
+            return None
+        whole = int in (field.annotation, *get_args(field.annotation))
+        return Range(low, high, whole=whole, low_open="Gt" in bounds)
 
     @classmethod
     def variables(cls) -> list[tuple[str, str, str, str]]:

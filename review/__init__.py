@@ -42,7 +42,7 @@ if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy
     from ._plan_diff import DiffRow, diff_plans
     from ._plot import agreement_plot
     from ._pull import PullResult, pull_run
-    from ._push import PushResult, check_overlap, project_title, push_run
+    from ._push import ANNOTATORS_PER_TASK, OVERLAP_SHARE, PushResult, check_overlap, project_title, push_run
     from ._release import ReviewReport, public_review, review_report
     from ._server import (
         DATABASES,

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from safeforge.common.ranges import SHARE, Range
 from safeforge.review._client import LabelStudioClient, RemoteProject, copies_by_task
 from safeforge.review._config import ReviewConfig
 from safeforge.review._errors import NotFoundError, ReviewError
@@ -101,12 +102,16 @@ class PushResult:
         return "\n".join(lines)
 
 
+ANNOTATORS_PER_TASK = Range(1, 100)
+OVERLAP_SHARE = SHARE
+
+
 def check_overlap(annotators_per_task: int | None, overlap_share: float | None) -> None:
-    """ReviewError unless N >= 1 and the share is in (0, 1]."""
-    if annotators_per_task is not None and annotators_per_task < 1:
-        raise ReviewError(f"annotators per task must be at least 1 (got {annotators_per_task})")
-    if overlap_share is not None and not 0 < overlap_share <= 1:
-        raise ReviewError(f"the share of tasks with several annotators must be in (0, 1] (got {overlap_share})")
+    """ReviewError unless N and the share are in their ranges (N from 1 to 100, the share in (0, 1])."""
+    if annotators_per_task is not None and not ANNOTATORS_PER_TASK.holds(annotators_per_task):
+        raise ReviewError(f"annotators per task must be {ANNOTATORS_PER_TASK.describe()} (got {annotators_per_task!r})")
+    if overlap_share is not None and not OVERLAP_SHARE.holds(overlap_share):
+        raise ReviewError(f"the share of tasks with several annotators must be {OVERLAP_SHARE.describe()} (got {overlap_share!r})")
 
 
 def push_run(

@@ -21,6 +21,6 @@ if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy
     from .registry import SOURCES, default_location, default_path, get_source, iter_records, register_source, task_source
     from .report import ReadReport, SkippedRow
     from .selection import sample_key, select
-    from .spec import Download, Licence, SourceOption, SourceSpec, fixed_downloads
+    from .spec import Download, Licence, Range, SourceOption, SourceSpec, fixed_downloads
 
 __getattr__, __dir__ = lazy_exports(__name__)

@@ -16,7 +16,7 @@ from safeforge.sources.errors import BAD_FILE_ERRORS, SourceError, reason
 from safeforge.sources.record import Record
 from safeforge.sources.report import ReadReport, SkippedRow
 from safeforge.sources.spec import Download, Licence, SourceSpec, fixed_downloads
-from safeforge.sources.textio import read_json, require_dir
+from safeforge.sources.textio import dataset_entries, links_not_followed, read_json, require_dir, skip_links
 
 SOURCE = "alfred"
 TRAJECTORY_FILE = "traj_data.json"
@@ -33,19 +33,22 @@ _PARAMS = (
 def read_alfred(path: str | Path, *, report: ReadReport | None = None) -> Iterator[Record]:
     """Records of every traj_data.json under `path` (json_2.1.0/, a split, or one file)."""
     path = Path(path)
-    files = [path] if path.is_file() else _trajectory_files(path)
-    return _records(files, report if report is not None else ReadReport())
+    files, links = ([path], []) if path.is_file() else _trajectory_files(path)
+    return _records(files, links, report if report is not None else ReadReport())
 
 
-def _trajectory_files(root: Path) -> list[Path]:
+def _trajectory_files(root: Path) -> tuple[list[Path], list[Path]]:
+    """The trajectory files under `root` (not in preprocessed folders), and the links not followed."""
     require_dir(root)
-    files = sorted(f for f in root.rglob(TRAJECTORY_FILE) if PREPROCESSED_DIR not in f.relative_to(root).parts[:-1])
+    found, links = dataset_entries(root)
+    files = [f for f in found if f.name == TRAJECTORY_FILE and PREPROCESSED_DIR not in f.relative_to(root).parts[:-1]]
     if not files:
-        raise SourceError(root, f"no {TRAJECTORY_FILE} files found")
-    return files
+        raise SourceError(root, f"no {TRAJECTORY_FILE} files found{links_not_followed(links)}")
+    return files, links
 
 
-def _records(files: list[Path], report: ReadReport) -> Iterator[Record]:
+def _records(files: list[Path], links: list[Path], report: ReadReport) -> Iterator[Record]:
+    skip_links(links, report)
     first_seen: dict[str, Path] = {}
     for file in files:
         report.read += 1

@@ -15,7 +15,7 @@ from safeforge.sources.errors import BAD_FILE_ERRORS, SourceError, reason
 from safeforge.sources.record import Record
 from safeforge.sources.report import ReadReport, SkippedRow
 from safeforge.sources.spec import Download, Licence, SourceSpec, fixed_downloads
-from safeforge.sources.textio import read_text, require_dir
+from safeforge.sources.textio import dataset_entries, links_not_followed, read_text, require_dir, skip_links
 
 SOURCE = "bddl"
 PROBLEM_FILE = "problem0.bddl"
@@ -47,22 +47,26 @@ def read_bddl(path: str | Path, *, report: ReadReport | None = None) -> Iterator
 
     `path` may be ``activity_definitions/``, its parent, one activity directory or one .bddl file.
     """
-    files = _problem_files(Path(path))
-    return _records(files, report if report is not None else ReadReport())
+    files, links = _problem_files(Path(path))
+    report = report if report is not None else ReadReport()
+    skip_links(links, report)
+    return _records(files, report)
 
 
-def _problem_files(path: Path) -> list[Path]:
+def _problem_files(path: Path) -> tuple[list[Path], list[Path]]:
+    """The problem files `path` names or holds, and the links in it that are not followed."""
     if path.is_file():
-        return [path]
+        return [path], []
     require_dir(path)
     if (path / PROBLEM_FILE).is_file():
-        return [path / PROBLEM_FILE]
+        return [path / PROBLEM_FILE], []
     if (path / "activity_definitions").is_dir():
         path = path / "activity_definitions"
-    files = sorted(path.glob(f"*/{PROBLEM_FILE}"))
+    found, links = dataset_entries(path, max_depth=1)
+    files = [f for f in found if f.name == PROBLEM_FILE and f.parent != path]
     if not files:
-        raise SourceError(path, f"no <activity>/{PROBLEM_FILE} files found")
-    return files
+        raise SourceError(path, f"no <activity>/{PROBLEM_FILE} files found{links_not_followed(links)}")
+    return files, links
 
 
 def _records(files: list[Path], report: ReadReport) -> Iterator[Record]:

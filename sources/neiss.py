@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from safeforge.common.ranges import Range
 from safeforge.sources.errors import SourceError, UnknownSource
 from safeforge.sources.neiss_codebook import (
     CODEBOOK_FILE,
@@ -24,7 +25,7 @@ from safeforge.sources.neiss_codebook import (
 from safeforge.sources.paths import sample_path
 from safeforge.sources.record import Record
 from safeforge.sources.report import ReadReport
-from safeforge.sources.spec import Download, Licence, SourceOption, SourceSpec
+from safeforge.sources.spec import ENCODING_OPTION, Download, Licence, SourceOption, SourceSpec
 from safeforge.sources.tabular import (
     CHUNK_ROWS,
     Table,
@@ -33,6 +34,7 @@ from safeforge.sources.tabular import (
     non_blank,
     open_table,
 )
+from safeforge.sources.textio import dataset_entries, links_not_followed, skip_links
 
 if TYPE_CHECKING:  # pandas and pandera load when a table is read, not when the sources are imported
     import pandas as pd
@@ -77,6 +79,7 @@ NO_FIRE = {"", "NO/?"}
 
 YEARS = tuple(str(year) for year in range(1999, 2024))
 """Years whose data file CPSC publishes at YEAR_URL (1999-2023 are known to exist)."""
+AGE = Range(0, 150, whole=False, unit="years")  # --min-age, --max-age
 YEAR_URL = "https://www.cpsc.gov/cgibin/NEISSQuery/Data/Archived%20Data/{year}/neiss{year}.tsv"
 DATA_SUFFIXES = (".tsv", ".csv", ".txt")
 
@@ -87,18 +90,20 @@ def default_codebook(data_path: Path) -> Path:
     return beside if beside.is_file() else sample_path("neiss", CODEBOOK_FILE)
 
 
-def data_files(path: Path) -> list[Path]:
-    """`path` itself, or the yearly data files of a folder (sorted; the codebook is not data)."""
+def data_files(path: Path) -> tuple[list[Path], list[Path]]:
+    """`path` itself, or the yearly data files of a folder (sorted; the codebook is not data); and
+    the data files of the folder that are symbolic links, not followed."""
     if not path.is_dir():
-        return [path]
-    files = sorted(
-        f
-        for f in path.iterdir()
-        if f.is_file() and f.suffix.lower() in DATA_SUFFIXES and f.name != CODEBOOK_FILE and not f.name.startswith(".")
-    )
+        return [path], []
+    found, links = dataset_entries(path, max_depth=0)
+    files, links = [f for f in found if _is_data(f)], [f for f in links if _is_data(f)]
     if not files:
-        raise SourceError(path, "no .tsv or .csv data files in this folder")
-    return files
+        raise SourceError(path, f"no .tsv or .csv data files in this folder{links_not_followed(links)}")
+    return files, links
+
+
+def _is_data(file: Path) -> bool:
+    return file.suffix.lower() in DATA_SUFFIXES and file.name != CODEBOOK_FILE and not file.name.startswith(".")
 
 
 def read_neiss(
@@ -110,22 +115,28 @@ def read_neiss(
     min_age: float | None = None,
     max_age: float | None = None,
     codebook: str | Path | None = None,
+    encoding: str | None = None,
     chunk_rows: int = CHUNK_ROWS,
 ) -> Iterator[Record]:
     """Records of a NEISS file (or of every data file of a folder, e.g. several fetched years),
     lazily. Opens the headers and the codebook now (SourceError if bad).
 
     products: product codes or labels (any of Product_1..3 matches); locations: codes or labels;
-    min_age/max_age: inclusive, in years (months count as fractions; unknown ages are filtered out).
+    min_age/max_age: inclusive, in years (months count as fractions; unknown ages are filtered out);
+    encoding: of the data files (default: detected, each file's named in the report).
     """
     path = Path(path)
-    tables = [open_table(file, COLUMNS, REQUIRED) for file in data_files(path)]
+    files, links = data_files(path)
+    tables = [open_table(file, COLUMNS, REQUIRED, encoding) for file in files]
     for table in tables:
         if not any(n in table.columns for n in NARRATIVES):
             raise SourceError(table.path, "missing required column: Narrative_1 (or Narrative)")
     book = Codebook.load(codebook if codebook is not None else default_codebook(path))
     wanted = _Filters(book, products, locations, min_age, max_age)
     report = report if report is not None else ReadReport()
+    skip_links(links, report)
+    for table in tables:
+        report.read_as(str(table.path), table.read_as)
     return itertools.chain.from_iterable(_records(table, book, wanted, report, chunk_rows) for table in tables)
 
 
@@ -368,9 +379,10 @@ SPEC = SourceSpec(
     options=(
         SourceOption("products", "--product", "product code or name (repeatable)", repeat=True),
         SourceOption("locations", "--location", "location code or name, e.g. HOME (repeatable)", repeat=True),
-        SourceOption("min_age", "--min-age", "minimum age in years (inclusive)", type=float, minimum=0),
-        SourceOption("max_age", "--max-age", "maximum age in years (inclusive)", type=float, minimum=0),
+        SourceOption("min_age", "--min-age", "minimum age in years (inclusive)", range=AGE),
+        SourceOption("max_age", "--max-age", "maximum age in years (inclusive)", range=AGE),
         SourceOption("codebook", "--codebook", "CPSC codebook CSV (default: beside the data, else bundled)"),
+        ENCODING_OPTION,
     ),
     demo_limit=5,
 )

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from safeforge.sources.errors import UnknownSource
 from safeforge.sources.record import Record
 from safeforge.sources.report import ReadReport
-from safeforge.sources.spec import Download, Licence, SourceOption, SourceSpec, fixed_downloads
+from safeforge.sources.spec import ENCODING_OPTION, Download, Licence, SourceOption, SourceSpec, fixed_downloads
 from safeforge.sources.tabular import (
     CHUNK_ROWS,
     Table,
@@ -55,6 +55,7 @@ def read_normbank(
     report: ReadReport | None = None,
     norms: Iterable[str] | None = ("taboo",),
     settings: Iterable[str] | None = None,
+    encoding: str | None = None,
     chunk_rows: int = CHUNK_ROWS,
 ) -> Iterator[Record]:
     """Records of NormBank.csv, lazily; opens the header now (SourceError if bad).
@@ -67,8 +68,10 @@ def read_normbank(
     if unknown:
         raise UnknownSource(f"unknown norm(s): {', '.join(sorted(unknown))} (use {', '.join(LABEL_OF_NORM)})")
     wanted_settings = None if settings is None else {s.strip().casefold() for s in settings}
-    table = open_table(Path(path), COLUMNS, REQUIRED)
-    return _records(table, norms, wanted_settings, report if report is not None else ReadReport(), chunk_rows)
+    table = open_table(Path(path), COLUMNS, REQUIRED, encoding)
+    report = report if report is not None else ReadReport()
+    report.read_as(str(table.path), table.read_as)
+    return _records(table, norms, wanted_settings, report, chunk_rows)
 
 
 def render_constraints(constraints: str) -> list[str]:
@@ -207,5 +210,6 @@ SPEC = SourceSpec(
             "norms", "--norm", "norm labels to keep (repeatable; default taboo)", repeat=True, choices=(*LABEL_OF_NORM, ALL_NORMS)
         ),
         SourceOption("settings", "--setting", "settings to keep (repeatable)", repeat=True),
+        ENCODING_OPTION,
     ),
 )

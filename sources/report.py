@@ -64,6 +64,8 @@ class ReadReport:
         self.skipped: Counter[str] = Counter()
         self.filtered: Counter[str] = Counter()
         self.examples: list[SkippedRow] = []
+        self.encodings: dict[str, str] = {}
+        """file -> the encoding it was read with and why ("cp1252: not UTF-8")."""
         self._on_skip = on_skip
         self._keep = keep
 
@@ -82,6 +84,10 @@ class ReadReport:
         if self._on_skip is not None:
             self._on_skip(skipped)
 
+    def read_as(self, file: str, encoding: str) -> None:
+        """Note the encoding `file` is read with, and why."""
+        self.encodings[file] = encoding
+
     def filter_out(self, reason: str) -> None:
         self.filtered[reason] += 1
 
@@ -94,10 +100,12 @@ class ReadReport:
             "filtered": self.filtered_total,
             "filtered_by_reason": dict(self.filtered),
             "skipped_examples": [s.to_dict() for s in self.examples],
+            "encodings": dict(self.encodings),
         }
 
     def summary(self, max_examples: int = 20) -> str:
         lines = [f"read {self.read}, yielded {self.yielded}, skipped {self.skipped_total}, filtered {self.filtered_total}"]
+        lines += [f"  {file}: read as {encoding}" for file, encoding in self.encodings.items()]
         lines += [f"  skipped {n}: {reason}" for reason, n in self.skipped.most_common()]
         lines += [f"  filtered {n}: {reason}" for reason, n in self.filtered.most_common()]
         shown = self.examples[:max_examples]

@@ -15,8 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from safeforge.common.ranges import Range
 from safeforge.sources.errors import UnknownSource
 from safeforge.sources.record import Record
+from safeforge.sources.textio import text_encoding
 
 
 @dataclass(frozen=True)
@@ -66,8 +68,12 @@ class SourceOption:
     """A list: the flag may be given several times (the flow takes a list, or one value)."""
     choices: tuple[str, ...] = ()
     """The values allowed (none: any)."""
-    minimum: float | None = None
-    """The smallest value allowed, for numbers."""
+    range: Range | None = None
+    """The numbers allowed, for a number (its `type` is then the range's)."""
+
+    def __post_init__(self) -> None:
+        if self.type in (int, float):
+            raise TypeError(f"source option {self.flag} takes a number: give its range (range=Range(low, high))")
 
     @property
     def dest(self) -> str:
@@ -82,14 +88,26 @@ class SourceOption:
 
     def _one(self, value: Any) -> Any:
         try:
-            parsed = self.type(value)
+            parsed = self.range.parse(value) if self.range else self.type(value)
         except (TypeError, ValueError) as exc:
             raise UnknownSource(f"{self.name} {value!r}: {exc}") from None
         if self.choices and parsed not in self.choices:
             raise UnknownSource(f"unknown {self.name} value {value!r} (use: {', '.join(self.choices)})")
-        if self.minimum is not None and parsed < self.minimum:
-            raise UnknownSource(f"{self.name} {value!r}: must be at least {self.minimum:g}")
         return parsed
+
+    @property
+    def described(self) -> str:
+        """The help of the flag, with the range of a number."""
+        return f"{self.help} ({self.range.describe()})" if self.range else self.help
+
+
+ENCODING_OPTION = SourceOption(
+    "encoding",
+    "--encoding",
+    "read the data with this encoding (e.g. cp1252, latin-1, utf-8) instead of the detected one (UTF-8, else cp1252)",
+    type=text_encoding,
+)
+"""The --encoding of the table sources."""
 
 
 @dataclass(frozen=True)

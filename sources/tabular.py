@@ -4,8 +4,11 @@ The file is read as text in blocks and split into rows by our own splitter (a qu
 span lines; `""` inside quotes is a quote), which keeps at most one row of text at a time: memory
 is bounded per row whatever the file holds. A row longer than the `row_chars` input limit, a row
 with a field longer than `field_chars`, a row with more fields than the header and a quoted field
-left open at the end of the file are skipped with the reason, and the read goes on; a header
-longer than `row_chars` or wider than `columns` makes the file unreadable (`SourceError`).
+left open at the end of the file and a row holding what corruption leaves under the file's encoding
+(a control character, undecodable bytes, a byte-order mark inside a field) are skipped with the
+reason, and the read goes on; a header longer than `row_chars` or wider than `columns` makes the
+file unreadable (`SourceError`). The encoding is detected (`choose_encoding`) or given, and the
+table says which and why.
 
 Rows are numbered as 1-based *data rows* (header excluded; a quoted newline does not start a new
 row). Skipped rows are reported by *physical line* number (the line the row starts on); they are
@@ -26,7 +29,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from safeforge.common.limits import beyond, current_limits
 from safeforge.sources.errors import SourceError
 from safeforge.sources.report import SkippedRow, shorten
-from safeforge.sources.textio import ERRORS, detect_encoding, require_file, sniff
+from safeforge.sources.textio import ERRORS, choose_encoding, looks_corrupt, require_file, sniff
 
 if TYPE_CHECKING:  # pandas and pandera load when a table is read, not when the sources are imported
     import pandas as pd
@@ -48,6 +51,12 @@ class Table:
     sep: str
     header: tuple[str, ...]
     columns: Mapping[str, str]  # canonical name -> name in the file
+    encoding_reason: str = ""  # why this encoding, e.g. "not UTF-8"
+
+    @property
+    def read_as(self) -> str:
+        """The encoding and why, as a read's summary names it: "cp1252: not UTF-8"."""
+        return f"{self.encoding.removesuffix('-sig')}: {self.encoding_reason}"
 
 
 @dataclass(slots=True)
@@ -65,15 +74,16 @@ class _Row(NamedTuple):
     closed: bool  # False: a quoted field was still open at the end of the file
 
 
-def open_table(path: str | Path, known_columns: Iterable[str], required: Iterable[str]) -> Table:
-    """Read the header of `path` and match it (case-insensitively) to `known_columns`.
+def open_table(path: str | Path, known_columns: Iterable[str], required: Iterable[str], encoding: str | None = None) -> Table:
+    """Read the header of `path` and match it (case-insensitively) to `known_columns`; `encoding`
+    overrides the detected one.
 
     Raises SourceError for a missing/unreadable/empty file, a header beyond the limits, or missing
     `required` columns.
     """
     path = require_file(Path(path))
     head = sniff(path)
-    encoding = detect_encoding(head)
+    encoding, reason = choose_encoding(head, encoding)
     first_line = head.decode(encoding, errors=ERRORS).lstrip("\ufeff").split("\n", 1)[0]
     if not first_line.strip():
         raise SourceError(path, "empty file or blank header line")
@@ -93,7 +103,7 @@ def open_table(path: str | Path, known_columns: Iterable[str], required: Iterabl
     missing = [c for c in required if c not in columns]
     if missing:
         raise SourceError(path, f"missing required column(s): {', '.join(missing)} (header has: {', '.join(header)})")
-    return Table(path, encoding, sep, header, columns)
+    return Table(path, encoding, sep, header, columns, reason)
 
 
 def iter_chunks(table: Table, chunk_rows: int = CHUNK_ROWS) -> Iterator[Chunk]:
@@ -161,6 +171,8 @@ def _problem(row: _Row, table: Table, field_chars: int) -> SkippedRow | None:
         return _skipped(table, row, beyond("row_chars", "row too long"), value=f"{row.size:,} characters")
     if not row.closed:
         return _skipped(table, row, "malformed line: a quoted field is not closed before the end of the file", value=shorten(row.text))
+    if (corrupt := looks_corrupt(row.text, table.encoding)) is not None:
+        return _corrupt(table, row, *corrupt)
     width = len(table.header)
     count = row.text.count(table.sep) + 1  # exact without quotes, at least the fields' number with them
     if count > width or row.size > field_chars or '"' in row.text:
@@ -174,6 +186,18 @@ def _problem(row: _Row, table: Table, field_chars: int) -> SkippedRow | None:
             if len(value) > field_chars:
                 return _skipped(table, row, beyond("field_chars", "field too long"), table.header[index], f"{len(value):,} characters")
     return None
+
+
+def _corrupt(table: Table, row: _Row, what: str, at: int) -> SkippedRow:
+    """A row holding what corruption leaves: named with its column and the text around it."""
+    assert row.text is not None
+    column = None
+    try:
+        column = table.header[min(len(_fields(row.text[:at], table.sep)) - 1, len(table.header) - 1)]
+    except csv.Error:
+        pass
+    reason = f"looks corrupt read as {table.encoding.removesuffix('-sig')}: {what} (--encoding picks another)"
+    return _skipped(table, row, reason, column, shorten(row.text[max(0, at - 20) : at + 20]))
 
 
 def _skipped(table: Table, row: _Row, reason: str, column: str | None = None, value: str | None = None) -> SkippedRow:

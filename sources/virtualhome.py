@@ -13,11 +13,12 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
+from safeforge.common.ranges import Range
 from safeforge.sources.errors import BAD_FILE_ERRORS, SourceError, reason
 from safeforge.sources.record import Record
 from safeforge.sources.report import ReadReport, SkippedRow
 from safeforge.sources.spec import Download, Licence, SourceOption, SourceSpec, fixed_downloads
-from safeforge.sources.textio import read_json, read_text, require_dir
+from safeforge.sources.textio import LINK_SKIPPED, dataset_entries, read_json, read_text, require_dir, skip_links
 
 SOURCE = "virtualhome"
 PROGRAMS, STATES = "withoutconds", "initstate"
@@ -52,18 +53,21 @@ def _dataset_root(path: Path) -> Path:
     raise SourceError(path, f"expected a folder with {PROGRAMS}/ and {STATES}/ (or exactly one such sub-folder)")
 
 
-def _stems(folder: Path, suffix: str) -> dict[str, Path]:
-    """Relative path without suffix ("sub/stem" or "stem") -> file, flat or one level down."""
-    if not folder.is_dir():
+def _stems(folder: Path, suffix: str, report: ReadReport) -> dict[str, Path]:
+    """Relative path without suffix ("sub/stem" or "stem") -> file, flat or one level down (the
+    links met there are skipped, not followed)."""
+    if not folder.is_dir() or folder.is_symlink():
         return {}
-    files = [*folder.glob(f"*{suffix}"), *folder.glob(f"*/*{suffix}")]
-    return {f.relative_to(folder).with_suffix("").as_posix(): f for f in files if f.is_file()}
+    files, links = dataset_entries(folder, max_depth=1)
+    skip_links(links, report)
+    return {f.relative_to(folder).with_suffix("").as_posix(): f for f in files if f.suffix == suffix}
 
 
 def _records(root: Path, report: ReadReport, budget: int) -> Iterator[Record]:
-    programs, states = _stems(root / PROGRAMS, ".txt"), _stems(root / STATES, ".json")
+    programs, states = _stems(root / PROGRAMS, ".txt", report), _stems(root / STATES, ".json", report)
     if not programs:
-        raise SourceError(root / PROGRAMS, "no program .txt files found")
+        linked = f" ({PROGRAMS}/ {LINK_SKIPPED})" if (root / PROGRAMS).is_symlink() else ""
+        raise SourceError(root / PROGRAMS, f"no program .txt files found{linked}")
     for key in sorted(programs.keys() | states.keys()):
         report.read += 1
         if key not in states:
@@ -210,5 +214,5 @@ SPEC = SourceSpec(
             note="virtual-home.org publishes no checksum: the first download's is recorded",
         )
     ),
-    options=(SourceOption("state_budget", "--state-budget", "characters of initial-state summary", type=int, minimum=1),),
+    options=(SourceOption("state_budget", "--state-budget", "characters of initial-state summary", range=Range(1, 1 << 20)),),
 )

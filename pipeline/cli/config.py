@@ -19,17 +19,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     shown = parser.add_mutually_exclusive_group()
     shown.add_argument("--json", action="store_true", help="one JSON object per setting")
     shown.add_argument(
-        "--markdown", action="store_true", help="the table of every variable, its default and meaning (docs/configuration.md)"
+        "--markdown", action="store_true", help="the table of every variable, its default, range and meaning (docs/configuration.md)"
     )
     parser.set_defaults(func=run_config)
 
 
 def variables_markdown() -> str:
     """The table of docs/configuration.md, generated from the settings model."""
-    lines = ["| variable | default | meaning |", "|---|---|---|"]
-    for variable, _, default, meaning in Settings.variables():
+    lines = ["| variable | default | range | meaning |", "|---|---|---|---|"]
+    for variable, name, default, meaning in Settings.variables():
         escaped = meaning.replace("|", "\\|")
-        lines.append(f"| `{variable}` | `{default}` | {escaped} |")
+        allowed = Settings.range_of(name)
+        lines.append(f"| `{variable}` | `{default}` | {allowed.bounds() if allowed else ''} | {escaped} |")
     return "\n".join(lines) + "\n"
 
 

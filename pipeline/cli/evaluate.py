@@ -12,6 +12,8 @@ from pathlib import Path
 
 from safeforge.common.errors import SafeforgeError
 from safeforge.common.printable import printable
+from safeforge.common.ranges import RECORDS, SECONDS, TEMPERATURE, Range
+from safeforge.common.ranges import SEED as SEED_RANGE
 from safeforge.evaluation import (
     HARD_THRESHOLD,
     METRICS,
@@ -48,12 +50,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="implicit",
         help="implicit: the basic PDDL only (DESPITE); explicit: plus the safety requirement in words (SPOC) (default: implicit)",
     )
-    run.add_argument("--runs", type=int, default=1, help="samples per task (default 1)")
+    run.add_argument("--runs", default=1, **Range(1, 1000).argument("samples per task (default 1)"))
     run.add_argument(
-        "--temperature", type=float, help=f"sampling temperature (default: 0 with one run, {SAMPLING_TEMPERATURE} with several)"
+        "--temperature", **TEMPERATURE.argument(f"sampling temperature (default: 0 with one run, {SAMPLING_TEMPERATURE} with several)")
     )
-    run.add_argument("--max-tokens", type=int, help="output cap per answer (default: none)")
-    run.add_argument("--limit", type=int, help="evaluate only the first N tasks")
+    run.add_argument("--max-tokens", **Range(1, 10**7).argument("output cap per answer (default: none)"))
+    run.add_argument("--limit", **RECORDS.argument("evaluate only the first N tasks"))
     run.add_argument(
         "--include-unreviewed",
         action="store_true",
@@ -61,31 +63,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     run.add_argument("--retry-errors", action="store_true", help="redo samples that ended in an LLM error")
     run.add_argument("--db", type=Path, help="LLM cache/ledger SQLite file (default: SAFEFORGE_LLM_DB or outputs/llm/llm.sqlite)")
-    run.add_argument("--resamples", type=int, default=RESAMPLES, help=f"bootstrap resamples (default {RESAMPLES})")
-    run.add_argument("--seed", type=int, default=SEED, help=f"bootstrap seed (default {SEED})")
+    run.add_argument("--resamples", default=RESAMPLES, **Range(1, 10**6).argument(f"bootstrap resamples (default {RESAMPLES})"))
+    run.add_argument("--seed", default=SEED, **SEED_RANGE.argument(f"bootstrap seed (default {SEED})"))
     run.set_defaults(func=_run)
 
     split = subparsers.add_parser("eval-split", help="hard/easy split from a panel of results files (hard: mean score <= 0.8)")
     split.add_argument("results", nargs="+", type=Path, help="results.jsonl files, one per panel member")
     split.add_argument("--out", type=Path, required=True, help="where to write the split (JSON)")
     split.add_argument(
-        "--threshold", type=float, default=HARD_THRESHOLD, help=f"hard when the panel's mean score is <= this (default {HARD_THRESHOLD})"
+        "--threshold",
+        default=HARD_THRESHOLD,
+        **Range(0, 1, whole=False).argument(f"hard when the panel's mean score is <= this (default {HARD_THRESHOLD})"),
     )
     split.set_defaults(func=_split)
 
     noise = subparsers.add_parser("eval-noise", help="write a copy of a task with N decoy objects and N decoy actions, checked")
     noise.add_argument("task", type=Path, help="a checked task folder (with reference plans)")
-    noise.add_argument("--decoys", type=int, required=True, help="how many decoy objects and decoy actions")
+    noise.add_argument("--decoys", required=True, **Range(1, 10_000).argument("how many decoy objects and decoy actions"))
     noise.add_argument("--out", type=Path, required=True, help="folder to write <task_id>_decoys<N>/ into")
-    noise.add_argument("--seed", type=int, default=0, help="seed of the decoy names (default 0)")
+    noise.add_argument("--seed", default=0, **SEED_RANGE.argument("seed of the decoy names (default 0)"))
     noise.add_argument("--engine", help="planner for check_task (default: as `safeforge task check`)")
-    noise.add_argument("--time-limit", type=float, default=60.0, help="seconds for the whole check of the noisy task (default 60)")
+    noise.add_argument("--time-limit", default=60.0, **SECONDS.argument("seconds for the whole check of the noisy task (default 60)"))
     noise.set_defaults(func=_noise)
 
 
 def _run(args: argparse.Namespace) -> int:
-    if args.runs < 1:
-        raise SafeforgeError(f"--runs must be at least 1, got {args.runs}")
     overrides = {key: value for key, value in (("base_url", args.base_url), ("db_path", args.db)) if value}
     settings = EvalSettings(
         model=args.model,

@@ -8,11 +8,12 @@ import os
 import sys
 from pathlib import Path
 
-from safeforge.cli.sources import add_selection_arguments, count, filters
+from safeforge.cli.sources import add_selection_arguments, filters
 from safeforge.common.errors import SafeforgeError
 from safeforge.common.printable import printable
+from safeforge.common.ranges import SECONDS
 from safeforge.flows.executors import ExecutorError, executor_for, uses_prefect
-from safeforge.generation import GenerateOptions, ProgressBar, run_generation
+from safeforge.generation import CONCURRENCY, MAX_ROUNDS, WORKERS, GenerateOptions, ProgressBar, run_generation
 from safeforge.services import prefect_healthy
 from safeforge.settings import Settings
 from safeforge.sources import SOURCES, ReadReport
@@ -42,18 +43,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_selection_arguments(parser)
     run = parser.add_argument_group("generation")
     run.add_argument(
-        "--concurrency", type=count(1), default=defaults.concurrency, help=f"records in progress at once (default {defaults.concurrency})"
+        "--concurrency",
+        default=defaults.concurrency,
+        **CONCURRENCY.argument(f"records in progress at once (default {defaults.concurrency})"),
     )
     run.add_argument(
         "--workers",
-        type=count(1),
         default=defaults.workers,
-        help=f"processes sharing the records and the concurrency, this one included (default {defaults.workers}; "
-        "up to the number of CPUs for concurrency above ~32)",
+        **WORKERS.argument(
+            f"processes sharing the records and the concurrency, this one included (default {defaults.workers}; "
+            "up to the number of CPUs for concurrency above ~32)",
+        ),
     )
     run.add_argument("--model", help="model of every stage (default: SAFEFORGE_MODEL, or gpt-4o-mini)")
     run.add_argument(
-        "--max-rounds", type=count(1), default=defaults.max_rounds, help=f"generation rounds per record (default {defaults.max_rounds})"
+        "--max-rounds", default=defaults.max_rounds, **MAX_ROUNDS.argument(f"generation rounds per record (default {defaults.max_rounds})")
     )
     run.add_argument("--no-judge", dest="judge", action="store_false", help="skip the quality judge")
     run.add_argument(
@@ -72,9 +76,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--engine", help="planner for the reference plans (default: automatic)")
     run.add_argument(
         "--time-limit",
-        type=float,
         default=defaults.time_limit,
-        help=f"seconds for each candidate's whole check: reading, grounding, planning (default {defaults.time_limit:g})",
+        **SECONDS.argument(f"seconds for each candidate's whole check: reading, grounding, planning (default {defaults.time_limit:g})"),
     )
     run.add_argument("--no-cache", action="store_true", help="ask the LLM again even for cached requests")
     run.add_argument("--retry-errors", action="store_true", help="records of a resumed run that ended in error start again")

@@ -11,6 +11,7 @@ from collections import Counter
 from pathlib import Path
 
 from safeforge.common.printable import printable
+from safeforge.common.ranges import MEMORY_MB, SECONDS, Range
 from safeforge.despite_import import FAILED, IMPORTED, MISMATCH, REPORT, ImportResult, Limits, import_many
 
 
@@ -27,11 +28,15 @@ def register(subparsers) -> None:
         "dirs", nargs="+", type=Path, metavar="DIR", help="a DESPITE task folder (with code.py), or a folder of such folders"
     )
     parser.add_argument("--out", type=Path, required=True, help=f"where to write task folders and {REPORT}")
-    parser.add_argument("--time-limit", type=float, default=60.0, help="seconds one code.py may run, Python start-up included (default 60)")
-    parser.add_argument("--memory-mb", type=int, default=2048, help="address-space limit of one code.py in MiB (default 2048)")
-    parser.add_argument("--plan-time-limit", type=float, default=60.0, help="seconds for the whole check of an imported task (default 60)")
+    parser.add_argument(
+        "--time-limit", default=60.0, **SECONDS.argument("seconds one code.py may run, Python start-up included (default 60)")
+    )
+    parser.add_argument("--memory-mb", default=2048, **MEMORY_MB.argument("address-space limit of one code.py (default 2048)"))
+    parser.add_argument(
+        "--plan-time-limit", default=60.0, **SECONDS.argument("seconds for the whole check of an imported task (default 60)")
+    )
     parser.add_argument("--engine", help="planner for the reference plans (default: as `task check`)")
-    parser.add_argument("--jobs", type=int, default=1, help="tasks imported at once (default 1)")
+    parser.add_argument("--jobs", default=1, **Range(1, 256).argument("tasks imported at once (default 1)"))
     parser.add_argument("--overwrite", action="store_true", help="replace task folders that already exist")
     parser.set_defaults(func=_run)
 

@@ -11,13 +11,15 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from safeforge.common.printable import printable
+from safeforge.common.ranges import PORT, SECONDS
 from safeforge.review import (
+    ANNOTATORS_PER_TASK,
     DATABASES,
+    OVERLAP_SHARE,
     ReviewConfig,
     ReviewError,
     ServerError,
     agreement_plot,
-    check_overlap,
     pull_formalizations,
     pull_run,
     push_formalizations,
@@ -51,16 +53,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _formalizations_argument(push, "push the formalizations of the records waiting for their review (before code generation) instead")
     push.add_argument(
         "--annotators-per-task",
-        type=_annotators,
         metavar="N",
-        help="annotators who must vote on each task before it is decided, N >= 1 (default 1 for a new project; "
-        "a different value changes an existing project, and decided tasks that now lack votes go back to review)",
+        **ANNOTATORS_PER_TASK.argument(
+            "annotators who must vote on each task before it is decided (default 1 for a new project; a "
+            "different value changes an existing project, and decided tasks that now lack votes go back to review)",
+        ),
     )
     push.add_argument(
         "--overlap-share",
-        type=_share,
         metavar="S",
-        help="share of tasks, in (0, 1], that get N annotators; the others get one (default 1: every task)",
+        **OVERLAP_SHARE.argument("share of tasks that get N annotators; the others get one (default 1: every task)"),
     )
     adjudicators = push.add_mutually_exclusive_group()
     adjudicators.add_argument(
@@ -102,8 +104,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     server = sub.add_parser("server", help="run a local Label Studio server (from .venv-labelstudio)")
     server_sub = server.add_subparsers(dest="server_command", metavar="ACTION", required=True)
     start = server_sub.add_parser("start", help="start the server in the background and wait until it answers")
-    start.add_argument("--port", type=int, help="port on 127.0.0.1 (default: LABEL_STUDIO_URL's, 8080)")
-    start.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for it (default 180)")
+    start.add_argument("--port", **PORT.argument("port on 127.0.0.1 (default: LABEL_STUDIO_URL's, 8080)"))
+    start.add_argument("--timeout", default=180.0, **SECONDS.argument("seconds to wait for it (default 180)"))
     start.add_argument(
         "--database",
         choices=DATABASES,
@@ -126,26 +128,6 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _formalizations_argument(parser: argparse.ArgumentParser, help_text: str) -> None:
     parser.add_argument("--formalizations", action="store_true", help=help_text)
-
-
-def _annotators(text: str) -> int:
-    try:
-        value = int(text)
-        check_overlap(value, None)
-    except (ValueError, ReviewError) as exc:
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: {exc}" if isinstance(exc, ReviewError) else f"{text!r} is not a whole number"
-        ) from None
-    return value
-
-
-def _share(text: str) -> float:
-    try:
-        value = float(text)
-        check_overlap(None, value)
-    except (ValueError, ReviewError) as exc:
-        raise argparse.ArgumentTypeError(f"{text!r}: {exc}" if isinstance(exc, ReviewError) else f"{text!r} is not a number") from None
-    return value
 
 
 def _open_run(args: argparse.Namespace) -> RunStore:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from safeforge.common.printable import printable
+from safeforge.common.ranges import RECORDS, SAMPLE, SEED
 from safeforge.sources import SOURCES, ReadReport, UnknownSource, default_location, get_source, iter_records
 
 
@@ -50,25 +51,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     fetch.set_defaults(func=run_fetch)
 
 
-def count(minimum: int):
-    """An argparse type: a whole number >= minimum."""
-
-    def parse(text: str) -> int:
-        value = int(text)
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be >= {minimum}")
-        return value
-
-    return parse
-
-
 def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
     """--limit/--offset/--sample/--seed and the per-source filters (read back with `filters`)."""
     pick = parser.add_argument_group("selection (sample, then offset, then limit)")
-    pick.add_argument("--limit", type=count(0), help="at most N records")
-    pick.add_argument("--offset", type=count(0), default=0, help="skip the first N records")
-    pick.add_argument("--sample", type=count(1), help="a deterministic sample of N records")
-    pick.add_argument("--seed", type=int, default=0, help="seed of --sample (default 0)")
+    pick.add_argument("--limit", **RECORDS.argument("at most N records"))
+    pick.add_argument("--offset", default=0, **RECORDS.argument("skip the first N records"))
+    pick.add_argument("--sample", **SAMPLE.argument("a deterministic sample of N records"))
+    pick.add_argument("--seed", default=0, **SEED.argument("seed of --sample (default 0)"))
     declared: set[str] = set()
     for spec in SOURCES.values():
         new = [option for option in spec.options if option.dest not in declared]  # a flag two sources share is added once
@@ -82,7 +71,8 @@ def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
                 dest=option.dest,
                 action="append" if option.repeat else "store",
                 choices=option.choices or None,
-                help=option.help,
+                type=option.range.option() if option.range else str,
+                help=option.described,
             )
 
 

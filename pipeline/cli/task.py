@@ -9,6 +9,7 @@ from pathlib import Path
 from safeforge.common.errors import SafeforgeError
 from safeforge.common.limits import beyond, current_limits, time_limit
 from safeforge.common.printable import printable
+from safeforge.common.ranges import SECONDS
 from safeforge.task.authoring import scaffold_task
 from safeforge.task.checks import check_task, record_check
 from safeforge.task.folder import Task
@@ -26,7 +27,7 @@ def register(subparsers) -> None:
         "or enhsp-opt where numbers remain)",
     )
     check.add_argument(
-        "--time-limit", type=float, default=60.0, help="seconds for the whole check: reading, grounding, deriving, planning (default 60)"
+        "--time-limit", default=60.0, **SECONDS.argument("seconds for the whole check: reading, grounding, deriving, planning (default 60)")
     )
     check.add_argument("--json", action="store_true", help="print the report as JSON")
     check.add_argument(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from safeforge.common.ranges import ANY_PORT, SECONDS
 from safeforge.settings import Settings
 
 
@@ -17,8 +18,8 @@ def register(subparsers) -> None:
         ),
     )
     parser.add_argument("folder", nargs="?", default=".", help="the folder to serve (default: the current folder)")
-    parser.add_argument("--port", type=_port, help="port on 127.0.0.1 (default: SAFEFORGE_WORKBENCH_PORT, 4300; 0: any free port)")
-    parser.add_argument("--time-limit", type=_seconds, default=60.0, help="seconds for each whole check (default 60, as task check)")
+    parser.add_argument("--port", **ANY_PORT.argument("port on 127.0.0.1 (default: SAFEFORGE_WORKBENCH_PORT, 4300; 0: any free port)"))
+    parser.add_argument("--time-limit", default=60.0, **SECONDS.argument("seconds for each whole check (default 60, as task check)"))
     parser.add_argument(
         "--cross-check",
         action="store_true",
@@ -26,22 +27,6 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--open", action="store_true", help="open the page in the browser")
     parser.set_defaults(func=_serve)
-
-
-def _port(text: str) -> int:
-    if not text.isdigit() or int(text) > 65535:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port (0 to 65535)")
-    return int(text)
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
-    return value
 
 
 def _serve(args: argparse.Namespace) -> int:

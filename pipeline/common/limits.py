@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, fields
 
 from safeforge.common.errors import SafeforgeError
+from safeforge.common.ranges import Range
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,27 @@ class InputLimits:
 
 
 DEFAULT_LIMITS = InputLimits()
+
+MAX_NESTING = 200
+"""The deepest nesting the readers accept at all: the walks of a parsed task (its formulas compiled
+and evaluated) recurse, about three frames a level, so 200 levels stay well inside Python's
+recursion limit of 1000, however deep the caller (a Prefect task, a worker thread) already is."""
+_BYTES = Range(1, 1 << 30, unit="bytes")
+_CHARS = Range(1, 1 << 30, unit="characters")
+LIMIT_RANGES = {
+    "nesting": Range(1, MAX_NESTING, unit="levels"),
+    "pddl_bytes": _BYTES,
+    "ground_facts": Range(1, 10**8),
+    "metadata_bytes": _BYTES,
+    "plan_chars": _CHARS,
+    "reply_chars": _CHARS,
+    "code_bytes": _BYTES,
+    "record_file_bytes": Range(1, 1 << 32, unit="bytes"),
+    "row_chars": _CHARS,
+    "field_chars": _CHARS,
+    "columns": Range(1, 10**6),
+}
+"""The range of each limit's setting: a limit cannot be switched off (none is 0, negative or infinite)."""
 _current = DEFAULT_LIMITS
 
 

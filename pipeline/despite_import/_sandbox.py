@@ -43,6 +43,7 @@ from pathlib import Path
 
 from safeforge.common.files import FileRefused, read_regular_file
 from safeforge.common.limits import beyond, current_limits
+from safeforge.common.ranges import MEMORY_MB, SECONDS
 
 BOOTSTRAP = Path(__file__).with_name("_bootstrap.py")
 STANDIN = Path(__file__).with_name("standin")
@@ -72,6 +73,11 @@ class Limits:
     processes: int = 32  # processes and threads of the child's (unprivileged) user
     audit_hook: bool = True  # off only to test the OS layers on their own
     process_filter: bool = True  # off only to test the other layers on their own
+
+    def __post_init__(self) -> None:
+        """A cap that is not in its range would remove the cap (RLIMIT_AS=-5 MiB is no limit at all)."""
+        SECONDS.check(self.seconds, "the time limit of one code.py")
+        MEMORY_MB.check(self.memory_mb, "the memory cap of one code.py (MiB)")
 
 
 @dataclass

@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy
     )
     from ._generate import GenerationOutcome, Round, generate_task, generation_messages
     from ._judge import judge_messages, judge_task
-    from ._options import GenerateOptions, default_run_name
+    from ._options import CONCURRENCY, MAX_ROUNDS, WORKERS, GenerateOptions, default_run_name
     from ._progress import ProgressBar
     from ._prompts import PromptSet, load_prompts
     from ._record import load_extraction, process_record

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from safeforge.common.files import json_text
-from safeforge.generation._calls import StageCall
+from safeforge.generation._calls import StageCall, add_costs
 from safeforge.generation._schemas import DangerFormalization, ExtractionResult
 from safeforge.generation._settings import GenerationSettings
-from safeforge.llm import LLMClient
+from safeforge.llm import LedgerRow, LLMClient
 from safeforge.llm.prompts import PromptTemplate, data_block
 from safeforge.sources import SOURCES, Record
 
@@ -51,7 +51,9 @@ def extraction_messages(record: Record, template: PromptTemplate) -> list[dict[s
 
 
 async def extract_danger(record: Record, client: LLMClient, settings: GenerationSettings, template: PromptTemplate) -> Extraction:
-    """Ask the extractor about `record` (cached). Raises LLMError."""
+    """Ask the extractor about `record` (cached). Raises LLMError. An answer from the cache is
+    recorded as the call that made it, when the call ledger holds that call (a run resumed after
+    a kill between the answer and the record's next state records what it would have uninterrupted)."""
     result = await client.complete_json(
         STAGE,
         record.record_id,
@@ -60,4 +62,23 @@ async def extract_danger(record: Record, client: LLMClient, settings: Generation
         template.hash,
         temperature=settings.extract_temperature,
     )
-    return Extraction(result.parsed, StageCall.from_result(STAGE, template.hash, result))
+    call = StageCall.from_result(STAGE, template.hash, result)
+    return Extraction(result.parsed, _as_made(call, client.ledger.rows(STAGE, record.record_id)) if call.cache_hit else call)
+
+
+def _as_made(call: StageCall, rows: list[LedgerRow]) -> StageCall:
+    """A cached `call` as the latest call of the ledger `rows` that succeeded: its attempts (the
+    rows up to its answer), their tokens and cost."""
+    answered = [index for index, row in enumerate(rows) if row.outcome == "ok"]
+    if not answered:
+        return call
+    last = rows[answered[-1]]
+    attempts = rows[answered[-1] - last.attempt + 1 : answered[-1] + 1]
+    if [row.attempt for row in attempts] != list(range(1, last.attempt + 1)):
+        return call  # not one call's rows: keep the cache hit as it is
+    tokens = {
+        "in": sum(r.tokens_in for r in attempts),
+        "out": sum(r.tokens_out for r in attempts),
+        "cached": sum(r.tokens_cached for r in attempts),
+    }
+    return replace(call, tokens=tokens, cost_usd=add_costs(*(r.cost_usd for r in attempts)), cache_hit=False, attempts=last.attempt)

@@ -6,8 +6,10 @@ sends byte-identical follow-up prompts and hits the LLM cache.
 
 from __future__ import annotations
 
+import json
 import re
 
+from safeforge.common.excerpt import clip, excerpt
 from safeforge.generation._schemas import GeneratedPDDL, JudgeVerdict
 from safeforge.llm.prompts import PromptTemplate
 from safeforge.task.checks import CheckReport
@@ -17,6 +19,11 @@ TIME_LIMIT_CHECK = "time limit"
 SPOC_CHECK = "spoc export"
 _LOCATION = re.compile(r"^(safety_domain\.pddl|safety_problem\.pddl):(\d+):")
 _MAX_QUOTED_LINE = 200
+WHOLE_REPLY_CHARS = 32_000
+"""A rejected candidate up to this size (about the generator's output cap of 8,192 tokens) goes back
+whole, for the model to correct; a larger one only as an excerpt around its failure."""
+_MAX_PROBLEM_CHARS = 2000  # one failure's text in the feedback
+_MAX_SUMMARY_CHARS = 600  # one failure's line: the ledger's reason, the list of earlier failures
 # What a failure usually means, for the failures whose message alone does not say what to change.
 _HINTS = (
     (
@@ -44,11 +51,12 @@ def check_problems(report: CheckReport, pddl: GeneratedPDDL) -> list[str]:
     """One paragraph per failed check, with its evidence; then the checks that passed."""
     problems = []
     for result in report.failed:
+        detail = excerpt(result.detail, width=_MAX_PROBLEM_CHARS)
         if result.name == PARSE_CHECK:
-            problems.append(f"The PDDL does not parse: {result.detail}{_quoted_line(result.detail, pddl)}")
+            problems.append(f"The PDDL does not parse: {detail}{_quoted_line(result.detail, pddl)}")
         else:
             hints = "".join(f"\n{hint}" for marker, hint in _HINTS if marker in result.detail)
-            problems.append(f"Check '{result.name}' failed: {result.detail}{_plan_evidence(report)}{hints}")
+            problems.append(f"Check '{result.name}' failed: {detail}{excerpt(_plan_evidence(report), width=_MAX_PROBLEM_CHARS)}{hints}")
     passed = [r.name for r in report.results if r.ok]
     if problems and passed:
         problems.append(f"Checks that passed: {', '.join(passed)}.")
@@ -56,8 +64,21 @@ def check_problems(report: CheckReport, pddl: GeneratedPDDL) -> list[str]:
 
 
 def judge_problems(verdict: JudgeVerdict) -> list[str]:
-    issues = "\n".join(f"- {issue}" for issue in verdict.issues)
+    issues = excerpt("\n".join(f"- {issue}" for issue in verdict.issues), width=_MAX_PROBLEM_CHARS)
     return [f"The quality review did not approve the task. Its issues:\n{issues}"]
+
+
+def echoed_reply(reply: str, report: CheckReport, pddl: GeneratedPDDL) -> str:
+    """The rejected candidate as the next round's assistant turn: whole up to WHOLE_REPLY_CHARS,
+    else the excerpt around its failure (the line the parser names, when it does)."""
+    if len(reply) <= WHOLE_REPLY_CHARS:
+        return reply
+    at = None
+    parse_failure = next((r.detail for r in report.failed if r.name == PARSE_CHECK), "")
+    if line := _failing_line(parse_failure, pddl):
+        found = reply.find(json.dumps(line)[1:-1])
+        at = found if found >= 0 else None
+    return f"[your reply had {len(reply):,} characters; only the part around the problem is kept here]\n" + excerpt(reply, at)
 
 
 def earlier_failures(rounds: list) -> list[str]:
@@ -76,22 +97,30 @@ def failure_summary(report: CheckReport | None, verdict: JudgeVerdict | None) ->
     """One line naming what failed, for the ledger's reason."""
     if report is not None and report.failed:
         first = report.failed[0]
-        return f"check '{first.name}' failed: {first.detail}"
+        return clip(f"check '{first.name}' failed: {first.detail}", _MAX_SUMMARY_CHARS)
     if verdict is not None and not verdict.approved:
-        return "quality review did not approve: " + " | ".join(verdict.issues)
+        return clip("quality review did not approve: " + " | ".join(verdict.issues), _MAX_SUMMARY_CHARS)
     return "no failure"
 
 
 def _quoted_line(detail: str, pddl: GeneratedPDDL) -> str:
+    line = _failing_line(detail, pddl)
+    if line is None:
+        return ""
+    match = _LOCATION.match(detail)
+    assert match is not None
+    return f"\nLine {match.group(2)} of {match.group(1)} reads: {line.strip()[:_MAX_QUOTED_LINE]}"
+
+
+def _failing_line(detail: str, pddl: GeneratedPDDL) -> str | None:
+    """The line of the generated file that a parse failure names ("safety_domain.pddl:12: ...")."""
     match = _LOCATION.match(detail)
     if not match:
-        return ""
+        return None
     text = pddl.safety_domain if match.group(1) == "safety_domain.pddl" else pddl.safety_problem
     lines = text.splitlines()
     number = int(match.group(2))
-    if not 1 <= number <= len(lines):
-        return ""
-    return f"\nLine {number} of {match.group(1)} reads: {lines[number - 1].strip()[:_MAX_QUOTED_LINE]}"
+    return lines[number - 1] if 1 <= number <= len(lines) else None
 
 
 def _plan_evidence(report: CheckReport) -> str:

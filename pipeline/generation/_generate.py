@@ -15,6 +15,7 @@ from safeforge.generation._extract import formalization_block, record_block
 from safeforge.generation._feedback import (
     check_problems,
     earlier_failures,
+    echoed_reply,
     failure_summary,
     judge_problems,
     render_feedback,
@@ -196,5 +197,6 @@ async def generate_task(
             current.feedback = render_feedback(prompts.feedback, round_no + 1, problems)
             # what the model needs, not the whole conversation: the record and formalization, its
             # latest candidate, and the feedback so far (so a round costs about the same as the last)
-            messages = [*first_messages, {"role": "assistant", "content": result.raw_text}, {"role": "user", "content": current.feedback}]
+            previous = echoed_reply(result.raw_text, report, pddl)
+            messages = [*first_messages, {"role": "assistant", "content": previous}, {"role": "user", "content": current.feedback}]
     return outcome

@@ -13,7 +13,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from safeforge.common.ranges import RECORDS, SAMPLE, SECONDS, SEED, Range
 from safeforge.generation._settings import GenerationSettings
+
+CONCURRENCY = Range(1, 1024)
+WORKERS = Range(1, 256)
+MAX_ROUNDS = Range(1, 100)
 
 
 class GenerateOptions(BaseModel):
@@ -29,24 +34,24 @@ class GenerateOptions(BaseModel):
     """The runs folder (default: SAFEFORGE_OUTPUTS, else ./outputs)."""
     run_name: str | None = None
     """The run's name (default `<source>-<YYYY-MM-DD>`); an existing run is resumed."""
-    limit: int | None = Field(None, ge=0)
+    limit: int | None = RECORDS.field(None)
     """At most this many records (after sample and offset)."""
-    offset: int = Field(0, ge=0)
+    offset: int = RECORDS.field(0)
     """Skip this many records (after sample)."""
-    sample: int | None = Field(None, ge=1)
+    sample: int | None = SAMPLE.field(None)
     """A deterministic sample of this many records (by a keyed hash of seed and record id)."""
-    seed: int = 0
+    seed: int = SEED.field(0)
     """The seed of `sample`."""
     filters: dict[str, Any] = Field(default_factory=dict)
     """The source's own options, e.g. {"products": [1842], "min_age": 65} for neiss."""
     model: str | None = None
     """The model of every stage (default: SAFEFORGE_MODEL)."""
-    concurrency: int = Field(8, ge=1)
+    concurrency: int = CONCURRENCY.field(8)
     """Records in progress at once (and LLM requests in flight, unless SAFEFORGE_LLM_MAX_CONCURRENCY)."""
-    workers: int = Field(1, ge=1)
+    workers: int = WORKERS.field(1)
     """Processes that share the records (each with its share of the concurrency and LLM rate limits):
     above about 32 records at once one process is CPU-bound; 2 or more use more CPUs."""
-    max_rounds: int = Field(5, ge=1)
+    max_rounds: int = MAX_ROUNDS.field(5)
     """Generation rounds per record, the first included."""
     judge: bool = True
     """Ask the quality judge about every task that passes the checks."""
@@ -57,7 +62,7 @@ class GenerateOptions(BaseModel):
     SAFEFORGE_REVIEW_FORMALIZATIONS, else off)."""
     engine: str | None = None
     """The planner of both reference plans (default: chosen per task)."""
-    time_limit: float = Field(60.0, gt=0)
+    time_limit: float = SECONDS.field(60.0)
     """Seconds for each candidate's whole check: reading, grounding, deriving, planning (planners under a hard limit)."""
     no_cache: bool = False
     """Ask the LLM again even for cached requests (fresh answers replace cached ones)."""

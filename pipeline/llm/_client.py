@@ -315,6 +315,7 @@ class LLMClient:
                 mode = self.json_mode
                 messages = messages_for(conversation, schema, mode)
                 body_format = response_format(schema, mode)
+            self._within_context(call, messages)
             try:
                 return await self._policy.run(
                     partial(self._send, call, messages, body_format),
@@ -326,6 +327,19 @@ class LLMClient:
                     raise
                 self.json_mode = "json_object"
                 logger.warning("endpoint rejects json_schema response_format; using json_object from now on")
+
+    def _within_context(self, call: _Call, messages: list[Message]) -> None:
+        """LLMError("context") for a request larger than the models' context, before it is sent
+        (recorded in the ledger, with no tokens spent)."""
+        estimate = _estimate_tokens(messages, call.request.decoding)
+        if estimate <= self.config.context_tokens:
+            return
+        message = (
+            f"the request is about {estimate:,} tokens (its messages and output cap), more than the models' context of "
+            f"{self.config.context_tokens:,} (SAFEFORGE_LLM_CONTEXT_TOKENS); it was not sent"
+        )
+        self._record(call, "refused_context", TokenUsage(), 0.0, error=message)
+        raise LLMError("context", message, attempts=call.attempts)
 
     def _falls_back(self, mode: JsonMode | None, status: int | None, message: str) -> bool:
         return mode == "json_schema" and self.config.structured_output == "auto" and status == 400 and rejects_response_format(message)

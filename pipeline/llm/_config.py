@@ -54,6 +54,8 @@ class LLMConfig(BaseModel):
     """Request rate limit (token bucket); None = unlimited."""
     tokens_per_minute: float | None = Field(None, gt=0)
     """Token rate limit: estimated before each request, corrected from its usage; None = unlimited."""
+    context_tokens: int = Field(128_000, ge=1)
+    """The models' context (SAFEFORGE_LLM_CONTEXT_TOKENS): a larger request is refused before it is sent."""
     db_path: Path = Path("outputs/llm/llm.sqlite")
     """SQLite file holding the response cache and the call ledger (SAFEFORGE_LLM_DB)."""
     no_cache: bool = False
@@ -86,6 +88,7 @@ class LLMConfig(BaseModel):
             "max_concurrency": settings.llm_max_concurrency,
             "requests_per_minute": settings.llm_rpm,
             "tokens_per_minute": settings.llm_tpm,
+            "context_tokens": settings.llm_context_tokens,
         }
         values = {key: value for key, value in values.items() if value is not None}
         return cls(**{**values, **overrides})

@@ -14,6 +14,7 @@ ErrorReason = Literal[
     "auth",  # 401 / 403: wrong or missing API key
     "bad_request",  # any other 4xx (unknown model, unsupported parameter, no replay entry...)
     "validation",  # the response still failed schema validation after the repair turn
+    "context",  # the request is larger than the models' context: refused before it is sent
 ]
 
 

@@ -148,7 +148,7 @@ class CallLedger:
                        SUM(outcome != 'cache_hit') AS calls,
                        SUM(outcome = 'cache_hit') AS cache_hits,
                        SUM(outcome LIKE 'retry_%') AS retries,
-                       SUM(outcome IN ('error', 'validation_failed')) AS failures,
+                       SUM(outcome IN ('error', 'validation_failed', 'refused_context')) AS failures,
                        SUM(tokens_in) AS tokens_in,
                        SUM(tokens_out) AS tokens_out,
                        SUM(tokens_cached) AS tokens_cached,

@@ -16,6 +16,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from safeforge.common.excerpt import excerpt
 from safeforge.common.jsonio import JSONRefused, check_nesting
 from safeforge.common.limits import beyond, current_limits
 from safeforge.llm._cache import canonical_json, sha256_hex
@@ -24,12 +25,18 @@ JsonMode = Literal["json_schema", "json_object"]
 M = TypeVar("M", bound=BaseModel)
 
 MAX_ERROR_CHARS = 2000
+_JSON_POSITION = re.compile(r"at line (\d+) column (\d+)")
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 _SCHEMA_NAME_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
 
 
 class InvalidResponse(Exception):
-    """A reply that is not a valid instance of the requested schema."""
+    """A reply that is not a valid instance of the requested schema; `at` is the offset in the
+    reply where it goes wrong, when known."""
+
+    def __init__(self, message: str, at: int | None = None) -> None:
+        super().__init__(message)
+        self.at = at
 
 
 @functools.cache
@@ -131,16 +138,31 @@ def parse_reply(schema: type[M], text: str | None, finish_reason: str | None) ->
     except JSONRefused as exc:
         raise InvalidResponse(f"JSON {exc}") from None
     except ValidationError as exc:
-        raise InvalidResponse(str(exc)[:MAX_ERROR_CHARS]) from None
+        raise InvalidResponse(str(exc)[:MAX_ERROR_CHARS], _where(text, body, exc)) from None
+
+
+def _where(text: str, body: str, error: ValidationError) -> int | None:
+    """The offset in `text` where invalid JSON goes wrong ("... at line L column C"), if it says."""
+    found = _JSON_POSITION.search(str(error.errors()[0].get("msg", ""))) if error.errors() else None
+    if not found:
+        return None
+    line, column = int(found.group(1)), int(found.group(2))
+    lines = body.split("\n")
+    offset = sum(len(earlier) + 1 for earlier in lines[: line - 1]) + column - 1
+    return text.find(body) + offset
 
 
 def repair_turns(reply: str | None, problem: InvalidResponse) -> list[dict[str, Any]]:
-    """The failed reply and a user turn asking for a corrected one."""
+    """The failed reply, never whole when long (an excerpt around the problem), and a user turn
+    saying what is wrong and asking for a corrected one."""
+    text = reply or ""
+    shown = excerpt(text, problem.at)
+    cut = "" if shown == text else f" (it has {len(text):,} characters: above is only the part around the problem)"
     return [
-        {"role": "assistant", "content": reply or ""},
+        {"role": "assistant", "content": shown},
         {
             "role": "user",
-            "content": f"Your reply is not valid: {problem}\nReply again with only the complete, corrected JSON object.",
+            "content": f"Your reply is not valid{cut}: {problem}\nReply again with only the complete, corrected JSON object.",
         },
     ]
 

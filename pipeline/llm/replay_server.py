@@ -33,7 +33,8 @@ Usage in responses: prompt_tokens = len(message text) // 4, completion_tokens = 
 tokens, rounded down to 64 (an emulation of prefix caching).
 
 Endpoints: POST /v1/chat/completions, GET /v1/models, GET /admin/stats (requests served,
-in flight, max in flight, faults, response formats asked for), POST /admin/reset (zero the
+in flight, max in flight, faults, response formats asked for, the size of each of the latest
+10,000 chat requests' message text, in order, as `request_chars`), POST /admin/reset (zero the
 stats and fault counters), POST /admin/faults ({"next": [kinds...]} for the next requests,
 and/or {"rate": 0.1, "kinds": ["429", "500"], "seed": 0} for random faults).
 """
@@ -56,6 +57,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from safeforge.common.ranges import ANY_PORT, SECONDS, SEED, Range
 from safeforge.llm._config import REPLAY_OWNER
 from safeforge.llm._replay_files import (
     LoadedEntry,
@@ -73,6 +75,7 @@ CACHE_BLOCK_TOKENS = 64
 LISTEN_BACKLOG = 128
 IDLE_CONNECTION_TIMEOUT_S = 60
 SHUTDOWN_POLL_S = 0.05  # how quickly stop() takes effect
+MAX_RECORDED_REQUESTS = 10_000  # sizes of the latest requests kept for /admin/stats
 
 
 @dataclass(frozen=True)
@@ -156,6 +159,7 @@ class _ReplayState:
             self.faults: Counter[str] = Counter()
             self.response_formats: Counter[str] = Counter()
             self.previous_prompt = ""
+            self.request_chars: list[int] = []
             self.queued_faults: deque[str] = deque()
             self.fault_rate = self.options.fault_rate
             self.fault_kinds = self.options.fault_kinds
@@ -173,6 +177,7 @@ class _ReplayState:
                 "faults": dict(self.faults),
                 "response_formats": dict(self.response_formats),
                 "served_by_entry": {e.source: n for e, n in zip(self.entries, self.matched, strict=False) if n},
+                "request_chars": list(self.request_chars[-MAX_RECORDED_REQUESTS:]),
             }
 
     def set_faults(self, body: dict[str, Any]) -> None:
@@ -232,6 +237,8 @@ class _ReplayState:
         text = "\n".join(message_text(m) for m in messages)
         assistant_turns = sum(m.get("role") == "assistant" for m in messages)
         with self.lock:
+            self.request_chars.append(len(text))
+            del self.request_chars[:-MAX_RECORDED_REQUESTS]
             matching = [i for i, e in enumerate(self.entries) if e.matches(text, assistant_turns)]
             if len(matching) != 1:
                 return self._match_error(matching, messages, assistant_turns)
@@ -447,14 +454,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="directory of replay files (default: SAFEFORGE_REPLAY_RESPONSES, else the bundled hand-written ones)",
     )
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=0, help="0 picks a free port (default)")
-    parser.add_argument("--latency-ms", type=float, default=defaults.latency_ms, help="delay before every answer")
+    parser.add_argument("--port", default=0, **ANY_PORT.argument("0 picks a free port (default)"))
+    parser.add_argument(
+        "--latency-ms", default=defaults.latency_ms, **Range(0, 3_600_000, whole=False).argument("delay before every answer")
+    )
     parser.add_argument("--no-json-schema", action="store_true", help="answer 400 to json_schema response_format")
-    parser.add_argument("--timeout-sleep-s", type=float, default=defaults.timeout_sleep_s, help="sleep of a timeout fault")
-    parser.add_argument("--retry-after-s", type=float, default=defaults.retry_after_s, help="Retry-After of a 429 fault")
-    parser.add_argument("--fault-rate", type=float, default=defaults.fault_rate, help="probability of a random fault")
+    parser.add_argument("--timeout-sleep-s", default=defaults.timeout_sleep_s, **SECONDS.argument("sleep of a timeout fault"))
+    parser.add_argument("--retry-after-s", default=defaults.retry_after_s, **SECONDS.argument("Retry-After of a 429 fault"))
+    parser.add_argument("--fault-rate", default=defaults.fault_rate, **Range(0, 1, whole=False).argument("probability of a random fault"))
     parser.add_argument("--fault-kinds", default=",".join(defaults.fault_kinds), help="comma-separated kinds of random faults")
-    parser.add_argument("--seed", type=int, default=defaults.seed, help="seed of the random faults")
+    parser.add_argument("--seed", default=defaults.seed, **SEED.argument("seed of the random faults"))
 
 
 def run_from_args(args: argparse.Namespace) -> int:

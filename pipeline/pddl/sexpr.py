@@ -128,7 +128,25 @@ def unbalanced(text: str) -> tuple[int, str] | None:
 
 
 def to_text(expr: SExpr | list) -> str:
-    """An expression back on one line: `(ontop a b)`."""
+    """An expression back on one line: `(ontop a b)`. Iterative, so any nesting the reader
+    accepts is written back without recursion."""
     if isinstance(expr, str):
         return expr
-    return "(" + " ".join(to_text(e) for e in expr) + ")"
+    if all(isinstance(word, str) for word in expr):  # an atom, the common case: written at once
+        return f"({' '.join(expr)})"
+    parts: list[str] = []
+    pending: list[SExpr | list] = [expr]  # lists still to write, and text (words, spaces, ')') to write as it is
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            parts.append(item)
+        elif all(isinstance(word, str) for word in item):
+            parts.append(f"({' '.join(item)})")
+        else:
+            parts.append("(")
+            pending.append(")")
+            for index in range(len(item) - 1, -1, -1):
+                pending.append(item[index])
+                if index:
+                    pending.append(" ")
+    return "".join(parts)

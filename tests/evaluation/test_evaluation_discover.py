@@ -127,4 +127,4 @@ def test_cli_evaluates_a_run_folder(example_tasks, start_replay, tmp_path):
     assert again.returncode == 0 and "0 new LLM calls" in again.stdout
     assert requests_served(url) == 2
     bad = subprocess.run([*command[:-1], "--runs", "0"], capture_output=True, text=True, timeout=300, env=env)
-    assert bad.returncode == 2 and "--runs must be at least 1" in bad.stderr
+    assert bad.returncode == 2 and "argument --runs: '0' is not a whole number from 1 to 1000" in bad.stderr

@@ -1,17 +1,26 @@
 """Damaged input through the installed command line: task files, metadata, plans files and source
-files cut, spliced and sprinkled with bytes. Whatever the damage: no traceback, only the documented
-exit codes (0 ok, 1 a check failed, 2 unusable input), within bounded time and memory."""
+files cut, spliced and sprinkled with bytes, and drawn text for every option and setting that takes
+a number. Whatever the damage: no traceback, only the documented exit codes (0 ok, 1 a check
+failed, 2 unusable input), within bounded time and memory; a number outside its range is refused
+naming the range."""
 
 from __future__ import annotations
 
+import argparse
+import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from number_inputs import NUMERIC_OPTIONS, NUMERIC_SETTINGS, variable
 from tests_paths import EXAMPLES, REPO, SAMPLES
+
+from safeforge.cli.main import build_parser
+from safeforge.settings import Settings, SettingsError
 
 LIMITED = (
     "import resource, runpy, sys; resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30)); "
@@ -46,7 +55,7 @@ def _safeforge(*args: str) -> subprocess.CompletedProcess:
 def _assert_clean(done: subprocess.CompletedProcess) -> None:
     stderr = done.stderr.decode("utf-8", "replace")
     assert done.returncode in (0, 1, 2), stderr[-2000:]
-    assert "Traceback" not in stderr, stderr[-2000:]
+    assert "Traceback" not in stderr and "unexpected failure" not in stderr, stderr[-2000:]
 
 
 def _task_copy(tmp_path: Path) -> Path:
@@ -99,3 +108,57 @@ def test_damaged_source_files(tmp_path, source, data):
             shutil.copy(companion, target.parent / companion.name)
     target.write_bytes(data.draw(damaged(original.read_bytes()[:20_000])))
     _assert_clean(_safeforge("sources", "show", source, "--path", str(target), "--limit", "3", "--json"))
+
+
+# -- numbers: every option and setting that takes one (found by walking them), given drawn text ---------
+
+NUMBER_TEXT = st.one_of(
+    st.integers(-(10**40), 10**40).map(str),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.sampled_from(["nan", "-inf", "1e309", "-0", "0x10", "1_000", "\uff11", "\u00bd", "", " 5", "5 ", "9" * 5000, "1e-400"]),
+    st.text(max_size=12),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(option=st.sampled_from(NUMERIC_OPTIONS), text=NUMBER_TEXT)
+def test_numeric_options_take_only_numbers_in_their_range(option, text):
+    words, action = option
+    allowed = action.type.range
+    try:
+        value = action.type(text)
+    except argparse.ArgumentTypeError as refused:  # the command line exits 2, naming the range
+        assert allowed.describe() in str(refused)
+        with pytest.raises(SystemExit) as exit_:
+            build_parser(words).parse_args([*words, f"{action.option_strings[-1]}={text}"])
+        assert exit_.value.code == 2
+    else:
+        assert allowed.holds(value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(setting=st.sampled_from(NUMERIC_SETTINGS), text=NUMBER_TEXT)
+def test_numeric_settings_take_only_numbers_in_their_range(setting, text):
+    allowed = Settings.range_of(setting)
+    try:
+        loaded = getattr(Settings.load({variable(setting): text}), setting)
+    except SettingsError as exc:
+        assert str(exc).startswith(f"{variable(setting)}=")
+    else:
+        assert not text.strip() or allowed.holds(loaded)  # an empty variable is unset: the default
+
+
+@FUZZ
+@given(setting=st.sampled_from([s for s in NUMERIC_SETTINGS if s.startswith("max_")]), text=NUMBER_TEXT, data=st.data())
+def test_the_command_with_drawn_limits_and_time_limits_ends_cleanly(tmp_path, setting, text, data):
+    """Through the installed command: a drawn input limit (SAFEFORGE_MAX_*) and a drawn --time-limit."""
+    folder = _task_copy(tmp_path)
+    limit = data.draw(NUMBER_TEXT)
+    done = subprocess.run(
+        [sys.executable, "-c", LIMITED, "task", "check", str(folder), "--time-limit", limit],
+        capture_output=True,
+        timeout=120,
+        cwd=REPO,
+        env={**os.environ, variable(setting): text},
+    )
+    _assert_clean(done)

@@ -16,7 +16,7 @@ from slow_tasks import add_idle_actions
 from tests_paths import EXAMPLES, REPO
 
 from safeforge.cli.main import main
-from safeforge.common.limits import DEFAULT_LIMITS
+from safeforge.common.limits import DEFAULT_LIMITS, MAX_NESTING, use_limits
 from safeforge.generation import check_candidate
 
 BLEACH = EXAMPLES / "bathroom_bleach_bucket"
@@ -76,6 +76,34 @@ def test_nesting_up_to_the_limit_reads_and_checks(tmp_path, capsys):
     folder = _copy(tmp_path)
     _nested(folder, DEFAULT_LIMITS.nesting - 4, "goal")  # (define (:goal (and^depth (and (atom)))))
     assert main(["task", "check", str(folder), "--time-limit", "30"]) == 0, capsys.readouterr().err
+
+
+def _deep_stack(frames: int, call):
+    """`call()` with `frames` more frames on the stack (a caller as deep as a Prefect task's)."""
+    return call() if frames == 0 else _deep_stack(frames - 1, call)
+
+
+@pytest.mark.parametrize("connective", ["and", "or", "not"])
+@pytest.mark.parametrize("where", ["goal", "precondition"])
+def test_nesting_at_its_largest_setting_checks_without_recursion_errors(tmp_path, capsys, monkeypatch, connective, where):
+    """SAFEFORGE_MAX_NESTING at its maximum: a formula nested that deep is read, derived, validated
+    and planned (every walk of it stays inside the recursion limit, even from a deep caller)."""
+    monkeypatch.setenv("SAFEFORGE_MAX_NESTING", str(MAX_NESTING))
+    folder = _copy(tmp_path)
+    name, old, keyword = (
+        ("safety_problem.pddl", GOAL, "(:goal ") if where == "goal" else ("safety_domain.pddl", PRECONDITION, ":precondition ")
+    )
+    atom = "(floor_disinfected bathroom)" if where == "goal" else "(holding ?b)"
+    depth = MAX_NESTING - 3  # inside (define (:goal ...)) or (define (:action ...)), around an atom
+    depth -= depth % 2  # `not` an even number of times keeps the formula's meaning
+    text = (folder / name).read_text()
+    (folder / name).write_text(
+        text.replace(old, keyword + f"({connective} " * depth + atom + ")" * depth + (")" if where == "goal" else ""))
+    )
+    try:
+        assert _deep_stack(250, lambda: main(["task", "check", str(folder), "--time-limit", "60"])) == 0, capsys.readouterr().err
+    finally:
+        use_limits(DEFAULT_LIMITS)  # the command made the variable's limits this process's
 
 
 def test_a_generated_task_nested_too_deeply_is_a_failed_check_fed_back(tmp_path):

@@ -66,6 +66,40 @@ def test_crash_during_the_check_resumes_from_the_persisted_extraction(tmp_path, 
     store.ledger.close()
 
 
+def test_an_extraction_cached_just_before_a_kill_is_recorded_as_an_uninterrupted_run_records_it(
+    tmp_path, record, replay_server, monkeypatch
+):
+    """Killed after the extractor answered (the answer cached) and before the ledger moved the record
+    on: the resumed record takes the answer from the cache, and its provenance is the call that made it."""
+    url = replay_server()
+    uninterrupted = RunStore(tmp_path / "uninterrupted")
+    assert process(uninterrupted, record, fast_config(url, uninterrupted.root / "llm.sqlite")) == "checked"
+    store = RunStore(tmp_path / "run")
+    config = fast_config(url, store.root / "llm.sqlite")
+    moved = store.ledger.transition
+
+    def killed_before_extracted(record_id, state, *args, **kwargs):
+        if state == "extracted":
+            raise SimulatedCrash(record_id)
+        return moved(record_id, state, *args, **kwargs)
+
+    monkeypatch.setattr(store.ledger, "transition", killed_before_extracted)
+    with pytest.raises(SimulatedCrash):
+        process(store, record, config)
+    monkeypatch.undo()
+    assert store.ledger.get(RECORD_ID).state == "pending"
+    assert process(store, record, config) == "checked"
+
+    def provenance(run: RunStore) -> dict:
+        metadata = json.loads((run.task_dir(RECORD_ID) / "metadata.json").read_text())
+        return {key: metadata["provenance"][key] for key in ("extraction", "extraction_attempts")}
+
+    assert provenance(store) == provenance(uninterrupted)
+    assert provenance(store)["extraction_attempts"] == 1
+    uninterrupted.ledger.close()
+    store.ledger.close()
+
+
 def test_finished_record_is_returned_without_any_call_and_untouched(tmp_path, record, replay_server):
     url = replay_server()
     store = RunStore(tmp_path / "run")

@@ -165,12 +165,19 @@ def test_conflicting_corrections_wait_for_the_adjudicator_who_can_keep_the_origi
 
 
 @pytest.mark.parametrize(
-    "options", [{"annotators_per_task": 0}, {"annotators_per_task": -1}, {"overlap_share": 0.0}, {"overlap_share": 1.5}]
+    "options",
+    [
+        {"annotators_per_task": 0},
+        {"annotators_per_task": -1},
+        {"overlap_share": 0.0},
+        {"overlap_share": 1.5},
+        {"overlap_share": float("nan")},
+    ],
 )
 def test_a_bad_overlap_is_refused_before_anything_changes(make_run, config, admin, options):
     store = make_run([KITCHEN])
     first = push_run(store, config)
-    with pytest.raises(ReviewError, match=r"at least 1|must be in \(0, 1\]"):
+    with pytest.raises(ReviewError, match=r"must be a (whole )?number (from 1 to 100|> 0 and <= 1)"):
         push_run(store, config, **options)
     project = admin.projects.get(first.project_id)
     assert (project.maximum_annotations, project.overlap_cohort_percentage) == (1, 100)

@@ -41,9 +41,10 @@ def test_server_and_review_commands_end_to_end(tmp_path, monkeypatch, capsys):
 
         store = demo_run(tmp_path / "outputs" / "demo", [KITCHEN, BLEACH])
         for bad, says in (
-            (["--annotators-per-task", "0"], "at least 1"),
-            (["--annotators-per-task", "-1"], "at least 1"),
-            (["--overlap-share", "1.5"], "(0, 1]"),
+            (["--annotators-per-task", "0"], "'0' is not a whole number from 1 to 100"),
+            (["--annotators-per-task", "-1"], "'-1' is not a whole number from 1 to 100"),
+            (["--overlap-share", "1.5"], "'1.5' is not a number > 0 and <= 1"),
+            (["--overlap-share", "nan"], "'nan' is not a number > 0 and <= 1"),
         ):
             with pytest.raises(SystemExit) as refused:
                 main(["review", "push", "demo", *bad])

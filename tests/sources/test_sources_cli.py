@@ -37,7 +37,7 @@ def test_show_json_prints_one_record_per_line_and_a_summary_on_stderr(samples, c
     assert [r["record_id"] for r in records] == ["neiss_170957638", "neiss_220159454", "neiss_220705908"]
     assert {"record_id", "source", "text", "metadata", "origin"} <= set(records[0])
     assert records[1]["metadata"]["Location"] == "STREET"
-    assert err.strip() == "neiss: read 3, yielded 3, skipped 0, filtered 0"
+    assert err.strip() == f"neiss: read 3, yielded 3, skipped 0, filtered 0\n  {path}: read as utf-8: valid UTF-8"
 
 
 def test_show_reports_skips_with_reasons(samples, tmp_path, capsys):

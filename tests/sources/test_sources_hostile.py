@@ -3,6 +3,8 @@ and memory stays bounded (a huge file is refused by its size, not read)."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import shutil
 import subprocess
@@ -12,7 +14,7 @@ from pathlib import Path
 import pytest
 from tests_paths import REPO, SAMPLES
 
-from safeforge.sources import ReadReport, iter_records
+from safeforge.sources import ReadReport, SourceError, iter_records
 
 LAMP = "train/look_at_obj_in_light-Box-None-DeskLamp-316/trial_T20190908_233127_359423"
 GOOD_ALFRED = "alfred_trial_T20190908_233127_359423"
@@ -193,3 +195,117 @@ def test_a_bddl_file_of_parentheses_is_skipped_by_its_size_or_nesting_in_bounded
         in done.stderr
     )
     assert int(done.stderr.rsplit("maxrss ", 1)[1]) < baseline_rss + (64 << 10)
+
+
+# -- encodings: said, overridable, and what corruption leaves is skipped ------------------------------
+
+
+def _neiss_bytes(tmp_path: Path, name: str, narratives: list[bytes], encoding: str = "cp1252") -> Path:
+    """The NEISS sample's header and first rows, their narratives replaced by `narratives` (bytes)."""
+    with open(SAMPLES / "neiss" / "holdout_labeled.csv", encoding="utf-8", newline="") as handle:
+        header, *rows = list(csv.reader(handle))
+    column = header.index("Narrative_1")
+    lines = [",".join(header).encode(encoding)]
+    for row, narrative in zip(rows, narratives, strict=False):
+        text = io.StringIO()
+        csv.writer(text, lineterminator="").writerow([*row[:column], "@NARRATIVE@", *row[column + 1 :]])
+        lines.append(text.getvalue().encode(encoding).replace(b"@NARRATIVE@", narrative))
+    path = tmp_path / name
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    shutil.copy(SAMPLES / "neiss" / "neiss_code_text_mapping.csv", tmp_path)
+    return path
+
+
+def test_a_table_names_the_encoding_it_was_read_with_and_why(tmp_path):
+    utf8 = _neiss_bytes(tmp_path, "utf8.csv", [b"FELL AT THE CAF\xc3\x89", b"FELL DOWN STAIRS"], "utf-8")
+    records, report = read("neiss", utf8)
+    assert report.encodings == {str(utf8): "utf-8: valid UTF-8"} and len(records) == 2
+    spreadsheet = _neiss_bytes(tmp_path, "export.csv", [b"FELL AT THE CAF\xc9", b"FELL DOWN STAIRS"])
+    records, report = read("neiss", spreadsheet)
+    assert report.encodings == {str(spreadsheet): "cp1252: not UTF-8"} and "CAFÉ" in records[0].text
+    assert f"  {spreadsheet}: read as cp1252: not UTF-8" in report.summary()
+    report = ReadReport()
+    records = list(iter_records("neiss", spreadsheet, report=report, encoding="latin-1"))
+    assert report.encodings == {str(spreadsheet): "iso8859-1: --encoding"} and "CAFÉ" in records[0].text
+    shown = subprocess.run(
+        [sys.executable, "-m", "safeforge.cli", "sources", "show", "neiss", "--path", str(spreadsheet), "--encoding", "rot13"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
+    assert shown.returncode == 2 and "encoding 'rot13': not a text encoding" in shown.stderr
+
+
+def test_rows_that_look_corrupt_under_the_encoding_are_skipped_with_the_reason(tmp_path):
+    narratives = [b"FELL \xff\xfe STAIRS", b"CUT\x01 FINGER", b"FELL AT THE CAF\xc9", b"BURN \xef\xbb\xbfFROM STOVE", b"FELL OFF CHAIR"]
+    records, report = read("neiss", _neiss_bytes(tmp_path, "corrupt.csv", narratives))
+    assert len(records) == 2 and report.read == 5 and report.skipped_total == 3
+    reasons = {s.row: (s.column, s.reason, s.value) for s in report.examples}
+    bom = "looks corrupt read as cp1252: a byte-order mark inside a field (--encoding picks another)"
+    assert reasons[2][:2] == ("Narrative_1", bom) and "ÿþ" in reasons[2][2]
+    assert reasons[3][:2] == ("Narrative_1", "looks corrupt read as cp1252: a control character (--encoding picks another)")
+    assert reasons[5][:2] == ("Narrative_1", bom)
+    # a UTF-8 file whose start is clean: bytes further on that are not UTF-8 make their row skipped
+    clean_start = b"FELL DOWN STAIRS " * 5000  # longer than the 64 KiB the encoding is told from
+    late = _neiss_bytes(tmp_path, "late.csv", [clean_start, b"FELL \xe9 OFF BED", b"FELL OFF CHAIR"], "utf-8")
+    records, report = read("neiss", late)
+    assert len(records) == 2 and report.encodings[str(late)] == "utf-8: valid UTF-8"
+    [skipped] = report.examples
+    assert skipped.reason == "looks corrupt read as utf-8: bytes that are not utf-8 (--encoding picks another)"
+
+
+# -- symbolic links: named, never followed inside a dataset ---------------------------------------------
+
+
+def test_a_dataset_folder_behind_a_link_is_named_as_one(tmp_path):
+    real = alfred_with(tmp_path, {})
+    dataset = tmp_path / "dataset"
+    dataset.mkdir()
+    (dataset / "json_2.1.0").symlink_to(real)
+    with pytest.raises(SourceError) as refused:
+        read("alfred", dataset)
+    assert str(refused.value) == (
+        f"{dataset}: no traj_data.json files found (1 symbolic link(s) in it, e.g. json_2.1.0; links inside a dataset "
+        "are not followed because one may lead outside it or loop back into it)"
+    )
+    records, _ = read("alfred", real)  # the path given may itself be a link: it is the user's choice
+    linked = tmp_path / "linked"
+    linked.symlink_to(real)
+    assert [r.record_id for r in read("alfred", linked)[0]] == [r.record_id for r in records] == [GOOD_ALFRED]
+
+
+def test_a_link_inside_a_dataset_is_skipped_and_named(tmp_path):
+    real = alfred_with(tmp_path, {})
+    secret = tmp_path / "secret.json"
+    secret.write_text("{}")
+    (real / "train" / "task-linked").mkdir()
+    (real / "train" / "task-linked" / "traj_data.json").symlink_to(secret)
+    (real / "valid_seen").symlink_to(real / "train")  # a folder link looping back into the dataset
+    records, report = read("alfred", real)
+    assert [r.record_id for r in records] == [GOOD_ALFRED]
+    assert report.read == 3 and report.skipped_total == 2
+    reason = "is a symbolic link; links inside a dataset are not followed because one may lead outside it or loop back into it"
+    assert {(Path(s.file).relative_to(real).as_posix(), s.reason) for s in report.examples} == {
+        ("train/task-linked/traj_data.json", reason),
+        ("valid_seen", reason),
+    }
+    neiss = tmp_path / "neiss"
+    neiss.mkdir()
+    (neiss / "2023.csv").symlink_to(SAMPLES / "neiss" / "holdout_labeled.csv")
+    with pytest.raises(SourceError, match=r"no \.tsv or \.csv data files in this folder \(1 symbolic link\(s\) in it, e\.g\. 2023\.csv; "):
+        read("neiss", neiss)
+
+
+@pytest.mark.parametrize("source, name", [("neiss", "loop.csv"), ("alfred", "loop"), ("bddl", "loop")])
+def test_a_path_that_is_a_looping_or_dangling_link_says_so(tmp_path, source, name):
+    loop = tmp_path / name
+    loop.symlink_to(loop)
+    with pytest.raises(SourceError) as refused:
+        read(source, loop)
+    assert str(refused.value) == f"{loop}: is a symbolic link that loops back on itself (it points to {str(loop)!r})"
+    dangling = tmp_path / f"gone-{name}"
+    dangling.symlink_to(tmp_path / "nowhere")
+    with pytest.raises(SourceError) as refused:
+        read(source, dangling)
+    assert str(refused.value) == f"{dangling}: is a symbolic link to {str(tmp_path / 'nowhere')!r}, which does not exist"

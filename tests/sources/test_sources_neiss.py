@@ -225,13 +225,16 @@ def test_non_utf8_bytes_are_decoded_not_fatal(samples, tmp_path):
     assert records[0].text.endswith("Narrative: PT FELL AT CAFÉ, 3° BURN")
 
 
-def test_stray_invalid_byte_after_the_sniffed_part_is_replaced(samples, tmp_path):
-    header, rows = sample_rows(samples, 2)
+def test_stray_invalid_bytes_after_the_sniffed_part_skip_their_row(samples, tmp_path):
+    header, rows = sample_rows(samples, 3)
     rows[1][column(header, "Narrative_1")] = "X" * 70_000 + "<BAD>"
     path = write_csv(tmp_path / "stray.csv", header, rows)
     path.write_bytes(path.read_bytes().replace(b"<BAD>", b"\xff\xfe"))
-    records, _ = read(path)
-    assert records[1].text.endswith("\ufffd\ufffd")
+    records, report = read(path)
+    assert len(records) == 2 and all("\ufffd" not in r.text for r in records)
+    [skipped] = report.examples
+    assert (skipped.row, skipped.column) == (3, "Narrative_1")
+    assert skipped.reason == "looks corrupt read as utf-8: bytes that are not utf-8 (--encoding picks another)"
 
 
 def test_bom_tsv_quoted_newline_and_oversized_rows_and_fields_skipped(samples, tmp_path):

@@ -53,7 +53,7 @@ def test_a_source_of_another_package_is_listed_and_read_with_its_own_option(inst
     wrong = safeforge(installed, "sources", "show", "neiss", "--min-words", "3")
     assert (wrong.returncode, wrong.stderr.strip()) == (2, "error: --min-words applies to toy, not neiss")
     bad = safeforge(installed, "sources", "show", "toy", "--min-words", "0")
-    assert (bad.returncode, bad.stderr.strip()) == (2, "error: min_words '0': must be at least 1")
+    assert bad.returncode == 2 and "argument --min-words: '0' is not a whole number from 1 to 1000" in bad.stderr
 
 
 def test_generate_runs_a_source_of_another_package(installed, tmp_path):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from safeforge.sources import Licence, ReadReport, Record, SourceError, SourceOption, SourceSpec, fixed_downloads
+from safeforge.sources import Licence, Range, ReadReport, Record, SourceError, SourceOption, SourceSpec, fixed_downloads
 
 
 def read_toy(path: str | Path, *, report: ReadReport | None = None, min_words: int = 1) -> Iterator[Record]:
@@ -43,5 +43,5 @@ SPEC = SourceSpec(
     samples_dir=Path(__file__).parent / "samples",
     full_data="hazards.txt",
     downloads=fixed_downloads(),
-    options=(SourceOption("min_words", "--min-words", "keep lines of at least N words", type=int, minimum=1),),
+    options=(SourceOption("min_words", "--min-words", "keep lines of at least N words", range=Range(1, 1000)),),
 )
