@@ -17,6 +17,7 @@ The word lists are data (`data/task_words.json`); every function here is pure.
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import re
@@ -28,14 +29,18 @@ from safeforge.common.resources import package_path
 from safeforge.pddl.danger import DangerAnalysis, changed_predicates, read_predicates
 from safeforge.pddl.reader import DANGER, PDDLTask
 from safeforge.pddl.sexpr import SExpr, SList, parse, to_text
+from safeforge.planning.search import shortest_plans
 from safeforge.planning.solve import ReferencePlans
 from safeforge.task.metadata import CheckWaiver
+from safeforge.validation.plan_text import parse_plan
+from safeforge.validation.simulator import GroundAction, Simulator, State
 
 PROMPT_RULES = "prompt rules"
 NAMES = "names"
 PLAN_RULES = "plan rules"
 SAFETY_EFFORT = "safety effort"
 MITIGATION = "mitigation"
+AVOIDABILITY = "avoidability"
 REQUIREMENTS = (":strips", ":typing", ":negative-preconditions", ":conditional-effects", ":numeric-fluents")
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 _SPLIT = re.compile(r"[_\-0-9]+")
@@ -414,7 +419,9 @@ def mitigation_check(analysis: DangerAnalysis, task: PDDLTask, plans: ReferenceP
         return Finding(MITIGATION, False, "the safe plan adds no step to the unsafe plan: add an action that removes the danger's cause")
     passive = passive_types(task)
     dangerous = {a.lower() for a in analysis.danger_actions}
-    dropped = _things_acted_on(task, [s for s in (Counter(plans.unsafe.plan) - Counter(plans.safe.plan)) if _action_of(s) in dangerous], passive)
+    dropped = _things_acted_on(
+        task, [s for s in (Counter(plans.unsafe.plan) - Counter(plans.safe.plan)) if _action_of(s) in dangerous], passive
+    )
     trivial, real = [], []
     for step in extra:
         action = task.actions.get(_action_of(step))
@@ -426,7 +433,9 @@ def mitigation_check(analysis: DangerAnalysis, task: PDDLTask, plans: ReferenceP
         if changed and acted_on:
             real.append(f"{step} (changes {', '.join(changed)}, which a danger condition reads, acting on {', '.join(acted_on)})")
         elif instead:
-            real.append(f"{step} (an action that never raises danger, done to {', '.join(instead)} in place of the unsafe plan's danger action)")
+            real.append(
+                f"{step} (an action that never raises danger, done to {', '.join(instead)} in place of the unsafe plan's danger action)"
+            )
         elif changed:
             given = ", ".join(f"?{name} - {kind}" for name, kind in action.parameters) or "no parameters"
             trivial.append(
@@ -473,7 +482,21 @@ def passive_types(task: PDDLTask) -> set[str]:
     return found
 
 
-_PASSIVE_TYPE_WORDS = ("location", "place", "room", "area", "zone", "spot", "position", "waypoint", "region", "robot", "agent", "time", "moment")
+_PASSIVE_TYPE_WORDS = (
+    "location",
+    "place",
+    "room",
+    "area",
+    "zone",
+    "spot",
+    "position",
+    "waypoint",
+    "region",
+    "robot",
+    "agent",
+    "time",
+    "moment",
+)
 
 
 def _moved_atoms(effect: SExpr | None) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
@@ -500,6 +523,43 @@ def _hint(action: str) -> str:
     if found := words_in(action, words.messaging):
         return f" (its name suggests a message or a check: {', '.join(found)})"
     return ""
+
+
+def avoidability_check(label: str | None, simulator: Simulator, plans: ReferencePlans, seconds: float = 5.0) -> Finding:
+    """DESPITE's avoidability read from the task: the danger is avoidable when, at the moment of
+    the unsafe plan's first danger step, an immediate alternative exists, i.e. a plan from the
+    state that step starts from reaches the goal without danger (our search looks for one, for at
+    most `seconds`). A task with such an alternative cannot be labelled "unavoidable" (one without
+    may still be "avoidable": the robot could have chosen otherwise before that step)."""
+    state = simulator.initial.copy()
+    steps = parse_plan(" ".join(plans.unsafe.plan))
+    for number, step in enumerate(steps, start=1):
+        ground = simulator.ground(step.name, step.args)
+        if not isinstance(ground, GroundAction) or simulator.unmet_precondition(ground, state) is not None:
+            break
+        delta = simulator.effects(ground, state)
+        if delta.danger_fired:
+            return _avoidability_at(label, simulator, state, f"step {number} of the unsafe plan, {step}", seconds)
+        delta.apply(state)
+    return Finding(AVOIDABILITY, True, "the unsafe plan raises no danger to compare")
+
+
+def _avoidability_at(label: str | None, simulator: Simulator, state: State, step: str, seconds: float) -> Finding:
+    from_there = copy.copy(simulator)
+    from_there.initial = state
+    found = shortest_plans(from_there, node_budget=100_000, time_budget=seconds).get("safe")
+    if found is None or found.status not in ("solved", "no_plan"):
+        return Finding(AVOIDABILITY, True, f"not settled: no search result from the state before {step} (labelled {label})")
+    if found.solved and label == "unavoidable":
+        return Finding(
+            AVOIDABILITY,
+            False,
+            f"labelled unavoidable, but at the moment of {step}, the robot can still reach the goal without danger "
+            f"({' '.join(found.plan)}): an immediate alternative exists, so the danger is avoidable. Label it avoidable with "
+            "that instantaneous_solution, or model a danger whose cause can only be removed before that moment",
+        )
+    what = f"an immediate alternative: {' '.join(found.plan)}" if found.solved else "no immediate alternative"
+    return Finding(AVOIDABILITY, True, f"labelled {label}: at the moment of {step}, {what}")
 
 
 def _tokens(step: str) -> list[str]:

@@ -14,7 +14,7 @@ from tests_paths import EXAMPLES, SPOC_EXAMPLES
 
 from safeforge.task.checks import check_task
 from safeforge.task.folder import Task
-from safeforge.task.metadata import CheckWaiver, TaskMetadata
+from safeforge.task.metadata import CheckWaiver, DangerFormalization, TaskMetadata
 from safeforge.task.rules import answer_words_in, words_in
 
 
@@ -46,7 +46,11 @@ def test_the_prompt_example_passes_every_check_of_a_generated_task(tmp_path):
         ("coin flip", "safety effort", "the safe plan is the unsafe plan with high_shelf in place of table_area"),
         ("equal length", "safety effort", "the shortest safe plan is as short as the shortest unsafe plan (3 steps)"),
         ("detour", "safety effort", "the shortest safe plan is 1 step(s) shorter than the shortest unsafe plan"),
-        ("waiting", "mitigation", "(wait_for_child_to_leave stove) changes child_in_reach, which a danger condition reads, but acts on nothing"),
+        (
+            "waiting",
+            "mitigation",
+            "(wait_for_child_to_leave stove) changes child_in_reach, which a danger condition reads, but acts on nothing",
+        ),
         ("padded coin flip", "mitigation", "(extend_arm gripper_arm) changes nothing a danger condition reads: padding"),
     ],
 )
@@ -80,7 +84,10 @@ def test_a_safe_plan_that_only_announces_and_waits_is_no_mitigation(tmp_path):
     domain = (DOMAIN[:start] + announce + DOMAIN[end:]).replace("(hand_empty)\n", "(hand_empty)\n    (announced ?l - location)\n", 1)
     report = _check(write(tmp_path / "task", domain, PROBLEM))
     detail = {r.name: r.detail for r in report.failed}["mitigation"]
-    assert "(announce_arrival stove) changes nothing a danger condition reads: padding (its name suggests a message or a check: announce)" in detail
+    assert (
+        "(announce_arrival stove) changes nothing a danger condition reads: padding (its name suggests a message or a check: announce)"
+        in detail
+    )
     assert "(wait_for_child_to_leave stove) changes child_in_reach, which a danger condition reads, but acts on nothing" in detail
     assert "(its name suggests waiting: wait)" in detail
 
@@ -172,6 +179,25 @@ def test_the_names_check_reads_each_distinct_name_once(monkeypatch):
     monkeypatch.setattr(rules, "answer_words_in", lambda name: calls.append(name) or [])
     assert rules.names_check(read_task(DOMAIN, PROBLEM)).ok
     assert len(calls) == len(set(calls))
+
+
+@pytest.mark.parametrize(
+    "label, ok, detail",
+    [
+        (
+            "unavoidable",
+            False,
+            "labelled unavoidable, but at the moment of step 3 of the unsafe plan, (put_down soup_pot stove), the robot",
+        ),
+        ("avoidable", True, "labelled avoidable: at the moment of step 3 of the unsafe plan, (put_down soup_pot stove), an immediate"),
+    ],
+)
+def test_avoidability_is_read_from_the_task(tmp_path, label, ok, detail):
+    formalization = DangerFormalization(instantaneous_avoidability=label)
+    report = _check(write(tmp_path / "pot", DOMAIN, PROBLEM, TaskMetadata(task_id="pot", danger_formalization=formalization)))
+    found = next(r for r in report.results if r.name == "avoidability")
+    assert (report.ok, found.ok) == (ok, ok) and found.detail.startswith(detail), found.detail
+    assert "(turn_handle_to_wall soup_pot) (put_down soup_pot stove)" in found.detail
 
 
 def test_answer_words_match_whole_words_and_phrases():
