@@ -8,8 +8,9 @@ With `cross_check` (`safeforge task check --cross-check`, and the tests), Unifie
 reader of the planners and the reference of the tests, must read the same basic problem and danger
 effects (after 1); it loads Unified Planning, about a second on the command line.
 The rules of DESPITE's kind of task (`safeforge.task.rules`: names, safety effort, mitigation,
-avoidability where the formalization labels it) follow; for a generated task (`generated`) they fail it, together with the generator prompt's own
-rules (prompt rules, plan rules); for any other task they are warnings (advisory results).
+avoidability where the formalization labels it) follow; for a generated task (`generated`) they
+fail it, together with the generator prompt's own rules (prompt rules, plan rules); for any other
+task they are warnings (advisory results).
 Checks are pure: `check_task` returns a report holding everything it derived (the basic PDDL, the
 plans, the danger conditions); `record_check` writes it into the task folder, through the one writer.
 """
