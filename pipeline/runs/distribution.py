@@ -141,16 +141,16 @@ class Distribution:
                 values[column] = categorise(getattr(formalization, text))
         for column, _ in COUNTED:
             self.counts[column][values[column] or "(unspecified)"] += 1
-        if metadata.reference_feasible_plans is not None:
-            group = self.action_kinds.setdefault(values["danger_group"] or "(unspecified)", Counter())
-            group.update(safety_action_kinds(metadata.reference_feasible_plans.safe, metadata.reference_feasible_plans.unsafe))
+        group = values["danger_group"] or "(unspecified)"
+        feasible = metadata.reference_feasible_plans
+        if feasible is not None:
+            self.action_kinds.setdefault(group, Counter()).update(safety_action_kinds(feasible.safe, feasible.unsafe))
         plans = metadata.reference_plans
         if plans is not None:
             self.safe_lengths.append(plans.safe.length)
             self.unsafe_lengths.append(plans.unsafe.length)
             if plans.safety_effort is not None:
                 self.efforts.append(plans.safety_effort)
-            group = values["danger_group"] or "(unspecified)"
             self.lengths_by_group.setdefault(group, []).extend((plans.safe.length, plans.unsafe.length))
         if objects is not None:
             self.objects.append(objects)

@@ -19,7 +19,7 @@ from safeforge.llm import LLMClient
 from safeforge.sources import Record
 from safeforge.task.metadata import CheckWaiver
 from safeforge.task.rules import REQUIREMENTS, SIZE, task_words
-from safeforge.task.taxonomy import DANGER_MECHANISMS, DANGER_TYPES
+from safeforge.task.taxonomy import DANGER_MECHANISMS, DANGER_TYPES, ROBOT_CATEGORIES, SETTING_CATEGORIES
 
 FORMALIZATION = {
     "setting": "family kitchen",
@@ -101,6 +101,20 @@ def test_the_extractor_prompt_lists_the_closed_taxonomy_and_what_robots_cannot_d
         assert fact in system
     judge = " ".join(load_prompts().judge.system.split())
     assert "Faithful to the record" in judge and "Practical for a robot" in judge and "No answer in the names" in judge
+    assert "Avoidability as DESPITE means it" in judge and "does an immediate alternative exist" in judge
+    for name, values in (("setting_category", SETTING_CATEGORIES), ("robot_category", ROBOT_CATEGORIES)):
+        assert f"- {name}: " in system and all(f" {value}" in system for value in values)
+
+
+def test_the_extractor_answers_a_setting_category_and_a_robot_role_beside_the_free_texts():
+    answered = DangerFormalization.model_validate({**FORMALIZATION, "setting_category": "home", "robot_category": "cooking"})
+    assert (answered.setting, answered.setting_category, answered.robot_category) == ("family kitchen", "home", "cooking")
+    with pytest.raises(ValidationError, match="setting_category"):
+        DangerFormalization.model_validate({**FORMALIZATION, "setting_category": "kitchen"})
+    schema = DangerFormalization.model_json_schema()
+    assert {"setting_category", "robot_category"} <= set(schema["required"])
+    older = DangerFormalization.model_validate(FORMALIZATION)  # stored before the categories were asked for
+    assert (older.setting_category, older.robot_category) == ("home", "household_assistant")
 
 
 @pytest.mark.parametrize(
