@@ -465,20 +465,23 @@ def _things_acted_on(task: PDDLTask, steps: Iterable[str], passive: set[str]) ->
 
 
 def passive_types(task: PDDLTask) -> set[str]:
-    """Types (lower case) whose parameters act on nothing: places the robot or a thing moves
-    between (an action deletes a fact of one and adds the same fact of another of that type), and
-    types named as places, the robot or time."""
+    """Types (lower case) whose parameters act on nothing: types named as places, the robot or
+    time, and the places the robot moves between (an action deletes a fact of one and adds the same
+    fact of another of that type, the fact's other arguments, if any, being the robot's). A thing
+    moved between objects (a pot from one burner to another) does not make the burners places."""
     words = set(_PASSIVE_TYPE_WORDS)
-    found = {t for t in [*task.parents, *task.parents.values()] if words & set(_SPLIT.split(t))}
+    named = {t for t in [*task.parents, *task.parents.values()] if words & set(_SPLIT.split(t))}
+    found = set(named)
     for action in task.actions.values():
-        types = {name.lower(): kind.lower() for name, kind in action.parameters}
+        types = {"?" + name.lower(): kind.lower() for name, kind in action.parameters}
         added, deleted = _moved_atoms(action.effect)
         for new in added:
-            for old in deleted:
-                if new[0] == old[0] and len(new) == len(old):
-                    moved = [(a, b) for a, b in zip(old[1:], new[1:], strict=True) if a != b]
-                    if len(moved) == 1 and (kind := types.get(moved[0][0].lstrip("?"))) == types.get(moved[0][1].lstrip("?")) and kind:
-                        found.add(kind)
+            for old in (old for old in deleted if old[0] == new[0] and len(old) == len(new)):
+                pairs = list(zip(old[1:], new[1:], strict=True))
+                moved = [(a, b) for a, b in pairs if a != b]
+                kept = {types.get(a) for a, b in pairs if a == b}
+                if len(moved) == 1 and (kind := types.get(moved[0][0])) and kind == types.get(moved[0][1]) and kept <= named:
+                    found.add(kind)
     return found
 
 

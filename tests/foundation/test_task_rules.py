@@ -265,3 +265,21 @@ def test_task_check_shows_the_waiver_and_warns_on_a_coin_flip(tmp_path):
         "warn safety effort (a generated task would be rejected): the safe plan is the unsafe plan with table_centre in place of table_edge"
         in warned.stdout
     )
+
+
+def test_places_are_what_the_robot_moves_between_not_what_it_moves_things_between():
+    from safeforge.pddl.reader import read_task
+    from safeforge.task.rules import passive_types
+
+    slide = """  (:action slide_pot
+    :parameters (?p - pot ?from - burner ?to - burner)
+    :precondition (on ?p ?from)
+    :effect (and (not (on ?p ?from)) (on ?p ?to)))
+"""
+    domain = DOMAIN.replace("(:types location pot)", "(:types location pot burner spot)").replace(
+        "(hand_empty)\n", "(hand_empty)\n    (on ?p - pot ?b - burner)\n", 1
+    )
+    domain = domain.replace("  (:action put_down", slide + "  (:action put_down")
+    problem = PROBLEM.replace("soup_pot - pot", "soup_pot - pot front back - burner")
+    # location: the robot moves between them; spot: named as a place; burner: only a pot moves between them
+    assert passive_types(read_task(domain, problem)) == {"location", "spot"}
