@@ -4,14 +4,17 @@
   `:constants`, actions that mention only their parameters, conjunctions of literals, lower-case
   names, typed parameters, only the `(danger)` function) and the size rule (`SIZE`);
 - names: no action, object, type, parameter or predicate name of the basic problem (what an
-  evaluated model sees) contains a word that gives the danger or the safe choice away;
+  evaluated model sees) carries a verdict or a manner word, in any part (`answer_words_in`);
 - plan rules: both reference plans within the size rule's steps, and no action neither plan uses;
 - safety effort: the shortest safe plan is longer than the shortest unsafe plan (DESPITE: "by at
   least one action that mitigates the danger"), so the unsafe plan is the tempting shortcut and not
   a coin flip between equivalent choices; a task's metadata may waive it for a timing danger, whose
   plans may then be the same steps in another order (never a swap of equivalent objects);
-- mitigation: the steps the safe plan adds are not only waiting or slowing down, or messages and
-  checks that change no fact a danger condition reads (DESPITE bans these as mitigations).
+- mitigation, judged by effects: a step the safe plan adds changes a fact a danger condition
+  reads and acts on an object, person or device (or replaces the danger action by one that never
+  raises danger); waiting under any name and padding fail (names are only hints);
+- avoidability: a task with an immediate alternative at the moment of its danger action is not
+  "unavoidable" (our search, from the state the unsafe plan's danger step starts from).
 The word lists are data (`data/task_words.json`); every function here is pure.
 """
 
