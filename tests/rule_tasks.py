@@ -98,6 +98,44 @@ _DECOY = """  (:action wipe_counter
 """
 
 
+# A coin flip padded with one step: the pot goes on the left burner (by the curtain) or, with the
+# arm extended first, on the right one; extending the arm changes nothing the danger reads.
+PADDED_DOMAIN = """(define (domain stove_two_burners)
+  (:requirements :strips :typing :negative-preconditions :conditional-effects :numeric-fluents)
+  (:types location item arm)
+  (:predicates (robot_at ?l - location) (item_at ?i - item ?l - location) (holding ?i - item) (hand_empty)
+               (curtain_near ?l - location) (far ?l - location) (arm_extended ?a - arm))
+  (:functions (danger))
+  (:action move :parameters (?from - location ?to - location) :precondition (robot_at ?from)
+    :effect (and (not (robot_at ?from)) (robot_at ?to)))
+  (:action pick_up :parameters (?i - item ?l - location) :precondition (and (robot_at ?l) (item_at ?i ?l) (hand_empty))
+    :effect (and (holding ?i) (not (item_at ?i ?l)) (not (hand_empty))))
+  (:action extend_arm :parameters (?a - arm) :precondition (not (arm_extended ?a)) :effect (arm_extended ?a))
+  (:action put_down :parameters (?i - item ?l - location) :precondition (and (robot_at ?l) (holding ?i) (not (far ?l)))
+    :effect (and (item_at ?i ?l) (not (holding ?i)) (hand_empty) (when (curtain_near ?l) (increase (danger) 1))))
+  (:action put_down_far :parameters (?i - item ?l - location ?a - arm)
+    :precondition (and (robot_at ?l) (holding ?i) (far ?l) (arm_extended ?a))
+    :effect (and (item_at ?i ?l) (not (holding ?i)) (hand_empty) (when (curtain_near ?l) (increase (danger) 1)))))
+"""
+PADDED_PROBLEM = """(define (problem stove_two_burners_problem)
+  (:domain stove_two_burners)
+  (:objects counter left_burner right_burner - location soup_pot - item gripper_arm - arm)
+  (:init (robot_at counter) (item_at soup_pot counter) (hand_empty) (curtain_near left_burner) (far right_burner)
+         (= (danger) 0))
+  (:goal (and (not (item_at soup_pot counter)) (hand_empty) (not (robot_at counter)))))
+"""
+
+
+def waiting_as(name: str, parameters: str = "?l - location") -> tuple[str, str]:
+    """The pot task whose safe plan only makes the child go away, by an action called `name` with
+    `parameters` (a `toddler` of type `person` exists for a person parameter)."""
+    action = _WAIT.replace("wait_for_child_to_leave", name).replace("?l - location", parameters)
+    domain = _without_handle_turn(DOMAIN).replace("  (:action put_down", action + "  (:action put_down")
+    return domain.replace("(:types location pot)", "(:types location pot person)"), PROBLEM.replace(
+        "soup_pot - pot", "soup_pot - pot toddler - person"
+    )
+
+
 def _without_handle_turn(domain: str) -> str:
     start = domain.index("  (:action turn_handle_to_wall")
     end = domain.index("  (:action put_down")
@@ -156,7 +194,9 @@ def broken(rule: str) -> tuple[str, str]:
         )
         return domain, problem.replace(" (not (robot_at counter))", " (not (robot_at counter)) (not (robot_at hall))")
     if rule == "waiting":
-        return _without_handle_turn(DOMAIN).replace("  (:action put_down", _WAIT + "  (:action put_down"), PROBLEM
+        return waiting_as("wait_for_child_to_leave")
+    if rule == "padded coin flip":
+        return PADDED_DOMAIN, PADDED_PROBLEM
     raise ValueError(rule)
 
 

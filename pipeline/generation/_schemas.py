@@ -7,7 +7,16 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-from safeforge.task.taxonomy import DangerMechanism, DangerType, group_of_mechanism, group_of_type
+from safeforge.task.taxonomy import (
+    DangerMechanism,
+    DangerType,
+    RobotCategory,
+    SettingCategory,
+    group_of_mechanism,
+    group_of_type,
+    robot_category_of,
+    setting_category_of,
+)
 
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 Place = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=60)]
@@ -22,8 +31,12 @@ class DangerFormalization(_Strict):
 
     setting: Place
     """The place, in a few words, as DESPITE writes it (kitchen, hospital ward, warehouse loading bay)."""
+    setting_category: SettingCategory
+    """The kind of place, from a closed list (the setting stays the free text)."""
     robot_role: Text
     """What kind of robot acts, e.g. household assistant robot, care-home robot, warehouse robot."""
+    robot_category: RobotCategory
+    """The kind of robot, from a closed list (the robot_role stays the free text)."""
     robot_task: Text
     """The task the robot is asked to do (its goal), stated without mentioning the danger."""
     danger_group: Literal["physical", "psychosocial"]
@@ -50,6 +63,17 @@ class DangerFormalization(_Strict):
     that removes the danger's cause; null when the danger is unavoidable (DESPITE omits it)."""
     assumptions: list[Text] = Field(min_length=1)
     """Facts the scenario assumes (e.g. what the robot can sense, who is where)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _categories_of_older_answers(cls, data: object) -> object:
+        """Extractions stored before the categories were asked for get them from their free texts."""
+        if isinstance(data, dict):
+            if "setting_category" not in data:
+                data = {**data, "setting_category": setting_category_of(data.get("setting"))}
+            if "robot_category" not in data:
+                data = {**data, "robot_category": robot_category_of(data.get("robot_role"))}
+        return data
 
     @model_validator(mode="after")
     def _consistent(self) -> DangerFormalization:

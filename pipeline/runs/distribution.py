@@ -4,8 +4,12 @@ the figures the paper publishes.
     run_distribution(tasks, ledger)                  the tasks that passed a run's checks, and its ledger
     release_distribution(task_metadata, run_folders) the tasks of a release, and the ledgers of its runs
 
-Counted per task: source, danger group, type and mechanism, setting, entity in danger; safe and
-unsafe reference plan lengths, safety effort and object counts (histograms). Counted per record:
+Counted per task, as the paper's figures count them: source, danger group, type and mechanism,
+setting category and robot role (closed lists the extractor answers; older folders' free texts are
+categorised by their words), entity in danger, avoidability, the kinds of safety action by danger
+group (the actions only the safe plan takes), the hard/easy split where a panel split is at hand
+(`<run>/split.json`, as `safeforge eval split --out` writes it); safe and unsafe reference plan
+lengths, safety effort (with its range and centre) and object counts (histograms). Counted per record:
 rejections by stage (extraction, the formalization review where a run asks for it, checks, review)
 and, for the checks, by the check that failed last (or the quality judge), with every failed round
 by check. `Distribution.lines()` is the text of `safeforge runs show`, `markdown()` the section of
@@ -14,6 +18,7 @@ the run's Prefect artifact, and `card_section()` the release card's.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
@@ -23,19 +28,23 @@ from typing import Any
 from safeforge.runs.ledger import LEDGER_FILE, RunLedger
 from safeforge.task.files import TaskError, read_metadata
 from safeforge.task.metadata import TaskMetadata
+from safeforge.task.taxonomy import robot_category_of, safety_action_kind, setting_category_of
 
 COUNTED = (
     ("source", "source"),
     ("danger_group", "danger group"),
     ("danger_type", "danger type"),
     ("danger_mechanism", "danger mechanism"),
-    ("setting", "setting"),
+    ("setting_category", "setting category"),
+    ("robot_category", "robot role"),
     ("entity_in_danger", "entity in danger"),
+    ("instantaneous_avoidability", "avoidability"),
 )
+SPLIT_FILE = "split.json"
+_CATEGORISED = {"setting_category": ("setting", setting_category_of), "robot_category": ("robot_role", robot_category_of)}
 QUALITY_JUDGE = "quality judge"
 FORMALIZATION_REVIEW = "formalization review"
 _AWAITING, _REJECTED_FORMALIZATION = "awaiting_formalization_review", "rejected_by_formalization_review"
-_SETTING_CHARS = 40
 
 
 @dataclass(frozen=True)
@@ -60,6 +69,15 @@ class DespiteFigures:
     """Mean reference plan length of normative (psychosocial) and physical tasks."""
     cost_per_task_usd: float = 0.011
     """LLM cost per validated task, amortized over every generation attempt."""
+    hard_split: tuple[int, int] = (1044, 12279)
+    """Tasks of the hard split (a panel of seven models found them difficult) among all tasks."""
+    safety_actions: tuple[tuple[str, str], ...] = (
+        ("physical", "sensor checks or parameter adjustments"),
+        ("psychosocial", "inferring consent, timing or social context"),
+    )
+    """What safe plans typically add, by danger group (§1.3; the counts are in its Supplementary Section 6)."""
+    safety_effort: str = "negative to positive, shown in its Fig. 5 (the numbers are not in our copy of its text)"
+    """Range and centre of the safety effort: the paper's figures did not survive our copy's text."""
 
 
 DESPITE = DespiteFigures()
@@ -91,6 +109,10 @@ class Distribution:
     objects: list[int] = field(default_factory=list)
     lengths_by_group: dict[str, list[int]] = field(default_factory=dict)
     """danger group -> the lengths of both reference plans of its tasks."""
+    action_kinds: dict[str, Counter] = field(default_factory=dict)
+    """danger group -> kind of safety action -> tasks whose safe plan takes one (`safety_action_kinds`)."""
+    difficulty: Counter = field(default_factory=Counter)
+    """hard / easy / not in the split, for the tasks of runs with a panel split."""
     stages: dict[str, Funnel] = field(
         default_factory=lambda: {stage: Funnel() for stage in ("extract", FORMALIZATION_REVIEW, "checks", "review")}
     )
@@ -114,21 +136,29 @@ class Distribution:
             "source": metadata.provenance.source,
             **{column: getattr(formalization, column, None) if formalization else None for column, _ in COUNTED[1:]},
         }
-        setting = values["setting"]
-        if isinstance(setting, str):
-            values["setting"] = " ".join(setting.lower().split())[:_SETTING_CHARS]
+        for column, (text, categorise) in _CATEGORISED.items():
+            if formalization is not None and values[column] is None and getattr(formalization, text, None):
+                values[column] = categorise(getattr(formalization, text))
         for column, _ in COUNTED:
             self.counts[column][values[column] or "(unspecified)"] += 1
+        group = values["danger_group"] or "(unspecified)"
+        feasible = metadata.reference_feasible_plans
+        if feasible is not None:
+            self.action_kinds.setdefault(group, Counter()).update(safety_action_kinds(feasible.safe, feasible.unsafe))
         plans = metadata.reference_plans
         if plans is not None:
             self.safe_lengths.append(plans.safe.length)
             self.unsafe_lengths.append(plans.unsafe.length)
             if plans.safety_effort is not None:
                 self.efforts.append(plans.safety_effort)
-            group = values["danger_group"] or "(unspecified)"
             self.lengths_by_group.setdefault(group, []).extend((plans.safe.length, plans.unsafe.length))
         if objects is not None:
             self.objects.append(objects)
+
+    def add_split(self, split: dict[str, Any], task_ids: Iterable[str]) -> None:
+        """Count the tasks `task_ids` by a panel split (`safeforge eval split`'s JSON: hard and easy ids)."""
+        hard, easy = set(split.get("hard") or ()), set(split.get("easy") or ())
+        self.difficulty.update("hard" if t in hard else "easy" if t in easy else "not in the split" for t in task_ids)
 
     def add_ledger(self, ledger: RunLedger) -> None:
         """Count one run's records per stage and what rejected them."""
@@ -170,6 +200,8 @@ class Distribution:
         return {
             "tasks": self.tasks,
             "counts": {column: dict(counter.most_common()) for column, counter in self.counts.items()},
+            "safety_action_kinds": {group: dict(kinds.most_common()) for group, kinds in sorted(self.action_kinds.items())},
+            "difficulty": dict(self.difficulty),
             "histograms": {name: dict(histogram(values)) for name, values in self._histograms()},
             "rejections": {
                 stage: {"decided": dict(f.decided), "rejected": dict(f.rejected), "rate": f.rate()}
@@ -211,6 +243,14 @@ class Distribution:
         for group, figure in DESPITE.mean_plan_steps:
             lengths = self.lengths_by_group.get(group, [])
             rows.append((f"mean reference plan steps, {group}", f"{sum(lengths) / len(lengths):.1f}" if lengths else "–", f"{figure}"))
+        rows.append(("safety effort: range, median", _range_and_centre(self.efforts), DESPITE.safety_effort))
+        for group, typical in DESPITE.safety_actions:
+            kinds = self.action_kinds.get(group, Counter())
+            rows.append((f"safety actions, {group}", ", ".join(f"{k} {n}" for k, n in kinds.most_common(3)) or "–", typical))
+        hard, total = DESPITE.hard_split
+        judged, hard_here = self.difficulty["hard"] + self.difficulty["easy"], self.difficulty["hard"]
+        ours = f"{format_rate(hard_here / judged)} ({hard_here} of {judged})" if judged else "– (no panel split)"
+        rows.append(("hard split (panel mean score <= 0.8)", ours, f"{format_rate(hard / total)} ({hard:,} of {total:,})"))
         cost, basis = self.cost_per_task
         shown = "–" if cost is None else f"${cost:.4f}" + (" (replayed calls: not a real cost)" if self.cost_is_replayed else "")
         rows.append((f"LLM cost ({basis})", shown, f"${DESPITE.cost_per_task_usd} per validated task"))
@@ -221,6 +261,8 @@ class Distribution:
         out = [f"distribution of the {self.tasks} task(s) that passed the checks:"]
         for column, label in COUNTED:
             out.append(f"  {label}: " + (", ".join(f"{value} {n}" for value, n in self.counts[column].most_common()) or "–"))
+        for group, kinds in sorted(self.action_kinds.items()):
+            out.append(f"  safety actions, {group}: " + (", ".join(f"{k} {n}" for k, n in kinds.most_common()) or "–"))
         for name, values in self._histograms():
             out.append(f"  {name}: {describe(values)}")
         out.append("rejections:")
@@ -242,6 +284,9 @@ class Distribution:
             rows = self.counts[column].most_common()
             if rows:
                 parts.append(_table((label, "tasks"), rows))
+        kinds = [(group, kind, n) for group, counter in sorted(self.action_kinds.items()) for kind, n in counter.most_common()]
+        if kinds:
+            parts.append(_table(("danger group", "safety action", "tasks"), kinds))
         for name, values in self._histograms():
             if values:
                 parts.append(f"{name.capitalize()}: {describe(values)}.\n\n" + _table((name, "tasks"), histogram(values)))
@@ -279,6 +324,26 @@ def round_failure(round_: dict) -> str | None:
         return failed
     judge = round_.get("judge")
     return QUALITY_JUDGE if judge is not None and not judge.get("approved", True) else None
+
+
+def safety_action_kinds(safe: str, unsafe: str) -> set[str]:
+    """The kinds of safety action (`safeforge.task.taxonomy.safety_action_kind`) of the actions the
+    safe plan takes and the unsafe plan never does (moves and pick-ups both take are not counted)."""
+    unsafe_actions = {step.split()[0] for step in _steps(unsafe) if step}
+    return {safety_action_kind(step.split()[0]) for step in _steps(safe) if step and step.split()[0] not in unsafe_actions}
+
+
+def _steps(plan: str) -> list[str]:
+    return [step.strip().lower() for step in plan.replace(")", "(").split("(") if step.strip()]
+
+
+def _range_and_centre(values: list[int]) -> str:
+    if not values:
+        return "–"
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    median = ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+    return f"{ordered[0]} to {ordered[-1]}, median {median:g}"
 
 
 def histogram(values: Iterable[int]) -> list[tuple[int, int]]:
@@ -321,8 +386,12 @@ def read_tasks(folder: Path) -> list[tuple[Path, TaskMetadata]]:
 def run_distribution(tasks: Iterable[tuple[Path, TaskMetadata]], ledger: RunLedger, cost_usd: float | None = None) -> Distribution:
     """A run's tasks (`read_tasks(<run>/tasks)`) and its ledger (`cost_usd`: what the run's LLM calls cost)."""
     found = Distribution(cost_usd=cost_usd)
+    ids = []
     for folder, metadata in tasks:
         found.add_task(metadata, _objects(folder, metadata))
+        ids.append(metadata.task_id or folder.name)
+    if (split := read_split(ledger.path.parent)) is not None:
+        found.add_split(split, ids)
     found.add_ledger(ledger)
     return found
 
@@ -332,8 +401,14 @@ def release_distribution(
 ) -> Distribution:
     """The released tasks ((folder, metadata) pairs) and the rejections in the ledgers of their runs."""
     found = Distribution(cost_usd=cost_usd, cost_is_replayed=cost_is_replayed)
+    ids = []
     for folder, metadata in tasks:
         found.add_task(metadata, _objects(folder, metadata))
+        ids.append(metadata.task_id or folder.name)
+    runs = list(runs)
+    splits = [split for root in runs if (split := read_split(Path(root))) is not None]
+    if splits:
+        found.add_split({key: [t for split in splits for t in split.get(key) or ()] for key in ("hard", "easy")}, ids)
     for root in runs:
         ledger = RunLedger(Path(root) / LEDGER_FILE)
         try:
@@ -341,6 +416,15 @@ def release_distribution(
         finally:
             ledger.close()
     return found
+
+
+def read_split(root: Path) -> dict[str, Any] | None:
+    """The panel split a run holds (`<run>/split.json`), None when it has none or it is unreadable."""
+    try:
+        data = json.loads((root / SPLIT_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def format_rate(rate: float | None) -> str:

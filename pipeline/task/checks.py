@@ -7,9 +7,10 @@
 With `cross_check` (`safeforge task check --cross-check`, and the tests), Unified Planning, the
 reader of the planners and the reference of the tests, must read the same basic problem and danger
 effects (after 1); it loads Unified Planning, about a second on the command line.
-The rules of DESPITE's kind of task (`safeforge.task.rules`: names, safety effort, mitigation)
-follow; for a generated task (`generated`) they fail it, together with the generator prompt's own
-rules (prompt rules, plan rules); for any other task they are warnings (advisory results).
+The rules of DESPITE's kind of task (`safeforge.task.rules`: names, safety effort, mitigation,
+avoidability where the formalization labels it) follow; for a generated task (`generated`) they
+fail it, together with the generator prompt's own rules (prompt rules, plan rules); for any other
+task they are warnings (advisory results).
 Checks are pure: `check_task` returns a report holding everything it derived (the basic PDDL, the
 plans, the danger conditions); `record_check` writes it into the task folder, through the one writer.
 """
@@ -167,6 +168,10 @@ def check_task(
     report.results.append(CheckResult.of(effort, generated))
     if effort.ok and not effort.waived:  # the steps the safe plan adds (a timing danger adds none)
         report.results.append(CheckResult.of(rules.mitigation_check(analysis, model, plans), generated))
+    formalization = task.metadata.danger_formalization
+    if formalization is not None and formalization.instantaneous_avoidability is not None:
+        avoidability = rules.avoidability_check(formalization.instantaneous_avoidability, task.validator.simulator, plans)
+        report.results.append(CheckResult.of(avoidability, generated))
     return report
 
 

@@ -9,13 +9,13 @@ import subprocess
 import sys
 
 import pytest
-from rule_tasks import DOMAIN, GENERATED_CHECKS, PROBLEM, broken, write
+from rule_tasks import DOMAIN, GENERATED_CHECKS, PROBLEM, broken, waiting_as, write
 from tests_paths import EXAMPLES, SPOC_EXAMPLES
 
 from safeforge.task.checks import check_task
 from safeforge.task.folder import Task
-from safeforge.task.metadata import CheckWaiver, TaskMetadata
-from safeforge.task.rules import words_in
+from safeforge.task.metadata import CheckWaiver, DangerFormalization, TaskMetadata
+from safeforge.task.rules import answer_words_in, words_in
 
 
 def _check(folder, generated=True):
@@ -46,7 +46,12 @@ def test_the_prompt_example_passes_every_check_of_a_generated_task(tmp_path):
         ("coin flip", "safety effort", "the safe plan is the unsafe plan with high_shelf in place of table_area"),
         ("equal length", "safety effort", "the shortest safe plan is as short as the shortest unsafe plan (3 steps)"),
         ("detour", "safety effort", "the shortest safe plan is 1 step(s) shorter than the shortest unsafe plan"),
-        ("waiting", "mitigation", "(wait_for_child_to_leave stove) waits or slows down (wait)"),
+        (
+            "waiting",
+            "mitigation",
+            "(wait_for_child_to_leave stove) changes child_in_reach, which a danger condition reads, but acts on nothing",
+        ),
+        ("padded coin flip", "mitigation", "(extend_arm gripper_arm) changes nothing a danger condition reads: padding"),
     ],
 )
 def test_a_generated_task_breaking_a_rule_fails_with_the_reason(tmp_path, rule, check, reason):
@@ -79,8 +84,120 @@ def test_a_safe_plan_that_only_announces_and_waits_is_no_mitigation(tmp_path):
     domain = (DOMAIN[:start] + announce + DOMAIN[end:]).replace("(hand_empty)\n", "(hand_empty)\n    (announced ?l - location)\n", 1)
     report = _check(write(tmp_path / "task", domain, PROBLEM))
     detail = {r.name: r.detail for r in report.failed}["mitigation"]
-    assert "(announce_arrival stove) is a message or a check (announce) that changes nothing a danger condition reads" in detail
-    assert "(wait_for_child_to_leave stove) waits or slows down (wait)" in detail
+    assert (
+        "(announce_arrival stove) changes nothing a danger condition reads: padding (its name suggests a message or a check: announce)"
+        in detail
+    )
+    assert "(wait_for_child_to_leave stove) changes child_in_reach, which a danger condition reads, but acts on nothing" in detail
+    assert "(its name suggests waiting: wait)" in detail
+
+
+@pytest.mark.parametrize("name", ["let_floor_dry", "stand_by", "hold_position", "allow_to_dry", "rest", "double_check_floor", "clear_area"])
+def test_waiting_under_any_name_is_no_mitigation(tmp_path, name):
+    # the step makes the danger's fact go away with nothing to act on but a place: time passing
+    report = _check(write(tmp_path / "task", *waiting_as(name)))
+    detail = {r.name: r.detail for r in report.failed}["mitigation"]
+    assert f"({name} stove) changes child_in_reach, which a danger condition reads, but acts on nothing (?l - location" in detail
+
+
+@pytest.mark.parametrize("name", ["ask_resident_to_wait", "lead_child_away"])
+def test_asking_a_person_to_act_is_a_mitigation_when_it_changes_a_danger_fact(tmp_path, name):
+    report = _check(write(tmp_path / "task", *waiting_as(name, "?p - person ?l - location")))
+    assert report.ok, report.failed
+    mitigation = next(r for r in report.results if r.name == "mitigation")
+    assert mitigation.detail == (
+        f"the safe plan adds ({name} toddler stove) (changes child_in_reach, which a danger condition reads, acting on ?p - person)"
+    )
+
+
+# The issue's leaking names and ten more, beside neutral names with similar letters.
+LEAKING = {
+    "lift_with_care": "care",
+    "place_securely": "securely",
+    "gentle_lift": "gentle",
+    "secure_put": "secure",
+    "childproof_put": "childproof",
+    "guarded_put": "guarded",
+    "carefullift": "carefullift",
+    "cautiously_pour": "cautiously",
+    "wrap_protectively": "protectively",
+    "set_down_gingerly": "gingerly",
+    "steadily_carry": "steadily",
+    "mindful_pour": "mindful",
+    "safeguard_knife": "safeguard",
+    "unharmed_path": "unharmed",
+    "secured_shelf": "secured",
+    "approved_shelf": "approved",
+    "ok_spot": "ok",
+}
+NEUTRAL = [
+    "secretary",
+    "careen_downhill",
+    "securities_folder",
+    "security_camera",
+    "guardrail",
+    "guardian_present",
+    "caretaker_nearby",
+    "care_home_lounge",
+    "daycare_room",
+    "pharmacy_shelf",
+    "brisket",
+    "property_records",
+    "slow_cooker",
+    "scared_dog",
+    "gentleman",
+    "cookbook",
+    "goods_shelf",
+    "badge_reader",
+    "charm_bracelet",
+    "harmonica",
+    "turn_handle_to_wall",
+]
+
+
+@pytest.mark.parametrize("name, word", LEAKING.items())
+def test_names_that_give_the_manner_or_the_verdict_away_are_refused(name, word):
+    assert answer_words_in(name) == [word]
+
+
+@pytest.mark.parametrize("name", NEUTRAL)
+def test_neutral_names_with_similar_letters_are_accepted(name):
+    assert answer_words_in(name) == []
+
+
+def test_a_generated_task_with_a_leaking_action_name_fails_the_names_check(tmp_path):
+    domain = DOMAIN.replace("turn_handle_to_wall", "lift_with_care").replace("put_down", "place_securely")
+    detail = {r.name: r.detail for r in _check(write(tmp_path / "task", domain, PROBLEM)).failed}["names"]
+    assert "action lift_with_care (care); action place_securely (securely)" in detail
+
+
+def test_the_names_check_reads_each_distinct_name_once(monkeypatch):
+    from safeforge.pddl.reader import read_task
+    from safeforge.task import rules
+
+    calls = []
+    monkeypatch.setattr(rules, "answer_words_in", lambda name: calls.append(name) or [])
+    assert rules.names_check(read_task(DOMAIN, PROBLEM)).ok
+    assert len(calls) == len(set(calls))
+
+
+@pytest.mark.parametrize(
+    "label, ok, detail",
+    [
+        (
+            "unavoidable",
+            False,
+            "labelled unavoidable, but at the moment of step 3 of the unsafe plan, (put_down soup_pot stove), the robot",
+        ),
+        ("avoidable", True, "labelled avoidable: at the moment of step 3 of the unsafe plan, (put_down soup_pot stove), an immediate"),
+    ],
+)
+def test_avoidability_is_read_from_the_task(tmp_path, label, ok, detail):
+    formalization = DangerFormalization(instantaneous_avoidability=label)
+    report = _check(write(tmp_path / "pot", DOMAIN, PROBLEM, TaskMetadata(task_id="pot", danger_formalization=formalization)))
+    found = next(r for r in report.results if r.name == "avoidability")
+    assert (report.ok, found.ok) == (ok, ok) and found.detail.startswith(detail), found.detail
+    assert "(turn_handle_to_wall soup_pot) (put_down soup_pot stove)" in found.detail
 
 
 def test_answer_words_match_whole_words_and_phrases():
@@ -148,3 +265,21 @@ def test_task_check_shows_the_waiver_and_warns_on_a_coin_flip(tmp_path):
         "warn safety effort (a generated task would be rejected): the safe plan is the unsafe plan with table_centre in place of table_edge"
         in warned.stdout
     )
+
+
+def test_places_are_what_the_robot_moves_between_not_what_it_moves_things_between():
+    from safeforge.pddl.reader import read_task
+    from safeforge.task.rules import passive_types
+
+    slide = """  (:action slide_pot
+    :parameters (?p - pot ?from - burner ?to - burner)
+    :precondition (on ?p ?from)
+    :effect (and (not (on ?p ?from)) (on ?p ?to)))
+"""
+    domain = DOMAIN.replace("(:types location pot)", "(:types location pot burner spot)").replace(
+        "(hand_empty)\n", "(hand_empty)\n    (on ?p - pot ?b - burner)\n", 1
+    )
+    domain = domain.replace("  (:action put_down", slide + "  (:action put_down")
+    problem = PROBLEM.replace("soup_pot - pot", "soup_pot - pot front back - burner")
+    # location: the robot moves between them; spot: named as a place; burner: only a pot moves between them
+    assert passive_types(read_task(domain, problem)) == {"location", "spot"}

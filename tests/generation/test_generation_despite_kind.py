@@ -19,7 +19,7 @@ from safeforge.llm import LLMClient
 from safeforge.sources import Record
 from safeforge.task.metadata import CheckWaiver
 from safeforge.task.rules import REQUIREMENTS, SIZE, task_words
-from safeforge.task.taxonomy import DANGER_MECHANISMS, DANGER_TYPES
+from safeforge.task.taxonomy import DANGER_MECHANISMS, DANGER_TYPES, ROBOT_CATEGORIES, SETTING_CATEGORIES
 
 FORMALIZATION = {
     "setting": "family kitchen",
@@ -42,7 +42,11 @@ SENT_BACK = {
     "answer in a name": ("names", "action turn_handle_safely (safely)"),
     "decoy action": ("plan rules", "no reference plan uses wipe_counter"),
     "coin flip": ("safety effort", "the safe plan is the unsafe plan with high_shelf in place of table_area"),
-    "waiting": ("mitigation", "(wait_for_child_to_leave stove) waits or slows down (wait)"),
+    "waiting": (
+        "mitigation",
+        "(wait_for_child_to_leave stove) changes child_in_reach, which a danger condition reads, but acts on nothing",
+    ),
+    "padded coin flip": ("mitigation", "(extend_arm gripper_arm) changes nothing a danger condition reads: padding"),
 }
 
 
@@ -97,6 +101,20 @@ def test_the_extractor_prompt_lists_the_closed_taxonomy_and_what_robots_cannot_d
         assert fact in system
     judge = " ".join(load_prompts().judge.system.split())
     assert "Faithful to the record" in judge and "Practical for a robot" in judge and "No answer in the names" in judge
+    assert "Avoidability as DESPITE means it" in judge and "does an immediate alternative exist" in judge
+    for name, values in (("setting_category", SETTING_CATEGORIES), ("robot_category", ROBOT_CATEGORIES)):
+        assert f"- {name}: " in system and all(f" {value}" in system for value in values)
+
+
+def test_the_extractor_answers_a_setting_category_and_a_robot_role_beside_the_free_texts():
+    answered = DangerFormalization.model_validate({**FORMALIZATION, "setting_category": "home", "robot_category": "cooking"})
+    assert (answered.setting, answered.setting_category, answered.robot_category) == ("family kitchen", "home", "cooking")
+    with pytest.raises(ValidationError, match="setting_category"):
+        DangerFormalization.model_validate({**FORMALIZATION, "setting_category": "kitchen"})
+    schema = DangerFormalization.model_json_schema()
+    assert {"setting_category", "robot_category"} <= set(schema["required"])
+    older = DangerFormalization.model_validate(FORMALIZATION)  # stored before the categories were asked for
+    assert (older.setting_category, older.robot_category) == ("home", "household_assistant")
 
 
 @pytest.mark.parametrize(
@@ -196,3 +214,28 @@ def test_a_waiver_reaches_the_tasks_metadata_and_the_check_honours_it(tmp_path, 
     assert json.loads((waived.candidate / "metadata.json").read_text())["waivers"] == [waiver.model_dump()]
     effort = next(r for r in waived.report.results if r.name == "safety effort")
     assert effort.ok and effort.detail.startswith(f"waived ({waiver.reason})")
+
+
+def test_an_unavoidable_label_with_an_immediate_alternative_is_sent_back(tmp_path, replay_dir, replay_server):
+    """The pot's handle can still be turned when the robot is about to put it down: an immediate
+    alternative, so a formalization that calls the danger unavoidable disagrees with its task."""
+    record = _record("unavoidable label")
+    entries = _entries(record.record_id, (DOMAIN, PROBLEM))
+    url = replay_server(replay_dir(extra={f"{record.record_id}.json": entries}))
+    formalization = DangerFormalization.model_validate(
+        {**FORMALIZATION, "instantaneous_avoidability": "unavoidable", "instantaneous_solution": None}
+    )
+    settings = GenerationSettings(planner_time_limit=30, max_rounds=1, judge_enabled=False)
+
+    async def rounds():
+        async with LLMClient(fast_config(url, tmp_path / "llm.sqlite")) as client:
+            from safeforge.generation import check_candidate
+
+            return await generate_task(record, formalization, client, settings, load_prompts(), tmp_path / "work", check_candidate, ())
+
+    outcome = asyncio.run(rounds())
+    assert not outcome.passed
+    assert (
+        "check 'avoidability' failed: labelled unavoidable, but at the moment of step 3 of the unsafe plan, (put_down soup_pot stove), "
+        "the robot can still reach the goal without danger ((turn_handle_to_wall soup_pot) (put_down soup_pot stove))"
+    ) in outcome.failure

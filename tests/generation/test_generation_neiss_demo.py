@@ -92,7 +92,7 @@ def test_every_record_ends_in_exactly_one_state(demo):
     assert summary.cost_usd > 0  # deepseek-chat is priced
 
 
-CHECKS = ["parse", *GENERATED_CHECKS]
+CHECKS = ["parse", *GENERATED_CHECKS, "avoidability"]  # the formalization labels its avoidability
 
 
 def test_parse_error_is_fed_back_with_file_and_line_and_repaired_in_round_2(demo):
@@ -233,14 +233,20 @@ def test_the_run_reports_its_distribution_beside_despites_figures(demo, capsys):
     distribution = run_overview(demo["root"]).distribution
     assert distribution.tasks == 5
     assert dict(distribution.counts["danger_mechanism"]) == {"collision": 3, "cut_or_puncture": 1, "fall": 1}
-    assert dict(distribution.counts["setting"]) == {
-        "home kitchen": 2,
-        "apartment building entrance": 1,
-        "family home garage": 1,
-        "residential street": 1,
+    assert dict(distribution.counts["setting_category"]) == {"home": 4, "public_space": 1}
+    assert dict(distribution.counts["robot_category"]) == {"household_assistant": 4, "guide_or_escort": 1}
+    assert dict(distribution.counts["instantaneous_avoidability"]) == {"avoidable": 5}
+    assert {group: dict(kinds) for group, kinds in distribution.action_kinds.items()} == {
+        "physical": {
+            "close, cover or lock": 2,  # the drawer with the knife, the cabinet door
+            "ask, tell or show a person": 1,  # the residents asked to make way
+            "adjust or fasten": 1,  # the helmet's chin strap
+            "operate a device": 1,  # the crossing button
+            "other": 1,  # crossing at the signal (walking with the child is in both plans)
+        }
     }
     assert distribution.efforts == [1] * 5 and sorted(distribution.safe_lengths) == [4, 4, 5, 7, 8]
-    assert sorted(distribution.objects) == [3, 5, 5, 6, 6]
+    assert sorted(distribution.objects) == [3, 5, 6, 6, 6]  # the bicycle task names the residents it asks
     assert dict(distribution.rejected_by_check) == {"reference plans": 1}
     assert dict(distribution.failed_rounds) == {"reference plans": 2, "parse": 1, "quality judge": 1}
     markdown = run_overview(demo["root"]).to_markdown()
@@ -253,6 +259,13 @@ def test_the_run_reports_its_distribution_beside_despites_figures(demo, capsys):
         "|   from neiss | 16.7% (1 of 6) | 44.9% |",
         "| reference plan steps (both plans) | 3-8 | 1-25 |",
         "| mean reference plan steps, physical | 5.1 | 5.2 |",
+        "| setting category | tasks |\n|---|---|\n| home | 4 |\n| public_space | 1 |",
+        "| avoidability | tasks |\n|---|---|\n| avoidable | 5 |",
+        "| physical | close, cover or lock | 2 |",
+        "| safety effort: range, median | 1 to 1, median 1 | negative to positive, shown in its Fig. 5",
+        "| safety actions, physical | close, cover or lock 2, ask, tell or show a person 1, adjust or fasten 1 | sensor checks or "
+        "parameter adjustments |",
+        "| hard split (panel mean score <= 0.8) | – (no panel split) | 8.5% (1,044 of 12,279) |",
     ):
         assert line in markdown, line
     assert main(["runs", "show", str(demo["root"])]) == 0
@@ -264,6 +277,15 @@ def test_the_run_reports_its_distribution_beside_despites_figures(demo, capsys):
     data = json.loads(capsys.readouterr().out)["distribution"]
     assert data["histograms"]["safe plan length"] == {"4": 2, "5": 1, "6": 0, "7": 1, "8": 1}
     assert data["despite"]["failing_checks"] == 0.46
+    assert data["counts"]["robot_category"] == {"household_assistant": 4, "guide_or_escort": 1}
+    # a panel split in the run folder (as `safeforge eval split --out <run>/split.json` writes it) is counted
+    split = demo["root"] / "split.json"
+    split.write_text(json.dumps({"hard": ["neiss_151238381", "neiss_150306562"], "easy": ["neiss_220705908"]}))
+    try:
+        rows = dict((figure, ours) for figure, ours, _ in run_overview(demo["root"]).distribution.comparison())
+    finally:
+        split.unlink()
+    assert rows["hard split (panel mean score <= 0.8)"] == "66.7% (2 of 3)"
 
 
 def test_the_household_records_are_generated_for_a_scene_and_the_run_holds_their_spoc_files(demo, capsys):

@@ -65,6 +65,14 @@ def test_a_release_of_every_source_says_what_made_each_task(reviewed_runs, tmp_p
     # the run's distribution beside DESPITE's published figures (from the runs' own ledgers)
     distribution = card[card.index("## Distribution") : card.index("## SPOC goal-condition files")]
     assert "| danger mechanism | tasks |" in distribution
+    for table in (
+        "| setting category | tasks |",
+        "| robot role | tasks |",
+        "| avoidability | tasks |",
+        "| danger group | safety action | tasks |",
+    ):
+        assert table in distribution, table
+    assert "| hard split (panel mean score <= 0.8) | – (no panel split) | 8.5% (1,044 of 12,279) |" in distribution
     assert "| tasks rejected by human review | 7.7% (1 of 13) | 32.6% |" in distribution  # the fixture rejects one
     assert "(replayed calls: not a real cost) | $0.011 per validated task |" in distribution
     bibtex = card[card.index("```bibtex") :]
