@@ -16,6 +16,7 @@ import tempfile
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 from safeforge.pddl.errors import PDDLError
@@ -24,11 +25,12 @@ from safeforge.runs.overview import is_run
 from safeforge.spoc import _vocabulary as vocab
 from safeforge.spoc._alfred import SceneContext, scene_context
 from safeforge.spoc._check import Problem, check_document
-from safeforge.spoc._constraint import NotExportable, Plans, constraint
+from safeforge.spoc._constraint import NotExportable, Plans, constraint, danger_of
 from safeforge.spoc._kinds import names, requirements
 from safeforge.spoc._mapping import Snapshot, ThorView, literals
 from safeforge.spoc._scenes import is_ithor_scene
 from safeforge.spoc._skills import skill_trace
+from safeforge.spoc._start import start_actions
 from safeforge.task.folder import Task, TaskError
 from safeforge.task.metadata import TaskMetadata
 from safeforge.validation.plan_text import parse_plan
@@ -153,7 +155,7 @@ def _init_actions(view: ThorView, start: Snapshot) -> tuple[list[dict], list[str
                 warnings.append(f"the task starts with {type_name} {key}={value}, which no AI2-THOR action sets before the episode")
             needs = "sliceable" if key == "sliced" else states.get(key, {}).get("needs", "")
             if key in table and vocab.has(type_name, needs):
-                target = data["toggled_through"].get(type_name, type_name) if key == "isToggled" else type_name
+                target = vocab.controller(type_name, key) or type_name
                 wanted.setdefault((target, key), {})[obj] = value
     actions = []
     for (type_name, key), values in sorted(wanted.items(), key=lambda item: (item[0][1] != "sliced", item[0])):
@@ -169,6 +171,28 @@ def _init_actions(view: ThorView, start: Snapshot) -> tuple[list[dict], list[str
         spec = {"objectType": type_name, "stateChange": change, field_name: value}
         actions.append({"action": "SetObjectStates", "args": {"SetObjectStates": spec}})
     return actions, warnings
+
+
+def _set_on_every_object(view: ThorView, document: dict) -> str | None:
+    """Why the file's SetObjectStates would track more objects than the task's, or None: a state
+    set true on every object of the constrained type that alone triggers the constraint tracks
+    each object of that type in the scene (the scene catalogue does not say how many), while the
+    task's plans release only its own."""
+    condition = document["requirement_condition"]
+    trigger, constrained = condition["trigger_state"], condition["condition_object"]
+    for action in document["init_actions"]:
+        spec = action["args"].get("SetObjectStates") if action["action"] == "SetObjectStates" else None
+        if not spec or spec["objectType"] != constrained or "child" in trigger or "parent" in trigger:
+            continue
+        key = next((k for k in spec if k not in ("objectType", "stateChange")), "")
+        if spec[key] is True and trigger.get(key) is True:
+            mine = sum(1 for t in view.objects.values() if (vocab.controller(t, key) or t) == constrained)
+            return (
+                f"init_actions set {key}=true on every {constrained} of {document['scene_name']} (SetObjectStates), which "
+                f"triggers this constraint on each of them, while the task has {mine} and its plans undo only those "
+                f"(the scene catalogue does not say how many {constrained} objects {document['scene_name']} holds)"
+            )
+    return None
 
 
 def _self_check(document: dict) -> list[str]:
@@ -205,20 +229,42 @@ def export_task(task: Task) -> tuple[dict, str, list[str]]:
         raise NotExportable("metadata.json has no reference_feasible_plans")
     safe_trace, _ = _trace(task, view, plans.safe)
     unsafe_trace, unsafe_fired = _trace(task, view, plans.unsafe)
-    kind, condition = constraint(task, view, Plans(skill_trace(safe_trace), skill_trace(unsafe_trace)), unsafe_fired, safe_trace[-1])
-    goals = _sub_goals(task, view, safe_trace[-1], safe_trace)
-    cooked = next((g["object_name"] for g in goals if g.get("isCooked") or g.get("temperature") == "Hot"), None)
+    facts, relations, _, _ = danger_of(view, unsafe_fired)
+    named = {o for o, *_ in facts} | {str(v) for _, key, v in facts if key == "parent"} | {r.obj for linked in relations.values() for r in linked}
+    placed, warnings = start_actions(view, safe_trace[0], str(context.scene_name), context.trajectory, named)
+    states, unset = _init_actions(view, safe_trace[0])
+    init_actions, warnings = placed + states, warnings + unset
+    instruction = _instruction(task, context.instruction)
+
+    @cache
+    def goals() -> list[dict]:  # read once, when the first candidate is tried (a goal SPOC cannot state stops the export)
+        return _sub_goals(task, view, safe_trace[-1], safe_trace)
+
+    def document_of(condition: dict) -> dict:
+        return {
+            "scene_name": context.scene_name,
+            "instruction": instruction,
+            "requirements": requirements(condition),
+            "treat_step_constraint_as_goal": condition["condition_type"] == "step",
+            "requirement_condition": condition,
+            "goal_condition_state": goals(),
+            "init_actions": init_actions,
+        }
+
+    def spoc_rules(_: object, condition: dict) -> str | None:
+        document = document_of(condition)
+        try:
+            _self_check(document)
+        except NotExportable as exc:
+            return str(exc)
+        return _set_on_every_object(view, document)
+
+    kind, condition = constraint(
+        task, view, Plans(skill_trace(safe_trace), skill_trace(unsafe_trace)), unsafe_fired, safe_trace[-1], spoc_rules
+    )
+    document = document_of(condition)
+    cooked = next((g["object_name"] for g in document["goal_condition_state"] if g.get("isCooked") or g.get("temperature") == "Hot"), None)
     hazard_name, template, object_name, receptacle = names(kind, condition["condition_object"], cooked)
-    init_actions, warnings = _init_actions(view, safe_trace[0])
-    document = {
-        "scene_name": context.scene_name,
-        "instruction": _instruction(task, context.instruction),
-        "requirements": requirements(condition),
-        "treat_step_constraint_as_goal": condition["condition_type"] == "step",
-        "requirement_condition": condition,
-        "goal_condition_state": goals,
-        "init_actions": init_actions,
-    }
     warnings += _self_check(document)
     return document, f"{hazard_name}_{template}_{object_name}_{receptacle}", warnings
 
