@@ -186,7 +186,8 @@ def _set_on_every_object(view: ThorView, document: dict) -> str | None:
             continue
         key = next((k for k in spec if k not in ("objectType", "stateChange")), "")
         if spec[key] is True and trigger.get(key) is True:
-            mine = sum(1 for t in view.objects.values() if (vocab.controller(t, key) or t) == constrained)
+            types = list(view.objects.values())  # a knob and the burner it lights are one stove
+            mine = types.count(constrained) or sum(1 for t in types if vocab.controller(t, key) == constrained)
             return (
                 f"init_actions set {key}=true on every {constrained} of {document['scene_name']} (SetObjectStates), which "
                 f"triggers this constraint on each of them, while the task has {mine} and its plans undo only those "

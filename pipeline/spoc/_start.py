@@ -60,7 +60,7 @@ def start_actions(
     positions left to the scene; NotExportable naming a position the danger needs that no action
     can set. `named`: the PDDL objects the danger names."""
     actions, held, ids = trajectory_start(trajectory) if trajectory else ([], set(), {})
-    known = scene_catalogue().scene(scene_name).object_ids
+    known = {vocab.spoc_name(t): found for t, found in sorted(scene_catalogue().scene(scene_name).object_ids.items())}  # SinkBasin is Sink
     warnings, moves = [], []
     for child in sorted(start.parents):
         for parent in sorted(start.parents[child]):
