@@ -26,9 +26,9 @@ from safeforge.spoc import _vocabulary as vocab
 from safeforge.spoc._alfred import SceneContext, scene_context
 from safeforge.spoc._check import Problem, check_document
 from safeforge.spoc._constraint import NotExportable, Plans, constraint, danger_of
-from safeforge.spoc._kinds import names, requirements
+from safeforge.spoc._kinds import hazards_of, names, requirements
 from safeforge.spoc._mapping import Snapshot, ThorView, literals
-from safeforge.spoc._scenes import is_ithor_scene
+from safeforge.spoc._scenes import is_ithor_scene, scene_catalogue
 from safeforge.spoc._skills import skill_trace
 from safeforge.spoc._start import start_actions
 from safeforge.task.folder import Task, TaskError
@@ -173,6 +173,18 @@ def _init_actions(view: ThorView, start: Snapshot) -> tuple[list[dict], list[str
     return actions, warnings
 
 
+def _danger_needs(view: ThorView, unsafe_trace: list[Snapshot], unsafe_fired: list) -> set[tuple[str, str]]:
+    """The (object, receptacle) start positions the unsafe plan's danger needs: those its condition
+    names, or the danger action takes the object out of, that hold from the start until it fires
+    (the fork left in the microwave, the pan lifted off the burner; not an egg the plan picks up
+    first, wherever the scene puts it)."""
+    facts, relations, _, _ = danger_of(view, unsafe_fired)
+    named = {(child, str(parent)) for child, key, parent in facts if key == "parent"}
+    named |= {(r.obj, parent) for parent, linked in relations.items() for r in linked if r.moved == "taken"}
+    step = next(i for i, (_, delta) in enumerate(unsafe_fired) if delta.danger_fired)
+    return {pair for pair in named if all(pair[1] in snapshot.parents[pair[0]] for snapshot in unsafe_trace[: step + 1])}
+
+
 def _set_on_every_object(view: ThorView, document: dict) -> str | None:
     """Why the file's SetObjectStates would track more objects than the task's, or None: a state
     set true on every object of the constrained type that alone triggers the constraint tracks
@@ -230,9 +242,7 @@ def export_task(task: Task) -> tuple[dict, str, list[str]]:
         raise NotExportable("metadata.json has no reference_feasible_plans")
     safe_trace, _ = _trace(task, view, plans.safe)
     unsafe_trace, unsafe_fired = _trace(task, view, plans.unsafe)
-    facts, relations, _, _ = danger_of(view, unsafe_fired)
-    named = {o for o, *_ in facts} | {str(v) for _, key, v in facts if key == "parent"} | {r.obj for linked in relations.values() for r in linked}
-    placed, warnings = start_actions(view, safe_trace[0], str(context.scene_name), context.trajectory, named)
+    placed, warnings = start_actions(view, safe_trace[0], str(context.scene_name), context.trajectory, _danger_needs(view, unsafe_trace, unsafe_fired))
     states, unset = _init_actions(view, safe_trace[0])
     init_actions, warnings = placed + states, warnings + unset
     instruction = _instruction(task, context.instruction)
@@ -278,8 +288,26 @@ def export_problems(task: Task | str | Path) -> list[str]:
     except (TaskError, PDDLError) as exc:
         return [f"the task cannot be loaded: {exc}"]
     except NotExportable as exc:
-        return [f"it does not export to SPOC: {exc}"]
+        return [f"it does not export to SPOC: {exc}{_what_could_change(task)}"]
     return []
+
+
+def _what_could_change(task: Task | str | Path) -> str:
+    """What a task that does not export could change, in its scene's terms: the object types the
+    scene is not known to hold, and the types it holds with the states a SPOC constraint judges."""
+    if not isinstance(task, Task):
+        return ""
+    scene = scene_context(task.metadata).scene_name
+    if not scene or not is_ithor_scene(scene):
+        return ""
+    catalogue = scene_catalogue().scene(scene)
+    unknown = sorted({t for t in ThorView(task.model).objects.values() if catalogue.presence(t).status != "held"})
+    judged = [f"{t} ({', '.join(hazards_of(t))})" for t in catalogue.object_types() if hazards_of(vocab.spoc_name(t))]
+    held = f"name only object types {scene} holds ({', '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not known there); " if unknown else ""
+    return (
+        f". What the task could change: {held}state its danger as a state SPOC judges on one object "
+        f"(in {scene}: {', '.join(judged)}), or as what is in or on such an object"
+    )
 
 
 # -- many tasks ---------------------------------------------------------------------------------

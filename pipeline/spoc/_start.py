@@ -3,11 +3,12 @@
 An ALFRED-derived task whose trajectory is on this machine starts as ALFRED restores its scene
 (env/thor_env.py `restore_scene`): its `object_toggles` (SetObjectToggles), then its
 `object_poses` (SetObjectPoses); an object its plan first picks up from a receptacle then starts
-there. Any other object in or on a receptacle at the task's start that the danger names (the fork
-in the microwave) is put there by id, as SPOC's own files act on objects: PickupObject, then
-PutObject into the receptacle (opened first and closed after when it opens), with ids from the
-trajectory or the scene catalogue; when no id is known the task is not exported, naming the fact.
-Start positions the danger does not name stay where the scene puts them, each with a warning.
+there. Any other start position the danger needs (one it names that holds until the danger fires:
+the fork left in the microwave) is set by id, as SPOC's own files act on objects: PickupObject,
+then PutObject into the receptacle (opened first and closed after when it opens), with ids from
+the trajectory or the scene catalogue; when no id is known the task is not exported, naming the
+fact. Other start positions (an egg the plan picks up first) stay where the scene puts them, each
+with a warning.
 """
 
 from __future__ import annotations
@@ -54,11 +55,11 @@ def trajectory_start(trajectory: dict) -> tuple[list[dict], set[tuple[str, str]]
 
 
 def start_actions(
-    view: ThorView, start: Snapshot, scene_name: str, trajectory: dict | None, named: set[str]
+    view: ThorView, start: Snapshot, scene_name: str, trajectory: dict | None, needed: set[tuple[str, str]]
 ) -> tuple[list[dict], list[str]]:
     """init_actions that put the task's objects where it starts them, and warnings for the start
-    positions left to the scene; NotExportable naming a position the danger needs that no action
-    can set. `named`: the PDDL objects the danger names."""
+    positions left to the scene; NotExportable naming a position the danger needs (`needed`:
+    (object, receptacle) pairs) that no action can set."""
     actions, held, ids = trajectory_start(trajectory) if trajectory else ([], set(), {})
     known = {vocab.spoc_name(t): found for t, found in sorted(scene_catalogue().scene(scene_name).object_ids.items())}  # SinkBasin is Sink
     warnings, moves = [], []
@@ -68,7 +69,7 @@ def start_actions(
             where = "inside" if vocab.has(parent_type, "openable") else "on"
             if (child_type, parent_type) in held:
                 continue
-            if not {child, parent} & named:
+            if (child, parent) not in needed:
                 warnings.append(f"the task starts with the {child} {where} the {parent}; the file leaves the {child_type} where {scene_name} puts it")
                 continue
             child_id = ids.get(child_type) or next(iter(known.get(child_type, [])), None)

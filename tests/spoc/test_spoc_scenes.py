@@ -104,7 +104,12 @@ def test_the_script_derives_the_catalogue_from_a_folder_or_a_git_repository(tmp_
     _alfred(tmp_path / "alfred")
     built = script.build(script.open_tree(tmp_path / "alfred", "HEAD"), "alfred", None)
     first = built["scenes"]["FloorPlan1"]
-    assert first == {"room_type": "Kitchen", "trajectories": 2, "held": {"Apple": 2, "Bottle": 1, "Fridge": 1}}
+    assert first == {
+        "room_type": "Kitchen",
+        "trajectories": 2,
+        "held": {"Apple": 2, "Bottle": 1, "Fridge": 1},
+        "object_ids": {"Fridge": ["Fridge|+01|+00|+01"]},  # an apple's id follows where ALFRED placed it: not kept
+    }
     assert built["provenance"]["not_ai2thor_types"] == ["Lamp"]  # Glassbottle is AI2-THOR's Bottle
     assert built["room_types"]["Kitchen"]["types"] == ["Apple", "Bottle", "Chair", "Fridge", "Kettle"]
     assert built["scenes"]["FloorPlan2"]["held"] == {"Apple": 0, "Kettle": 0}

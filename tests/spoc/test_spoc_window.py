@@ -16,7 +16,8 @@ from safeforge.spoc._mapping import Snapshot
 from safeforge.spoc._skills import skill_snapshots
 from safeforge.task.folder import Task
 
-TASKS = sorted(SPOC_EXAMPLES.iterdir()) + sorted(SPOC_FIXTURES.iterdir())
+NOT_EXPORTED = ("kind_fire_microwave_fork",)  # its start cannot be set in its scene (test_spoc_start.py)
+TASKS = [p for p in sorted(SPOC_EXAMPLES.iterdir()) + sorted(SPOC_FIXTURES.iterdir()) if p.name not in NOT_EXPORTED]
 
 
 @pytest.mark.parametrize("folder", TASKS, ids=[p.name for p in TASKS])
