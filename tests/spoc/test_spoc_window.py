@@ -116,6 +116,7 @@ def test_a_window_from_the_reference_plan_alone_is_stricter_than_the_task(tmp_pa
     plans = task.metadata.reference_feasible_plans
     assert plans is not None
     document = {
+        "scene_name": "FloorPlan19",
         "requirement_condition": {
             "condition_type": "step",
             "condition_value": 0,  # what the safe reference plan alone needs
