@@ -96,6 +96,26 @@ def id_type(object_id: str) -> str:
     return parts[-1] if len(parts) > 4 else parts[0]
 
 
+def start_poses(trajectory: dict) -> Iterator[tuple[str, dict]]:
+    """(receptacle type, pose) for each object the trajectory's plan first picks up where the
+    object starts: its pose in `scene.object_poses` (the one of its type nearest the position the
+    plan gives, which ALFRED writes four times larger)."""
+    poses, picked = trajectory["scene"].get("object_poses", []), set()
+    for step in trajectory.get("plan", {}).get("high_pddl", []):
+        action = step["planner_action"]
+        if action.get("action") != "PickupObject" or not action.get("coordinateReceptacleObjectId"):
+            continue
+        kind, box = action["coordinateObjectId"]
+        if kind in picked:
+            continue
+        picked.add(kind)
+        x, z, y = box[0] / 4, box[2] / 4, box[4] / 4
+        mine = [pose for pose in poses if pose["objectName"].split("_")[0] == kind]
+        if mine:
+            pose = min(mine, key=lambda p: (p["position"]["x"] - x) ** 2 + (p["position"]["y"] - y) ** 2 + (p["position"]["z"] - z) ** 2)
+            yield action["coordinateReceptacleObjectId"][0], {"object": kind, "position": pose["position"], "rotation": pose["rotation"]}
+
+
 def trajectory_types(trajectory: dict) -> set[str]:
     """Object types a trajectory shows: its scene's movable objects and what its plan acts on."""
     found = {pose["objectName"].split("_")[0] for pose in trajectory["scene"].get("object_poses", [])}
@@ -128,13 +148,16 @@ def build(tree: GitTree | FolderTree, source: str, rev: str | None) -> dict:
     for path, data in tree.read_all([openables[n] for n in scenes if n in openables]):
         ids[int(OPENABLE.search(path).group(2))] |= set(json.loads(data))  # type: ignore[union-attr]
     shown: dict[int, Counter[str]] = defaultdict(Counter)
+    inside: dict[int, dict[str, dict]] = defaultdict(dict)  # scene -> receptacle type -> a pose an object started at in it
     trajectories: Counter[int] = Counter()
     paths = [p for p in tree.paths if TRAJECTORY.search(p)]
-    for count, (path, data) in enumerate(tree.read_all(paths), start=1):
+    for count, (path, data) in enumerate(tree.read_all(sorted(paths)), start=1):
         trajectory = json.loads(data)
         number = int(trajectory["scene"]["floor_plan"].removeprefix("FloorPlan"))
         trajectories[number] += 1
         ids[number] |= trajectory_ids(trajectory)
+        for receptacle, pose in start_poses(trajectory):
+            inside[number].setdefault(RENAMED.get(receptacle, receptacle), {**pose, "trajectory": path.split("json_2.1.0/")[-1]})
         for name in {RENAMED.get(t, t) for t in trajectory_types(trajectory)} & known:
             shown[number][name] += 1
             if name not in listed[number]:
@@ -171,6 +194,11 @@ def build(tree: GitTree | FolderTree, source: str, rev: str | None) -> dict:
                 "trajectory to the next. They are some of the scene's objects, not a count of them: how many objects of a "
                 "type a scene holds is not known."
             ),
+            "start_poses": (
+                "start_poses: per receptacle type, a pose (position, rotation) at which an object started in or on it in "
+                "one of the scene's trajectories (the first, in path order, whose plan first picks an object up from it): "
+                "the object's scene.object_poses entry nearest the position its PickupObject gives."
+            ),
             "trajectories": sum(trajectories.values()),
             "renamed": RENAMED,
             "not_ai2thor_types": sorted(unmapped),
@@ -187,6 +215,7 @@ def build(tree: GitTree | FolderTree, source: str, rev: str | None) -> dict:
                 "room_type": room_type(n),
                 "trajectories": trajectories[n],
                 "held": {name: shown[n][name] for name in sorted(listed[n])},
+                "start_poses": dict(sorted(inside[n].items())),
                 "object_ids": {
                     name: sorted(i for i in ids[n] if RENAMED.get(id_type(i), id_type(i)) == name)
                     for name in sorted({RENAMED.get(id_type(i), id_type(i)) for i in ids[n]} & listed[n] & fixed)

@@ -56,6 +56,7 @@ class Scene:
     held: dict[str, int]  # type -> the scene's ALFRED trajectories that show it (0: listed only)
     room_holds: frozenset[str]  # the types some scene of this room type holds
     object_ids: dict[str, list[str]] = field(default_factory=dict)  # type -> ids ALFRED names in the scene (some, not a count)
+    start_poses: dict[str, dict] = field(default_factory=dict)  # receptacle type -> a pose an object started at in or on it
 
     @property
     def room(self) -> str:
@@ -104,7 +105,10 @@ class SceneCatalogue:
         self.provenance: dict = data["provenance"]
         rooms = {name: frozenset(room["types"]) for name, room in data["room_types"].items()}
         self.scenes: dict[str, Scene] = {
-            name: Scene(name, entry["room_type"], dict(entry["held"]), rooms[entry["room_type"]], entry.get("object_ids", {})) for name, entry in data["scenes"].items()
+            name: Scene(
+                name, entry["room_type"], dict(entry["held"]), rooms[entry["room_type"]], entry.get("object_ids", {}), entry.get("start_poses", {})
+            )
+            for name, entry in data["scenes"].items()
         }
 
     def scene(self, name: str) -> Scene:

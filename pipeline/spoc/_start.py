@@ -4,14 +4,18 @@ An ALFRED-derived task whose trajectory is on this machine starts as ALFRED rest
 (env/thor_env.py `restore_scene`): its `object_toggles` (SetObjectToggles), then its
 `object_poses` (SetObjectPoses); an object its plan first picks up from a receptacle then starts
 there. Any other start position the danger needs (one it names that holds until the danger fires:
-the fork left in the microwave) is set by id, as SPOC's own files act on objects: PickupObject,
-then PutObject into the receptacle (opened first and closed after when it opens), with ids from
-the trajectory or the scene catalogue; when no id is known the task is not exported, naming the
+the fork left in the microwave) is set from data: the object's pose in the restore moved to one
+at which an object of the same scene started in or on that receptacle in another trajectory (the
+scene catalogue's start_poses), else by id as SPOC's own files act on objects (PickupObject, then
+PutObject into the receptacle, opened first and closed after when it opens), with ids from the
+trajectory or the scene catalogue; when neither is known the task is not exported, naming the
 fact. Other start positions (an egg the plan picks up first) stay where the scene puts them, each
 with a warning.
 """
 
 from __future__ import annotations
+
+import copy
 
 from safeforge.spoc import _vocabulary as vocab
 from safeforge.spoc._constraint import NotExportable
@@ -31,7 +35,7 @@ def _id_type(object_id: str) -> str:
 
 
 def trajectory_start(trajectory: dict) -> tuple[list[dict], set[tuple[str, str]], dict[str, str]]:
-    """ALFRED's restore of a trajectory's scene as init_actions, the (object type, receptacle type)
+    """ALFRED's restore of a trajectory's scene as init_actions (copies: the caller may move an object), the (object type, receptacle type)
     pairs it makes hold (each object its plan first picks up, where it picks it up), and the ids
     its plan names by type."""
     scene = trajectory.get("scene") or {}
@@ -39,7 +43,7 @@ def trajectory_start(trajectory: dict) -> tuple[list[dict], set[tuple[str, str]]
     if scene.get("object_toggles"):
         actions.append({"action": "SetObjectToggles", "args": {"objectToggles": scene["object_toggles"]}})
     if scene.get("object_poses"):
-        actions.append({"action": "SetObjectPoses", "args": {"objectPoses": scene["object_poses"]}})
+        actions.append({"action": "SetObjectPoses", "args": {"objectPoses": copy.deepcopy(scene["object_poses"])}})
     held, picked, ids = set(), set(), {}
     for step in (trajectory.get("plan") or {}).get("high_pddl") or []:
         action = step.get("planner_action") or {}
@@ -61,7 +65,10 @@ def start_actions(
     positions left to the scene; NotExportable naming a position the danger needs (`needed`:
     (object, receptacle) pairs) that no action can set."""
     actions, held, ids = trajectory_start(trajectory) if trajectory else ([], set(), {})
-    known = {vocab.spoc_name(t): found for t, found in sorted(scene_catalogue().scene(scene_name).object_ids.items())}  # SinkBasin is Sink
+    scene = scene_catalogue().scene(scene_name)
+    known = {vocab.spoc_name(t): found for t, found in sorted(scene.object_ids.items())}  # SinkBasin is Sink
+    start_poses = {vocab.spoc_name(t): pose for t, pose in sorted(scene.start_poses.items())}
+    poses = next((a["args"]["objectPoses"] for a in actions if a["action"] == "SetObjectPoses"), [])
     warnings, moves = [], []
     for child in sorted(start.parents):
         for parent in sorted(start.parents[child]):
@@ -72,13 +79,19 @@ def start_actions(
             if (child, parent) not in needed:
                 warnings.append(f"the task starts with the {child} {where} the {parent}; the file leaves the {child_type} where {scene_name} puts it")
                 continue
+            movable = next((pose for pose in poses if _thor_type(pose["objectName"].split("_")[0]) == child_type), None)
+            if movable is not None and parent_type in start_poses:
+                movable.update(position=start_poses[parent_type]["position"], rotation=start_poses[parent_type]["rotation"])
+                continue
             child_id = ids.get(child_type) or next(iter(known.get(child_type, [])), None)
             parent_id = ids.get(parent_type) or next(iter(known.get(parent_type, [])), None)
             if child_id is None or parent_id is None:
                 missing = " or ".join(t for t, i in ((child_type, child_id), (parent_type, parent_id)) if i is None)
                 raise NotExportable(
                     f"the {child} must start {where} the {parent_type}; no init action in the catalogue can put it there "
-                    f"(neither the task's trajectory nor the scene catalogue names an id of a {missing} in {scene_name})"
+                    f"(neither the task's trajectory nor the scene catalogue names an id of a {missing} in {scene_name}"
+                    + ("" if parent_type in start_poses and poses else f", nor a pose {where} a {parent_type} for a trajectory's {child_type}")
+                    + ")"
                 )
             opens = vocab.has(parent_type, "openable")
             moves += [{"action": "OpenObject", "args": {"objectId": parent_id, "forceAction": True}}] if opens else []

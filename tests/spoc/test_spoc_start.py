@@ -9,7 +9,7 @@ import json
 import pytest
 from spoc_helpers import spoc_result, start_after_init, variant
 from spoc_rules import read_like_spoc
-from tests_paths import SAMPLES, SPOC_EXAMPLES, SPOC_FIXTURES
+from tests_paths import REPO, SAMPLES, SPOC_EXAMPLES, SPOC_FIXTURES
 
 from safeforge.spoc import NotExportable, check_document, export_task
 from safeforge.spoc._mapping import ThorView
@@ -103,8 +103,27 @@ def _tomato_task(tmp_path, replacements=None):
     return variant(tmp_path, SPOC_FIXTURES / "kind_fire_microwave_fork", tomato, in_floor_plan_10)
 
 
-def test_a_fork_the_danger_needs_in_the_microwave_is_refused_by_name(tmp_path):
+def test_a_fork_the_danger_needs_in_the_microwave_starts_there(tmp_path):
+    """The tomato trajectory restores FloorPlan10 with its fork on the counter: the file moves the
+    fork to the pose at which a cup started inside FloorPlan10's microwave in another trajectory."""
     task = _tomato_task(tmp_path)
+    document, stem, _ = export_task(task)
+    assert stem == "Fire_RemoveBeforeTurnOn_Microwave_Fork"
+    trajectory = json.loads((SAMPLES / "alfred" / TOMATO_TRAJECTORY).read_text())
+    scene = json.loads((REPO / "pipeline" / "spoc" / "scenes.json").read_text())["scenes"]["FloorPlan10"]
+    inside = scene["start_poses"]["Microwave"]
+    assert inside["object"] == "Cup" and "-10/" in inside["trajectory"]
+    [poses] = [a["args"]["objectPoses"] for a in document["init_actions"] if a["action"] == "SetObjectPoses"]
+    moved = [i for i, (mine, theirs) in enumerate(zip(poses, trajectory["scene"]["object_poses"], strict=True)) if mine != theirs]
+    assert len(moved) == 1 and poses[moved[0]]["objectName"].startswith("Fork_")
+    assert (poses[moved[0]]["position"], poses[moved[0]]["rotation"]) == (inside["position"], inside["rotation"])
+    plans = task.metadata.reference_feasible_plans
+    assert spoc_result(task, document, plans.safe) == (True, 1.0)
+    assert spoc_result(task, document, plans.unsafe)[0] is False
+
+
+def test_a_fork_no_pose_or_id_can_place_is_refused_by_name(tmp_path):
+    task = variant(tmp_path, SPOC_FIXTURES / "kind_fire_microwave_fork", {})  # FloorPlan1, no trajectory
     with pytest.raises(NotExportable, match="the fork must start inside the Microwave; no init action in the catalogue can put it there"):
         export_task(task)
 
@@ -133,7 +152,15 @@ def _trajectory_pairs(document: dict, task: Task) -> set[tuple[str, str]]:
     if not any(a["action"] == "SetObjectPoses" for a in document["init_actions"]):
         return set()
     trajectory = json.loads((SAMPLES / "alfred" / origin.removeprefix("alfred@sample/")).read_text())
-    pairs, seen = set(), set()
+    scene = json.loads((REPO / "pipeline" / "spoc" / "scenes.json").read_text())["scenes"][document["scene_name"]]
+    [poses] = [a["args"]["objectPoses"] for a in document["init_actions"] if a["action"] == "SetObjectPoses"]
+    pairs = {
+        (pose["objectName"].split("_")[0], receptacle.replace("SinkBasin", "Sink"))
+        for pose, original in zip(poses, trajectory["scene"]["object_poses"], strict=True)
+        for receptacle, inside in scene["start_poses"].items()
+        if pose != original and (pose["position"], pose["rotation"]) == (inside["position"], inside["rotation"])
+    }
+    seen = set()
     for step in trajectory["plan"]["high_pddl"]:
         action = step["planner_action"]
         if action["action"] == "PickupObject" and action["coordinateObjectId"][0] not in seen:
@@ -145,14 +172,14 @@ def _trajectory_pairs(document: dict, task: Task) -> set[tuple[str, str]]:
 EXPORTED = [p for p in sorted(SPOC_EXAMPLES.iterdir()) + sorted(SPOC_FIXTURES.iterdir()) if p.name != "kind_fire_microwave_fork"]
 
 
-@pytest.mark.parametrize("folder", EXPORTED, ids=[p.name for p in EXPORTED])
-def test_each_file_sets_its_task_s_start_and_tells_its_plans_apart_in_the_whole_scene(folder):
+@pytest.mark.parametrize("folder", [*EXPORTED, "tomato"], ids=[*(p.name for p in EXPORTED), "fp10_tomato_microwave_fork"])
+def test_each_file_sets_its_task_s_start_and_tells_its_plans_apart_in_the_whole_scene(folder, tmp_path):
     """The file read as SPOC reads it; after its init_actions, the task's start states hold and each
     start position holds or is named in a warning; in the whole scene (spoc_helpers) the safe
     reference plan meets the file and the unsafe one does not."""
-    task = Task.load(folder)
+    task = _tomato_task(tmp_path) if folder == "tomato" else Task.load(folder)
     document, _, warnings = export_task(task)
-    read_like_spoc({**document, "task_name": folder.name})
+    read_like_spoc({**document, "task_name": task.metadata.task_id})
     view = ThorView(task.model)
     start = view.snapshot(task.validator.simulator.initial.atoms)
     states, parents = start_after_init(task, document, _trajectory_pairs(document, task))
