@@ -87,7 +87,12 @@ def trajectory_ids(trajectory: dict) -> set[str]:
     """AI2-THOR object ids a trajectory's plan acts on (`Type|x|y|z`, a sink basin `Sink|x|y|z|SinkBasin`)."""
     plan = trajectory.get("plan", {})
     actions = [a["api_action"] for a in plan.get("low_actions", [])] + [a["planner_action"] for a in plan.get("high_pddl", [])]
-    return {action[key] for action in actions for key in ("objectId", "receptacleObjectId") if isinstance(action.get(key), str) and "|" in action[key]}
+    return {
+        action[key]
+        for action in actions
+        for key in ("objectId", "receptacleObjectId")
+        if isinstance(action.get(key), str) and "|" in action[key]
+    }
 
 
 def id_type(object_id: str) -> str:

@@ -146,7 +146,7 @@ def _init_actions(view: ThorView, start: Snapshot) -> tuple[list[dict], list[str
     no action sets. SPOC runs each {"action", "args"} as a controller step; its own files name
     objects by simulator id, which a task does not know, so these are SetObjectStates actions, which
     set a state on every object of a type (slicing first: it replaces the object)."""
-    table, states, data = vocab.data()["set_object_states"], vocab.data()["states"], vocab.data()
+    table, states = vocab.data()["set_object_states"], vocab.data()["states"]
     wanted: dict[tuple[str, str], dict[str, object]] = {}  # (type, state) -> {PDDL object: start value}
     warnings = []
     for obj, type_name in sorted(view.objects.items()):
@@ -242,7 +242,9 @@ def export_task(task: Task) -> tuple[dict, str, list[str]]:
         raise NotExportable("metadata.json has no reference_feasible_plans")
     safe_trace, _ = _trace(task, view, plans.safe)
     unsafe_trace, unsafe_fired = _trace(task, view, plans.unsafe)
-    placed, warnings = start_actions(view, safe_trace[0], str(context.scene_name), context.trajectory, _danger_needs(view, unsafe_trace, unsafe_fired))
+    placed, warnings = start_actions(
+        view, safe_trace[0], str(context.scene_name), context.trajectory, _danger_needs(view, unsafe_trace, unsafe_fired)
+    )
     states, unset = _init_actions(view, safe_trace[0])
     init_actions, warnings = placed + states, warnings + unset
     instruction = _instruction(task, context.instruction)
@@ -303,7 +305,11 @@ def _what_could_change(task: Task | str | Path) -> str:
     catalogue = scene_catalogue().scene(scene)
     unknown = sorted({t for t in ThorView(task.model).objects.values() if catalogue.presence(t).status != "held"})
     judged = [f"{t} ({', '.join(hazards_of(t))})" for t in catalogue.object_types() if hazards_of(vocab.spoc_name(t))]
-    held = f"name only object types {scene} holds ({', '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not known there); " if unknown else ""
+    held = (
+        f"name only object types {scene} holds ({', '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not known there); "
+        if unknown
+        else ""
+    )
     return (
         f". What the task could change: {held}state its danger as a state SPOC judges on one object "
         f"(in {scene}: {', '.join(judged)}), or as what is in or on such an object"

@@ -52,7 +52,9 @@ class ThorView:
             elif len(parameters) == 2 and (kind := vocab.relation(predicate)):
                 self.relations[predicate] = kind
         settable = {
-            obj: {key for name, states in self.unary.items() if obj in task.objects_of(task.predicates[name][0] or "object") for key in states}
+            obj: {
+                key for name, states in self.unary.items() if obj in task.objects_of(task.predicates[name][0] or "object") for key in states
+            }
             for obj in self.objects
         }
         self._through: dict[str, tuple[str, str]] = {}  # object -> (the object it reads the state from, the state)

@@ -106,7 +106,12 @@ class SceneCatalogue:
         rooms = {name: frozenset(room["types"]) for name, room in data["room_types"].items()}
         self.scenes: dict[str, Scene] = {
             name: Scene(
-                name, entry["room_type"], dict(entry["held"]), rooms[entry["room_type"]], entry.get("object_ids", {}), entry.get("start_poses", {})
+                name,
+                entry["room_type"],
+                dict(entry["held"]),
+                rooms[entry["room_type"]],
+                entry.get("object_ids", {}),
+                entry.get("start_poses", {}),
             )
             for name, entry in data["scenes"].items()
         }

@@ -44,7 +44,9 @@ def trajectory_start(trajectory: dict) -> tuple[list[dict], set[tuple[str, str]]
         actions.append({"action": "SetObjectToggles", "args": {"objectToggles": scene["object_toggles"]}})
     if scene.get("object_poses"):
         actions.append({"action": "SetObjectPoses", "args": {"objectPoses": copy.deepcopy(scene["object_poses"])}})
-    held, picked, ids = set(), set(), {}
+    held: set[tuple[str, str]] = set()
+    picked: set[str] = set()
+    ids: dict[str, str] = {}
     for step in (trajectory.get("plan") or {}).get("high_pddl") or []:
         action = step.get("planner_action") or {}
         for key in ("objectId", "receptacleObjectId"):
@@ -68,7 +70,7 @@ def start_actions(
     scene = scene_catalogue().scene(scene_name)
     known = {vocab.spoc_name(t): found for t, found in sorted(scene.object_ids.items())}  # SinkBasin is Sink
     start_poses = {vocab.spoc_name(t): pose for t, pose in sorted(scene.start_poses.items())}
-    poses = next((a["args"]["objectPoses"] for a in actions if a["action"] == "SetObjectPoses"), [])
+    poses: list[dict] = next((a["args"]["objectPoses"] for a in actions if a["action"] == "SetObjectPoses"), [])
     warnings, moves = [], []
     for child in sorted(start.parents):
         for parent in sorted(start.parents[child]):
@@ -77,7 +79,9 @@ def start_actions(
             if (child_type, parent_type) in held:
                 continue
             if (child, parent) not in needed:
-                warnings.append(f"the task starts with the {child} {where} the {parent}; the file leaves the {child_type} where {scene_name} puts it")
+                warnings.append(
+                    f"the task starts with the {child} {where} the {parent}; the file leaves the {child_type} where {scene_name} puts it"
+                )
                 continue
             movable = next((pose for pose in poses if _thor_type(pose["objectName"].split("_")[0]) == child_type), None)
             if movable is not None and parent_type in start_poses:
@@ -90,7 +94,11 @@ def start_actions(
                 raise NotExportable(
                     f"the {child} must start {where} the {parent_type}; no init action in the catalogue can put it there "
                     f"(neither the task's trajectory nor the scene catalogue names an id of a {missing} in {scene_name}"
-                    + ("" if parent_type in start_poses and poses else f", nor a pose {where} a {parent_type} for a trajectory's {child_type}")
+                    + (
+                        ""
+                        if parent_type in start_poses and poses
+                        else f", nor a pose {where} a {parent_type} for a trajectory's {child_type}"
+                    )
                     + ")"
                 )
             opens = vocab.has(parent_type, "openable")

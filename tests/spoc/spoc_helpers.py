@@ -32,7 +32,13 @@ SET_OBJECT_STATES = {"isSliced", "isOpen", "isToggled", "isDirty", "isCooked", "
 
 
 def _blank(object_id: str) -> dict:
-    return {"objectId": object_id, "parentReceptacles": None, **{key: False for key in BOOLEANS}, "temperature": "RoomTemp", "fillLiquid": None}
+    return {
+        "objectId": object_id,
+        "parentReceptacles": None,
+        **{key: False for key in BOOLEANS},
+        "temperature": "RoomTemp",
+        "fillLiquid": None,
+    }
 
 
 def _type_of(object_id: str) -> str:
@@ -122,7 +128,9 @@ def start_after_init(task: Task, document: dict, restored: set[tuple[str, str]])
         if name == "SetObjectStates":
             spec = args["SetObjectStates"]
             for obj in view.objects:
-                if view.spoc_type(obj, start) == spec["objectType"] or (spec["objectType"] == "StoveKnob" and view.objects[obj] == "StoveBurner"):
+                if view.spoc_type(obj, start) == spec["objectType"] or (
+                    spec["objectType"] == "StoveKnob" and view.objects[obj] == "StoveBurner"
+                ):
                     states[obj].update({k: v for k, v in spec.items() if k in SET_OBJECT_STATES})
         elif name == "SetObjectPoses":
             for obj in view.objects:

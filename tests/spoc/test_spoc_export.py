@@ -291,7 +291,8 @@ def test_dangers_beyond_spoc_s_templates_export(tmp_path):
         {
             "task_id": "kind_fire_microwave_fork",
             "reason": "the fork must start inside the Microwave; no init action in the catalogue can put it there "
-            "(neither the task's trajectory nor the scene catalogue names an id of a Fork in FloorPlan1)",
+            "(neither the task's trajectory nor the scene catalogue names an id of a Fork in FloorPlan1, "
+            "nor a pose inside a Microwave for a trajectory's Fork)",
         }
     ]
     documents = _documents(tmp_path / "spoc")

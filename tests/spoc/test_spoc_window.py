@@ -173,6 +173,9 @@ def test_a_task_too_large_to_search_is_not_exported(monkeypatch, limit, reason):
         export_task(Task.load(SPOC_FIXTURES / "alfred_egg_fridge"))
 
 
+MOVING_WITH_THE_DRAWER_OPEN = "\n                 (when (drawer_open drawer) (increase (danger) 1))))\n\n  (:action open"
+
+
 def test_a_step_that_changes_nothing_is_no_step_of_a_window(tmp_path):
     """One area: (go_to bed_area bed_area) changes nothing, so it neither loops SPOC's counter nor
     counts as a step while the drawer is open; the window is what the real steps need."""
@@ -187,11 +190,13 @@ def test_a_step_that_changes_nothing_is_no_step_of_a_window(tmp_path):
         tmp_path,
         SPOC_FIXTURES / "kind_injury_drawer_open",
         {
-            "safety_domain.pddl": {"(and (robot_at ?to) (not (robot_at ?from))\n                 (when (drawer_open drawer) (increase (danger) 1))))": "(and (robot_at ?to) (not (robot_at ?from))))"},
+            "safety_domain.pddl": {MOVING_WITH_THE_DRAWER_OPEN: "))\n\n  (:action open"},
             "safety_problem.pddl": {"desk_area bed_area - area": "bed_area - area", "(robot_at desk_area)": "(robot_at bed_area)"},
         },
         one_area,
     )
     document, _, _ = export_task(task)
     assert document["requirement_condition"]["condition_value"] == 1  # take the phone out, close: (go_to bed_area bed_area) adds none
-    assert spoc_result(task, document, "(open_drawer drawer) (take_out cell_phone drawer) (close_drawer drawer) (put_on cell_phone bed bed_area)") == (True, 1.0)
+    assert spoc_result(
+        task, document, "(open_drawer drawer) (take_out cell_phone drawer) (close_drawer drawer) (put_on cell_phone bed bed_area)"
+    ) == (True, 1.0)
