@@ -1,10 +1,11 @@
 """`export`: SPOC goal-condition files for the tasks of a release, a run or a folder of tasks.
 
 For each task (ALFRED-derived ones first, then by task_id) the exporter needs an iTHOR scene
-(_alfred.py), reads the PDDL in AI2-THOR terms (_mapping.py), states the danger as a SPOC
-constraint that fits the task (_constraint.py, named by _kinds.py), makes the goal's facts the
-sub-goals and the start states `init_actions`, and checks the file under SPOC's rules against
-the scene catalogue (_check.py). Every task that does not map is listed with the reason.
+(_alfred.py), reads the PDDL in AI2-THOR terms (_mapping.py), sets up its start as `init_actions`
+(positions: _start.py; states: SetObjectStates), makes the goal's facts the sub-goals, and states
+the danger as the first SPOC constraint that fits the task (_constraint.py, named by _kinds.py)
+and whose file passes SPOC's rules against the scene catalogue (_check.py) without a state set on
+every object of its type. Every task that does not map is listed with the reason.
 """
 
 from __future__ import annotations
