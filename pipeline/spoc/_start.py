@@ -72,6 +72,7 @@ def start_actions(
     start_poses = {vocab.spoc_name(t): pose for t, pose in sorted(scene.start_poses.items())}
     poses: list[dict] = next((a["args"]["objectPoses"] for a in actions if a["action"] == "SetObjectPoses"), [])
     warnings, moves = [], []
+    moved: set[int] = set()  # the poses moved already (one object each)
     for child in sorted(start.parents):
         for parent in sorted(start.parents[child]):
             child_type, parent_type = view.spoc_type(child, start), view.spoc_type(parent, start)
@@ -83,9 +84,12 @@ def start_actions(
                     f"the task starts with the {child} {where} the {parent}; the file leaves the {child_type} where {scene_name} puts it"
                 )
                 continue
-            movable = next((pose for pose in poses if _thor_type(pose["objectName"].split("_")[0]) == child_type), None)
+            movable = next(
+                (i for i, pose in enumerate(poses) if _thor_type(pose["objectName"].split("_")[0]) == child_type and i not in moved), None
+            )
             if movable is not None and parent_type in start_poses:
-                movable.update(position=start_poses[parent_type]["position"], rotation=start_poses[parent_type]["rotation"])
+                poses[movable].update(position=start_poses[parent_type]["position"], rotation=start_poses[parent_type]["rotation"])
+                moved.add(movable)
                 continue
             child_id = ids.get(child_type) or next(iter(known.get(child_type, [])), None)
             parent_id = ids.get(parent_type) or next(iter(known.get(parent_type, [])), None)
