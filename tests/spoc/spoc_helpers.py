@@ -81,9 +81,10 @@ def _ids(view: ThorView, snapshot: Snapshot, document: dict) -> dict[str, str]:
     return ids
 
 
-def metadata(view: ThorView, snapshot: Snapshot, ids: dict[str, str], others: list[dict]) -> list[dict]:
-    """The snapshot as AI2-THOR reports its objects: the task's objects by `ids`, the knob of each
-    stove burner, and the scene's `others`."""
+def metadata(view: ThorView, snapshot: Snapshot, document: dict, others: list[dict]) -> list[dict]:
+    """The snapshot as AI2-THOR reports its objects: the task's objects (by the ids the file names,
+    a sliced one as its *Sliced type), the knob of each stove burner, and the scene's `others`."""
+    ids = _ids(view, snapshot, document)
     objects = []
     for obj in sorted(view.objects):
         states = _blank(ids[obj]) | {key: value for key, value in snapshot.states[obj].items() if key != "sliced"}
@@ -104,12 +105,11 @@ def spoc_result(task: Task, document: dict, plan: str) -> tuple[bool, float]:
         sim.effects(sim.ground(step.name, step.args), state).apply(state)
         trace.append(view.snapshot(state.atoms))
     checks = skill_trace(trace)
-    ids = _ids(view, checks[0], document)
-    others = scene_objects(document, set(ids.values()))
-    episode = Episode(document, metadata(view, checks[0], ids, others))
+    others = scene_objects(document, set(_ids(view, checks[0], document).values()))
+    episode = Episode(document, metadata(view, checks[0], document, others))
     for snapshot in checks[:-1]:
-        episode.check(metadata(view, snapshot, ids, others))
-    return episode.score(metadata(view, checks[-1], ids, others))
+        episode.check(metadata(view, snapshot, document, others))
+    return episode.score(metadata(view, checks[-1], document, others))
 
 
 def start_after_init(task: Task, document: dict, restored: set[tuple[str, str]]) -> tuple[dict[str, dict], dict[str, set[str]]]:
