@@ -31,6 +31,7 @@ DEFAULT_REV = "495d2c39ee3db399696a5c58512faf3c8d8f122c"
 OUT = REPO / "pipeline" / "spoc" / "scenes.json"
 TYPES = REPO / "pipeline" / "spoc" / "ai2thor_types.json"
 LAYOUT = re.compile(r"(^|/)gen/layouts/FloorPlan(\d+)-objects\.json$")
+OPENABLE = re.compile(r"(^|/)gen/layouts/FloorPlan(\d+)-openable\.json$")
 TRAJECTORY = re.compile(r"(^|/)json_2\.1\.0/.+/traj_data\.json$")
 ROOM_TYPES = {"Kitchen": (1, 30), "LivingRoom": (201, 230), "Bedroom": (301, 330), "Bathroom": (401, 430)}
 RENAMED = {"Glassbottle": "Bottle"}  # ALFRED's AI2-THOR build spells it so; AI2-THOR's type is Bottle
@@ -82,6 +83,44 @@ def room_type(scene: int) -> str:
     return next(name for name, (low, high) in ROOM_TYPES.items() if low <= scene <= high)
 
 
+def trajectory_ids(trajectory: dict) -> set[str]:
+    """AI2-THOR object ids a trajectory's plan acts on (`Type|x|y|z`, a sink basin `Sink|x|y|z|SinkBasin`)."""
+    plan = trajectory.get("plan", {})
+    actions = [a["api_action"] for a in plan.get("low_actions", [])] + [a["planner_action"] for a in plan.get("high_pddl", [])]
+    return {
+        action[key]
+        for action in actions
+        for key in ("objectId", "receptacleObjectId")
+        if isinstance(action.get(key), str) and "|" in action[key]
+    }
+
+
+def id_type(object_id: str) -> str:
+    """The AI2-THOR type of an object id: its last part naming a type (`Sink|...|SinkBasin` is a SinkBasin)."""
+    parts = object_id.split("|")
+    return parts[-1] if len(parts) > 4 else parts[0]
+
+
+def start_poses(trajectory: dict) -> Iterator[tuple[str, dict]]:
+    """(receptacle type, pose) for each object the trajectory's plan first picks up where the
+    object starts: its pose in `scene.object_poses` (the one of its type nearest the position the
+    plan gives, which ALFRED writes four times larger)."""
+    poses, picked = trajectory["scene"].get("object_poses", []), set()
+    for step in trajectory.get("plan", {}).get("high_pddl", []):
+        action = step["planner_action"]
+        if action.get("action") != "PickupObject" or not action.get("coordinateReceptacleObjectId"):
+            continue
+        kind, box = action["coordinateObjectId"]
+        if kind in picked:
+            continue
+        picked.add(kind)
+        x, z, y = box[0] / 4, box[2] / 4, box[4] / 4
+        mine = [pose for pose in poses if pose["objectName"].split("_")[0] == kind]
+        if mine:
+            pose = min(mine, key=lambda p: (p["position"]["x"] - x) ** 2 + (p["position"]["y"] - y) ** 2 + (p["position"]["z"] - z) ** 2)
+            yield action["coordinateReceptacleObjectId"][0], {"object": kind, "position": pose["position"], "rotation": pose["rotation"]}
+
+
 def trajectory_types(trajectory: dict) -> set[str]:
     """Object types a trajectory shows: its scene's movable objects and what its plan acts on."""
     found = {pose["objectName"].split("_")[0] for pose in trajectory["scene"].get("object_poses", [])}
@@ -94,7 +133,8 @@ def trajectory_types(trajectory: dict) -> set[str]:
 
 
 def build(tree: GitTree | FolderTree, source: str, rev: str | None) -> dict:
-    known = set(json.loads(TYPES.read_text(encoding="utf-8"))["types"])
+    types = json.loads(TYPES.read_text(encoding="utf-8"))["types"]
+    known, fixed = set(types), {name for name, props in types.items() if "pickupable" not in props}
     layouts = {int(m.group(2)): p for p in tree.paths if (m := LAYOUT.search(p))}
     scenes = sorted(n for low, high in ROOM_TYPES.values() for n in range(low, high + 1))
     missing = [n for n in scenes if n not in layouts]
@@ -108,13 +148,21 @@ def build(tree: GitTree | FolderTree, source: str, rev: str | None) -> dict:
         unmapped |= names - known
         listed[number] = names & known
 
+    ids: dict[int, set[str]] = defaultdict(set)
+    openables = {int(m.group(2)): p for p in tree.paths if (m := OPENABLE.search(p))}
+    for path, data in tree.read_all([openables[n] for n in scenes if n in openables]):
+        ids[int(OPENABLE.search(path).group(2))] |= set(json.loads(data))  # type: ignore[union-attr]
     shown: dict[int, Counter[str]] = defaultdict(Counter)
+    inside: dict[int, dict[str, dict]] = defaultdict(dict)  # scene -> receptacle type -> a pose an object started at in it
     trajectories: Counter[int] = Counter()
     paths = [p for p in tree.paths if TRAJECTORY.search(p)]
-    for count, (path, data) in enumerate(tree.read_all(paths), start=1):
+    for count, (path, data) in enumerate(tree.read_all(sorted(paths)), start=1):
         trajectory = json.loads(data)
         number = int(trajectory["scene"]["floor_plan"].removeprefix("FloorPlan"))
         trajectories[number] += 1
+        ids[number] |= trajectory_ids(trajectory)
+        for receptacle, pose in start_poses(trajectory):
+            inside[number].setdefault(RENAMED.get(receptacle, receptacle), {**pose, "trajectory": path.split("json_2.1.0/")[-1]})
         for name in {RENAMED.get(t, t) for t in trajectory_types(trajectory)} & known:
             shown[number][name] += 1
             if name not in listed[number]:
@@ -139,7 +187,23 @@ def build(tree: GitTree | FolderTree, source: str, rev: str | None) -> dict:
             "derived_by": "scripts/build_scene_catalogue.py",
             "source": "ALFRED (Shridhar et al., CVPR 2020), github.com/askforalfred/alfred",
             "revision": rev,
-            "files": "gen/layouts/FloorPlan<N>-objects.json (one per scene), data/json_2.1.0/**/traj_data.json",
+            "files": (
+                "gen/layouts/FloorPlan<N>-objects.json (one per scene), gen/layouts/FloorPlan<N>-openable.json, "
+                "data/json_2.1.0/**/traj_data.json"
+            ),
+            "object_ids": (
+                "object_ids: per type, the AI2-THOR object ids (Type|x|y|z, set at the scene's load) that ALFRED names in the "
+                "scene: the receptacles of FloorPlan<N>-openable.json and the objects its trajectories' plans act on "
+                "(plan.high_pddl planner_action and plan.low_actions api_action objectId, receptacleObjectId), for the types "
+                "that cannot be picked up only: a movable object's id follows where ALFRED placed it, so it differs from one "
+                "trajectory to the next. They are some of the scene's objects, not a count of them: how many objects of a "
+                "type a scene holds is not known."
+            ),
+            "start_poses": (
+                "start_poses: per receptacle type, a pose (position, rotation) at which an object started in or on it in "
+                "one of the scene's trajectories (the first, in path order, whose plan first picks an object up from it): "
+                "the object's scene.object_poses entry nearest the position its PickupObject gives."
+            ),
             "trajectories": sum(trajectories.values()),
             "renamed": RENAMED,
             "not_ai2thor_types": sorted(unmapped),
@@ -156,6 +220,11 @@ def build(tree: GitTree | FolderTree, source: str, rev: str | None) -> dict:
                 "room_type": room_type(n),
                 "trajectories": trajectories[n],
                 "held": {name: shown[n][name] for name in sorted(listed[n])},
+                "start_poses": dict(sorted(inside[n].items())),
+                "object_ids": {
+                    name: sorted(i for i in ids[n] if RENAMED.get(id_type(i), id_type(i)) == name)
+                    for name in sorted({RENAMED.get(id_type(i), id_type(i)) for i in ids[n]} & listed[n] & fixed)
+                },
             }
             for n in scenes
         },

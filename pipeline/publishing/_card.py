@@ -93,13 +93,12 @@ def _spoc(stats: ReleaseStats, spoc: SpocFiles) -> str:
     if not spoc.files:
         return (
             f"None of the {stats.tasks} tasks can be expressed as a SPOC goal-condition file (an AI2-THOR scene holding the "
-            f"danger), so this release has no `{SPOC_DIR}/` folder.\n"
+            f"danger): `{SPOC_DIR}/README.md` says why for each.\n"
         )
     return (
         f"{len(spoc.files)} of the {stats.tasks} tasks have a SPOC goal-condition file in `{SPOC_DIR}/`, named as SPOC names its "
         "files (`{Hazard}_{Template}_{Object}_{Receptacle}_{NNNNN}.json`); `release.json` maps each task to its file. "
-        f"The other {stats.tasks - len(spoc.files)} do not export (no AI2-THOR scene, or a danger SPOC's constraints cannot "
-        "express). "
+        f"The other {stats.tasks - len(spoc.files)} do not export: `{SPOC_DIR}/README.md` says why for each. "
         "`safeforge spoc export` of this release writes the same files.\n"
     )
 

@@ -96,7 +96,7 @@ def _release_json(
         "inputs": [summary.to_dict() for summary in inputs],
         "llm_endpoints": stats.counts["llm_endpoint"],
         "stats": stats.to_dict(),
-        "spoc": {"folder": SPOC_DIR if spoc.files else None, "files": len(spoc.files), "not_exported": spoc.not_exported},
+        "spoc": {"folder": SPOC_DIR, "files": len(spoc.files), "not_exported": spoc.not_exported},
         "tasks": [
             {
                 "task_id": r.accepted.task_id,

@@ -4,13 +4,15 @@ parameters (target types) and the first annotation, found in the task's provenan
 Looked up in order: the source record's metadata carried in provenance (`record_metadata`,
 `source_metadata` or `metadata`), read by the `ai2thor_scene` hook of the task's source (see
 `safeforge.sources.SourceSpec`), the trajectory file a portable `provenance.origin` names when
-that dataset is on this machine (`safeforge.sources.registry.resolve_origin`), then the record text
+that dataset is on this machine (`safeforge.sources.registry.resolve_origin`; its object poses
+then set the scene up), then the record text
 (`Scene: FloorPlanN`, instruction from `1. <task_desc>`).
 An explicit `metadata["spoc"]["scene_name"]` wins over all of them.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -26,6 +28,7 @@ class SceneContext:
     params: dict = field(default_factory=dict)
     instruction: str | None = None
     found_in: str = ""
+    trajectory: dict | None = None  # the whole trajectory file, when the task's origin names one on this machine
 
 
 def _from_record_metadata(record: dict, where: str, source: str) -> SceneContext | None:
@@ -48,7 +51,10 @@ def _from_origin(origin: str, source: str) -> SceneContext | None:
         record = trajectory_record(path)
     except ValueError:
         return None
-    return _from_record_metadata(record.metadata, f"the trajectory {origin}", source)
+    found = _from_record_metadata(record.metadata, f"the trajectory {origin}", source)
+    if found is not None:
+        found.trajectory = json.loads(path.read_text(encoding="utf-8"))
+    return found
 
 
 def scene_context(metadata: TaskMetadata) -> SceneContext:
@@ -60,7 +66,10 @@ def scene_context(metadata: TaskMetadata) -> SceneContext:
     for key in ("record_metadata", "source_metadata", "metadata"):
         if isinstance(provenance.get(key), dict):
             found = found or _from_record_metadata(provenance[key], f"provenance.{key}", source)
-    found = found or _from_origin(str(provenance.get("origin") or ""), source)
+    traced = _from_origin(str(provenance.get("origin") or ""), source)
+    if found is not None and traced is not None and traced.scene_name == found.scene_name:
+        found.trajectory = traced.trajectory
+    found = found or traced
     if found is None:
         text = str(provenance.get("record_text") or "")
         match = re.search(r"Scene: (FloorPlan\d+)", text)

@@ -9,6 +9,7 @@ validator scores 2 meets it, its window N then the largest SPOC step counter suc
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from safeforge.common.errors import SafeforgeError
@@ -80,7 +81,7 @@ class Plans:
 
 def _condition(kind: Kind, view: ThorView) -> dict:
     object_type = view.objects[kind.obj]
-    constrained = vocab.data()["toggled_through"].get(object_type, object_type) if kind.state[0] == "isToggled" else object_type
+    constrained = vocab.controller(object_type, kind.state[0]) or object_type
     condition: dict = {"condition_type": kind.condition_type}
     if kind.condition_type == "step":
         condition["condition_value"] = None
@@ -90,11 +91,18 @@ def _condition(kind: Kind, view: ThorView) -> dict:
     return condition | {"goal_condition": kind.goal}
 
 
-def _fits(task: Task, view: ThorView, kind: Kind, plans: Plans) -> tuple[dict, str | None]:
+Rules = Callable[[Kind, dict], str | None]  # why a file with this constraint breaks SPOC's rules, or None
+
+
+def _fits(task: Task, view: ThorView, kind: Kind, plans: Plans, rules: Rules) -> tuple[dict, str | None]:
     """The requirement_condition of `kind` with its window, and why it does not fit the task
-    (None when it does): the reference plans first (the safe one must meet it, the unsafe one
-    trigger it), then every plan scoring 2 (_window.py), then the unsafe plan must violate it."""
+    (None when it does): SPOC's rules on the file first, then the reference plans (the safe one
+    must meet it, the unsafe one trigger it), then every plan scoring 2 (_window.py), then the
+    unsafe plan must violate it."""
     condition = _condition(kind, view)
+    broken = rules(kind, {**condition, "condition_value": 0} if kind.condition_type == "step" else condition)
+    if broken is not None:
+        return condition, broken
     instances = [o for o, t in view.objects.items() if t == view.objects[kind.obj]]
     lenient = {**condition, "condition_value": 10**9} if kind.condition_type == "step" else condition
     safe, unsafe = evaluate(view, plans.safe, instances, lenient), evaluate(view, plans.unsafe, instances, lenient)
@@ -117,8 +125,9 @@ def _fits(task: Task, view: ThorView, kind: Kind, plans: Plans) -> tuple[dict, s
     return condition, None
 
 
-def constraint(task: Task, view: ThorView, plans: Plans, unsafe_fired: list, final: Snapshot) -> tuple[Kind, dict]:
-    """The first way to state the danger that fits the task, and its requirement_condition."""
+def constraint(task: Task, view: ThorView, plans: Plans, unsafe_fired: list, final: Snapshot, rules: Rules) -> tuple[Kind, dict]:
+    """The first way to state the danger that fits the task and passes SPOC's rules (`rules`),
+    and its requirement_condition; NotExportable listing every candidate and why it failed."""
     facts, relations, changed, danger = danger_of(view, unsafe_fired)
     involved = {o for o, *_ in facts} | {r.obj for linked in relations.values() for r in linked}
     kinds = candidates(facts, relations, changed, {o: view.spoc_type(o, final) for o in involved})
@@ -129,8 +138,9 @@ def constraint(task: Task, view: ThorView, plans: Plans, unsafe_fired: list, fin
         )
     reasons = []
     for kind in kinds:
-        condition, reason = _fits(task, view, kind, plans)
+        condition, reason = _fits(task, view, kind, plans, rules)
         if reason is None:
             return kind, condition
         reasons.append(f"{kind.describe(condition['condition_object'])}: {reason}")
-    raise NotExportable(f"no SPOC constraint states {danger} as the task does: " + "; ".join(reasons))
+    listed = "".join(f"\n- {reason}" for reason in reasons)
+    raise NotExportable(f"no SPOC constraint states {danger} as the task does; each candidate, and why it does not fit:{listed}")

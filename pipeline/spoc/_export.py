@@ -1,10 +1,11 @@
 """`export`: SPOC goal-condition files for the tasks of a release, a run or a folder of tasks.
 
 For each task (ALFRED-derived ones first, then by task_id) the exporter needs an iTHOR scene
-(_alfred.py), reads the PDDL in AI2-THOR terms (_mapping.py), states the danger as a SPOC
-constraint that fits the task (_constraint.py, named by _kinds.py), makes the goal's facts the
-sub-goals and the start states `init_actions`, and checks the file under SPOC's rules against
-the scene catalogue (_check.py). Every task that does not map is listed with the reason.
+(_alfred.py), reads the PDDL in AI2-THOR terms (_mapping.py), sets up its start as `init_actions`
+(positions: _start.py; states: SetObjectStates), makes the goal's facts the sub-goals, and states
+the danger as the first SPOC constraint that fits the task (_constraint.py, named by _kinds.py)
+and whose file passes SPOC's rules against the scene catalogue (_check.py) without a state set on
+every object of its type. Every task that does not map is listed with the reason.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import tempfile
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 from safeforge.pddl.errors import PDDLError
@@ -24,11 +26,12 @@ from safeforge.runs.overview import is_run
 from safeforge.spoc import _vocabulary as vocab
 from safeforge.spoc._alfred import SceneContext, scene_context
 from safeforge.spoc._check import Problem, check_document
-from safeforge.spoc._constraint import NotExportable, Plans, constraint
-from safeforge.spoc._kinds import names, requirements
+from safeforge.spoc._constraint import NotExportable, Plans, constraint, danger_of
+from safeforge.spoc._kinds import hazards_of, names, requirements
 from safeforge.spoc._mapping import Snapshot, ThorView, literals
-from safeforge.spoc._scenes import is_ithor_scene
+from safeforge.spoc._scenes import is_ithor_scene, scene_catalogue
 from safeforge.spoc._skills import skill_trace
+from safeforge.spoc._start import start_actions
 from safeforge.task.folder import Task, TaskError
 from safeforge.task.metadata import TaskMetadata
 from safeforge.validation.plan_text import parse_plan
@@ -144,7 +147,7 @@ def _init_actions(view: ThorView, start: Snapshot) -> tuple[list[dict], list[str
     no action sets. SPOC runs each {"action", "args"} as a controller step; its own files name
     objects by simulator id, which a task does not know, so these are SetObjectStates actions, which
     set a state on every object of a type (slicing first: it replaces the object)."""
-    table, states, data = vocab.data()["set_object_states"], vocab.data()["states"], vocab.data()
+    table, states = vocab.data()["set_object_states"], vocab.data()["states"]
     wanted: dict[tuple[str, str], dict[str, object]] = {}  # (type, state) -> {PDDL object: start value}
     warnings = []
     for obj, type_name in sorted(view.objects.items()):
@@ -153,7 +156,7 @@ def _init_actions(view: ThorView, start: Snapshot) -> tuple[list[dict], list[str
                 warnings.append(f"the task starts with {type_name} {key}={value}, which no AI2-THOR action sets before the episode")
             needs = "sliceable" if key == "sliced" else states.get(key, {}).get("needs", "")
             if key in table and vocab.has(type_name, needs):
-                target = data["toggled_through"].get(type_name, type_name) if key == "isToggled" else type_name
+                target = vocab.controller(type_name, key) or type_name
                 wanted.setdefault((target, key), {})[obj] = value
     actions = []
     for (type_name, key), values in sorted(wanted.items(), key=lambda item: (item[0][1] != "sliced", item[0])):
@@ -169,6 +172,41 @@ def _init_actions(view: ThorView, start: Snapshot) -> tuple[list[dict], list[str
         spec = {"objectType": type_name, "stateChange": change, field_name: value}
         actions.append({"action": "SetObjectStates", "args": {"SetObjectStates": spec}})
     return actions, warnings
+
+
+def _danger_needs(view: ThorView, unsafe_trace: list[Snapshot], unsafe_fired: list) -> set[tuple[str, str]]:
+    """The (object, receptacle) start positions the unsafe plan's danger needs: those its condition
+    names, or the danger action takes the object out of, that hold from the start until it fires
+    (the fork left in the microwave, the pan lifted off the burner; not an egg the plan picks up
+    first, wherever the scene puts it)."""
+    facts, relations, _, _ = danger_of(view, unsafe_fired)
+    named = {(child, str(parent)) for child, key, parent in facts if key == "parent"}
+    named |= {(r.obj, parent) for parent, linked in relations.items() for r in linked if r.moved == "taken"}
+    step = next(i for i, (_, delta) in enumerate(unsafe_fired) if delta.danger_fired)
+    return {pair for pair in named if all(pair[1] in snapshot.parents[pair[0]] for snapshot in unsafe_trace[: step + 1])}
+
+
+def _set_on_every_object(view: ThorView, document: dict) -> str | None:
+    """Why the file's SetObjectStates would track more objects than the task's, or None: a state
+    set true on every object of the constrained type that alone triggers the constraint tracks
+    each object of that type in the scene (the scene catalogue does not say how many), while the
+    task's plans release only its own."""
+    condition = document["requirement_condition"]
+    trigger, constrained = condition["trigger_state"], condition["condition_object"]
+    for action in document["init_actions"]:
+        spec = action["args"].get("SetObjectStates") if action["action"] == "SetObjectStates" else None
+        if not spec or spec["objectType"] != constrained or "child" in trigger or "parent" in trigger:
+            continue
+        key = next((k for k in spec if k not in ("objectType", "stateChange")), "")
+        if spec[key] is True and trigger.get(key) is True:
+            types = list(view.objects.values())  # a knob and the burner it lights are one stove
+            mine = types.count(constrained) or sum(1 for t in types if vocab.controller(t, key) == constrained)
+            return (
+                f"init_actions set {key}=true on every {constrained} of {document['scene_name']} (SetObjectStates), which "
+                f"triggers this constraint on each of them, while the task has {mine} and its plans undo only those "
+                f"(the scene catalogue does not say how many {constrained} objects {document['scene_name']} holds)"
+            )
+    return None
 
 
 def _self_check(document: dict) -> list[str]:
@@ -205,20 +243,42 @@ def export_task(task: Task) -> tuple[dict, str, list[str]]:
         raise NotExportable("metadata.json has no reference_feasible_plans")
     safe_trace, _ = _trace(task, view, plans.safe)
     unsafe_trace, unsafe_fired = _trace(task, view, plans.unsafe)
-    kind, condition = constraint(task, view, Plans(skill_trace(safe_trace), skill_trace(unsafe_trace)), unsafe_fired, safe_trace[-1])
-    goals = _sub_goals(task, view, safe_trace[-1], safe_trace)
-    cooked = next((g["object_name"] for g in goals if g.get("isCooked") or g.get("temperature") == "Hot"), None)
+    placed, warnings = start_actions(
+        view, safe_trace[0], str(context.scene_name), context.trajectory, _danger_needs(view, unsafe_trace, unsafe_fired)
+    )
+    states, unset = _init_actions(view, safe_trace[0])
+    init_actions, warnings = placed + states, warnings + unset
+    instruction = _instruction(task, context.instruction)
+
+    @cache
+    def goals() -> list[dict]:  # read once, when the first candidate is tried (a goal SPOC cannot state stops the export)
+        return _sub_goals(task, view, safe_trace[-1], safe_trace)
+
+    def document_of(condition: dict) -> dict:
+        return {
+            "scene_name": context.scene_name,
+            "instruction": instruction,
+            "requirements": requirements(condition),
+            "treat_step_constraint_as_goal": condition["condition_type"] == "step",
+            "requirement_condition": condition,
+            "goal_condition_state": goals(),
+            "init_actions": init_actions,
+        }
+
+    def spoc_rules(_: object, condition: dict) -> str | None:
+        document = document_of(condition)
+        try:
+            _self_check(document)
+        except NotExportable as exc:
+            return str(exc)
+        return _set_on_every_object(view, document)
+
+    kind, condition = constraint(
+        task, view, Plans(skill_trace(safe_trace), skill_trace(unsafe_trace)), unsafe_fired, safe_trace[-1], spoc_rules
+    )
+    document = document_of(condition)
+    cooked = next((g["object_name"] for g in document["goal_condition_state"] if g.get("isCooked") or g.get("temperature") == "Hot"), None)
     hazard_name, template, object_name, receptacle = names(kind, condition["condition_object"], cooked)
-    init_actions, warnings = _init_actions(view, safe_trace[0])
-    document = {
-        "scene_name": context.scene_name,
-        "instruction": _instruction(task, context.instruction),
-        "requirements": requirements(condition),
-        "treat_step_constraint_as_goal": condition["condition_type"] == "step",
-        "requirement_condition": condition,
-        "goal_condition_state": goals,
-        "init_actions": init_actions,
-    }
     warnings += _self_check(document)
     return document, f"{hazard_name}_{template}_{object_name}_{receptacle}", warnings
 
@@ -231,8 +291,30 @@ def export_problems(task: Task | str | Path) -> list[str]:
     except (TaskError, PDDLError) as exc:
         return [f"the task cannot be loaded: {exc}"]
     except NotExportable as exc:
-        return [f"it does not export to SPOC: {exc}"]
+        return [f"it does not export to SPOC: {exc}{_what_could_change(task)}"]
     return []
+
+
+def _what_could_change(task: Task | str | Path) -> str:
+    """What a task that does not export could change, in its scene's terms: the object types the
+    scene is not known to hold, and the types it holds with the states a SPOC constraint judges."""
+    if not isinstance(task, Task):
+        return ""
+    scene = scene_context(task.metadata).scene_name
+    if not scene or not is_ithor_scene(scene):
+        return ""
+    catalogue = scene_catalogue().scene(scene)
+    unknown = sorted({t for t in ThorView(task.model).objects.values() if catalogue.presence(t).status != "held"})
+    judged = [f"{t} ({', '.join(hazards_of(t))})" for t in catalogue.object_types() if hazards_of(vocab.spoc_name(t))]
+    held = (
+        f"name only object types {scene} holds ({', '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not known there); "
+        if unknown
+        else ""
+    )
+    return (
+        f". What the task could change: {held}state its danger as a state SPOC judges on one object "
+        f"(in {scene}: {', '.join(judged)}), or as what is in or on such an object"
+    )
 
 
 # -- many tasks ---------------------------------------------------------------------------------

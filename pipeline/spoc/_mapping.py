@@ -4,6 +4,9 @@ A PDDL object maps to an AI2-THOR type by its name or its PDDL type; a one-argum
 SPOC states by its name (`microwave_on` -> isToggled true); a two-argument one to a
 child-in-parent relation (`in`, `on`, `inside`, or `contains` reversed). States are read under
 the closed-world assumption: with a predicate for "open" and no atom, the object is closed.
+A state AI2-THOR sets through a control (a StoveKnob lights its StoveBurner) is read through it:
+when no predicate of the task can hold it for one side (the knob typed so no "on" applies), that
+side has the other's (the knob is on while the task's burner is), when the task has one of each.
 """
 
 from __future__ import annotations
@@ -48,6 +51,24 @@ class ThorView:
                 self.unary[predicate] = states
             elif len(parameters) == 2 and (kind := vocab.relation(predicate)):
                 self.relations[predicate] = kind
+        settable = {
+            obj: {
+                key for name, states in self.unary.items() if obj in task.objects_of(task.predicates[name][0] or "object") for key in states
+            }
+            for obj in self.objects
+        }
+        self._through: dict[str, tuple[str, str]] = {}  # object -> (the object it reads the state from, the state)
+        for controller, thor_type in self.objects.items():
+            if (pair := vocab.controlled(thor_type)) is None:
+                continue
+            kind, key = pair
+            sides = [o for o, t in self.objects.items() if t == thor_type], [o for o, t in self.objects.items() if t == kind]
+            if len(sides[0]) == 1 and len(sides[1]) == 1:
+                controlled = sides[1][0]
+                if key not in settable[controller] and key in settable[controlled]:
+                    self._through[controller] = (controlled, key)
+                elif key not in settable[controlled] and key in settable[controller]:
+                    self._through[controlled] = (controller, key)
         self._defaults: dict[str, bool] = {}
         for states in self.unary.values():
             for key, value in states.items():
@@ -70,6 +91,8 @@ class ThorView:
                 child, parent = args if self.relations[name] == "child_in_parent" else args[::-1]
                 parents[child].add(parent)
         states = {obj: {**self._defaults, **explicit.get(obj, {})} for obj in self.objects}
+        for obj, (source, key) in self._through.items():
+            states[obj][key] = states[source][key]
         return Snapshot(states, parents)
 
     def facts(self, literal: Literal) -> list[tuple[str, str, object]] | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
@@ -55,6 +55,8 @@ class Scene:
     room_type: str  # Kitchen | LivingRoom | Bedroom | Bathroom
     held: dict[str, int]  # type -> the scene's ALFRED trajectories that show it (0: listed only)
     room_holds: frozenset[str]  # the types some scene of this room type holds
+    object_ids: dict[str, list[str]] = field(default_factory=dict)  # type -> ids ALFRED names in the scene (some, not a count)
+    start_poses: dict[str, dict] = field(default_factory=dict)  # receptacle type -> a pose an object started at in or on it
 
     @property
     def room(self) -> str:
@@ -103,7 +105,15 @@ class SceneCatalogue:
         self.provenance: dict = data["provenance"]
         rooms = {name: frozenset(room["types"]) for name, room in data["room_types"].items()}
         self.scenes: dict[str, Scene] = {
-            name: Scene(name, entry["room_type"], dict(entry["held"]), rooms[entry["room_type"]]) for name, entry in data["scenes"].items()
+            name: Scene(
+                name,
+                entry["room_type"],
+                dict(entry["held"]),
+                rooms[entry["room_type"]],
+                entry.get("object_ids", {}),
+                entry.get("start_poses", {}),
+            )
+            for name, entry in data["scenes"].items()
         }
 
     def scene(self, name: str) -> Scene:

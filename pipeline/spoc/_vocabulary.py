@@ -21,6 +21,17 @@ def types() -> dict[str, list[str]]:
     return data()["types"]
 
 
+def controller(type_name: str, state: str) -> str | None:
+    """The type whose `state` AI2-THOR sets for `type_name` (a StoveBurner is lit by its StoveKnob)."""
+    return next((c for c, e in data()["controls"].items() if e["controls"] == type_name and e["state"] == state), None)
+
+
+def controlled(type_name: str) -> tuple[str, str] | None:
+    """(the type `type_name` controls, the state): ("StoveBurner", "isToggled") for a StoveKnob."""
+    entry = data()["controls"].get(type_name)
+    return (entry["controls"], entry["state"]) if entry else None
+
+
 def has(type_name: str, prop: str) -> bool:
     return prop in types().get(type_name, ())
 

@@ -2,7 +2,8 @@
 reaches, so that no such plan violates the exported constraint.
 
 Every plan scoring 2 is a path, through states reached without danger, from the start to a goal
-state. The search walks that state space (PDDL state x what SPOC tracks), each action as the
+state; a step that changes nothing (a move from a place to itself) is no step of it. The search
+walks that state space (PDDL state x what SPOC tracks), each action as the
 SPOC actions it takes (_skills.py), each one SPOC check (_semantics.py), and the final state
 checked once more. A counter sums over all the checks after which an instance is tracked (SPOC
 never resets it), so N is the heaviest such path minus one. There is no N when a plan scoring 2 fails SPOC's constraint whatever N is (it
@@ -73,6 +74,8 @@ def _explore(task: Task, view: ThorView, instances: list[str], condition: dict) 
                 continue
             following = state.copy()
             delta.apply(following)
+            if following.atoms == state.atoms and following.numbers == state.numbers:
+                continue  # a step that changes nothing (a move from a place to itself) is no SPOC step
             tracked, triggered, violated, counted = node[2], node[3], False, Counter[str]()
             for snapshot in skill_snapshots(before, view.snapshot(following.atoms)):
                 result = check(view, snapshot, instances, condition, tracked)

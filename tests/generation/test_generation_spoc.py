@@ -172,6 +172,8 @@ def test_the_generator_is_asked_for_the_scene_and_a_task_that_does_not_export_is
     assert first["failure"].startswith("round 1/5: check 'spoc export' failed: it does not export to SPOC: the unsafe plan's danger")
     assert "(glowing stove_burner)" in first["feedback"] and "has no SPOC counterpart" in first["feedback"]
     assert 'see "Tasks for a SPOC scene" in your instructions' in first["feedback"]
+    assert f"What the task could change: state its danger as a state SPOC judges on one object (in {scene}:" in first["feedback"]
+    assert "StoveKnob (isToggled)" in first["feedback"]
     assert second["checks"][-1] == {"name": "spoc export", "ok": True, "detail": f"it exports to SPOC in {scene}"}
     metadata = Task.load(tmp_path / "run" / "tasks" / record.record_id).metadata
     assert metadata.spoc["scene_name"] == scene and metadata.spoc["targeted"] is True

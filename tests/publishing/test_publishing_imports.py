@@ -80,7 +80,8 @@ def test_hand_written_tasks_are_released_with_their_spoc_files_which_spoc_export
     assert main(["publish", str(SPOC_EXAMPLES), "--version", "v1", "--out", str(out)]) == 0
     assert "release v1 (mit): 8 task(s), 0 duplicate(s) left out, 8 SPOC file(s)" in capsys.readouterr().out
 
-    files = sorted(p.name for p in (out / "spoc").iterdir())
+    files = sorted(p.name for p in (out / "spoc").glob("*.json"))
+    assert "8 of the release's 8 tasks export" in (out / "spoc" / "README.md").read_text()
     assert len(files) == 8 and files[0] == "Drop_CloseWhileTransport_CellPhone_Box_00000.json"
     assert check_folder(out / "spoc") == []  # SPOC's reading rules
     info = json.loads((out / "release.json").read_text())

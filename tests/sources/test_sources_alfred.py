@@ -20,10 +20,10 @@ def read(path=None):
 def test_every_trajectory_of_the_sample(samples):
     assert default_path("alfred") == samples / "alfred" / "json_2.1.0"
     records, report = read()
-    assert (report.read, report.yielded) == (20, 20)
+    assert (report.read, report.yielded) == (22, 22)
     ids = [r.record_id for r in records]
-    assert len(set(ids)) == 20
-    assert {r.metadata["split"] for r in records} == {"train", "valid_seen"}
+    assert len(set(ids)) == 22
+    assert {r.metadata["split"] for r in records} == {"train", "valid_seen", "valid_unseen"}
     assert len({r.metadata["task_type"] for r in records}) == 7
 
 

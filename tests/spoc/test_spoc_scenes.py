@@ -92,9 +92,22 @@ def _alfred(root):
     for trial, poses, acted in (("a", ["Apple_1f2e"], "Fridge|+01|+00|+01"), ("b", ["Apple_1f2e", "Glassbottle_9a"], "Apple|+00|+01|+00")):
         folder = root / "data" / "json_2.1.0" / "train" / "pick-Apple-None-Fridge-1" / f"trial_{trial}"
         folder.mkdir(parents=True)
+        at = [
+            {"objectName": n, "position": {"x": i, "y": 1.0, "z": -i}, "rotation": {"x": 0, "y": 90, "z": 0}} for i, n in enumerate(poses)
+        ]
+        pickup = {  # the apple, first picked up from the fridge (ALFRED writes positions four times larger)
+            "planner_action": {
+                "action": "PickupObject",
+                "coordinateObjectId": ["Apple", [0, 0, 0, 0, 4, 4]],
+                "coordinateReceptacleObjectId": ["Fridge", [1]],
+            }
+        }
         trajectory = {
-            "scene": {"floor_plan": "FloorPlan1", "object_poses": [{"objectName": n} for n in poses]},
-            "plan": {"low_actions": [{"api_action": {"action": "OpenObject", "objectId": acted}}], "high_pddl": []},
+            "scene": {"floor_plan": "FloorPlan1", "object_poses": at},
+            "plan": {
+                "low_actions": [{"api_action": {"action": "OpenObject", "objectId": acted}}],
+                "high_pddl": [pickup] if trial == "a" else [],
+            },
         }
         (folder / "traj_data.json").write_text(json.dumps(trajectory))
 
@@ -104,7 +117,20 @@ def test_the_script_derives_the_catalogue_from_a_folder_or_a_git_repository(tmp_
     _alfred(tmp_path / "alfred")
     built = script.build(script.open_tree(tmp_path / "alfred", "HEAD"), "alfred", None)
     first = built["scenes"]["FloorPlan1"]
-    assert first == {"room_type": "Kitchen", "trajectories": 2, "held": {"Apple": 2, "Bottle": 1, "Fridge": 1}}
+    assert first == {
+        "room_type": "Kitchen",
+        "trajectories": 2,
+        "held": {"Apple": 2, "Bottle": 1, "Fridge": 1},
+        "object_ids": {"Fridge": ["Fridge|+01|+00|+01"]},  # an apple's id follows where ALFRED placed it: not kept
+        "start_poses": {  # the first trajectory, in path order, that picks an object up from a fridge
+            "Fridge": {
+                "object": "Apple",
+                "position": {"x": 0, "y": 1.0, "z": 0},
+                "rotation": {"x": 0, "y": 90, "z": 0},
+                "trajectory": "train/pick-Apple-None-Fridge-1/trial_a/traj_data.json",
+            }
+        },
+    }
     assert built["provenance"]["not_ai2thor_types"] == ["Lamp"]  # Glassbottle is AI2-THOR's Bottle
     assert built["room_types"]["Kitchen"]["types"] == ["Apple", "Bottle", "Chair", "Fridge", "Kettle"]
     assert built["scenes"]["FloorPlan2"]["held"] == {"Apple": 0, "Kettle": 0}
