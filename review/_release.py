@@ -26,6 +26,7 @@ _KINDS = {
     "corrections": "conflicting corrections",
     "edited_vote": "vote changed by another user",
     "ignored_adjudication": "adjudication by someone not allowed to",
+    "vanished_vote": "recorded vote deleted or changed author",
 }
 
 
@@ -112,7 +113,7 @@ def review_report(stores: Iterable[RunStore]) -> ReviewReport:
 
 def public_review(review: Review, alias: Callable[[str], str]) -> Review:
     """The review block with every person named by `alias`: annotations (annotator, author),
-    corrections, disagreements (annotators, resolved_by) and the decision's explanation."""
+    corrections, vanished votes, disagreements (annotators, resolved_by) and the explanation."""
     data = review.model_dump(mode="json")
     names: dict[str, str] = {}
 
@@ -126,6 +127,9 @@ def public_review(review: Review, alias: Callable[[str], str]) -> Review:
         for key in ("annotator", "author"):
             if key in entry:
                 entry[key] = renamed(entry[key])
+    for entry in data.get("vanished_votes", []):
+        for key in ("annotator", "now_annotator"):
+            entry[key] = renamed(entry.get(key))
     for entry in data.get("disagreements", []):
         entry["annotators"] = [renamed(name) for name in entry.get("annotators", [])]
         entry["resolved_by"] = renamed(entry.get("resolved_by"))

@@ -69,6 +69,8 @@ class Status:
     adjudicators: list[str] = field(default_factory=list)
     duplicates: dict[str, list[int]] = field(default_factory=dict)
     """task_id -> Label Studio ids of extra copies, as the last pull saw them."""
+    vanished_votes: int = 0
+    """Recorded votes that were deleted or changed author later (each sent its task to adjudication)."""
     formalizations: bool = False
     """The formalization review's state (its items are records), not the review of checked tasks."""
 
@@ -85,6 +87,7 @@ class Status:
             "queue": self.queue,
             "disagreements": self.disagreements,
             "duplicates": self.duplicates,
+            "vanished_votes": self.vanished_votes,
             "total": self.total.to_dict(),
             "by_source": {source: s.to_dict() for source, s in self.by_source.items()},
             "agreement": self.agreement.to_dict(),
@@ -117,6 +120,8 @@ class Status:
             "",
             f"Adjudicators: {', '.join(self.adjudicators) or f'none named (`{self._push} --adjudicator EMAIL`)'}",
         ]
+        if self.vanished_votes:
+            lines += [f"Vanished votes: {self.vanished_votes} recorded vote(s) deleted or changed author later (see the disagreements)"]
         if self.queue:
             lines += ["Adjudication queue (the view 'Adjudication queue' in Label Studio)"]
             lines += [f"  {task_id}: {why}" for task_id, why in sorted(self.queue.items())]
@@ -142,7 +147,8 @@ class Status:
             "## Formalization review (before code generation)" if self.formalizations else "## Review",
             f"{t.accepted} accepted, {t.rejected} rejected (rejection rate {rate}), {t.pending} in review "
             f"({len(self.queue)} waiting for an adjudicator), {t.not_pushed} not pushed. "
-            f"Adjudicators: {', '.join(self.adjudicators) or 'none named'}.",
+            f"Adjudicators: {', '.join(self.adjudicators) or 'none named'}."
+            + (f" {self.vanished_votes} recorded vote(s) deleted or changed author later." if self.vanished_votes else ""),
             "### Agreement",
             self.agreement.to_markdown(),
         ]
@@ -166,6 +172,7 @@ def review_status(store: RunStore, formalizations: bool = False) -> Status:
     tasks: list[TaskVotes] = []
     task_ids: dict[str, str] = {}
     in_review: set[str] = set()
+    vanished = 0
     for state, column in _COLUMNS:
         for row in store.ledger.records(state=state):
             source = by_source.setdefault(row.source, SourceStatus())
@@ -185,10 +192,11 @@ def review_status(store: RunStore, formalizations: bool = False) -> Status:
                     unreadable.append(task_id)
                 continue
             tasks.append(votes_of(review))
+            vanished += len(review.vanished_votes)
             if state == "rejected_by_review":
                 _count_reasons(review.reasons, source, total)
     status = _status(store, ReviewMapping.load(store), in_review, task_ids, (total, by_source, tasks))
-    status.unreadable = unreadable
+    status.unreadable, status.vanished_votes = unreadable, vanished
     return status
 
 
