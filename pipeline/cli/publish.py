@@ -24,8 +24,16 @@ def register(subparsers) -> None:
     parser.add_argument("--repo-id", help="also push to this Hub dataset repo, ORG/NAME (token: HF_TOKEN; server: HF_ENDPOINT)")
     parser.add_argument(
         "--license",
-        help=f"a licence identifier from the Hub's list (as of {hub_license_list()['as_of']}; default: {DEFAULT_LICENSE}, "
-        f"or {SHARE_ALIKE_LICENSE} when a task is derived from a share-alike dataset)",
+        help=f"a licence identifier from the Hub's list (as of {hub_license_list()['as_of']}) that the licence of every "
+        f"dataset the tasks are derived from allows (default: {DEFAULT_LICENSE}, or {SHARE_ALIKE_LICENSE} when a task is "
+        "derived from a share-alike dataset)",
+    )
+    parser.add_argument(
+        "--licence-acknowledged",
+        action="append",
+        default=[],
+        metavar="SOURCE",
+        help="release tasks derived from SOURCE although its licence is uncertain (e.g. virtualhome; the card says so); repeatable",
     )
     parser.add_argument(
         "--allow-replay",
@@ -48,6 +56,7 @@ def _publish(args) -> int:
         args.out,
         repo_id=args.repo_id,
         license_id=args.license,
+        licence_acknowledged=args.licence_acknowledged,
         allow_replay=args.allow_replay,
         engine=args.engine,
         time_limit=args.time_limit,
