@@ -182,7 +182,7 @@ def _pull(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    status = review_status(_open_run(args), formalizations=args.formalizations)
+    status = review_status(_open_run(args), formalizations=args.formalizations, data_dir=ReviewConfig.from_env().data_dir)
     print(json.dumps(status.to_dict(), indent=2) if args.json else printable(status.format_table(), keep="\n"))  # names typed by annotators
     if args.plot:
         written = agreement_plot(status.agreement, args.plot)

@@ -140,7 +140,7 @@ def test_checked_task_folder_has_the_foundation_format_and_provenance(demo):
     total_in = provenance["extraction"]["tokens"]["in"] + sum(r["tokens"]["in"] for r in provenance["rounds"])
     assert provenance["tokens"]["in"] == total_in and provenance["llm_endpoint"] == "replay"
     # replayed: no cost anywhere in the task (deepseek-chat's list price holds at api.deepseek.com only)
-    costs = (provenance["cost_usd"], provenance["extraction"]["cost_usd"], {r["cost_usd"] for r in provenance["rounds"]})
+    costs = (provenance.get("cost_usd"), provenance["extraction"].get("cost_usd"), {r.get("cost_usd") for r in provenance["rounds"]})
     assert costs == (None, None, {None})
     assert [c["name"] for c in metadata["checks"]] == CHECKS
     assert metadata["quality_judge"] == {"approved": True, "issues": []}

@@ -49,7 +49,10 @@ def test_a_release_of_every_source_says_what_made_each_task(reviewed_runs, tmp_p
         metadata = json.loads(row["metadata_json"])
         assert {a["annotator"][:10] for a in metadata["review"]["annotations"]} == {"annotator-"}
         assert metadata["provenance"]["llm_endpoint"] == "replay"
-        assert metadata["provenance"]["cost_usd"] is None and metadata["provenance"]["extraction"]["cost_usd"] is None
+        provenance = metadata["provenance"]  # no cost for replayed calls, in the task, its extraction or its rounds
+        assert [p.get("cost_usd") for p in (provenance, provenance["extraction"], *provenance["rounds"])] == [None] * (
+            2 + len(provenance["rounds"])
+        )
         assert metadata["provenance"]["models"]["generate"].startswith("replay server (hand-written responses filed under ")
     virtualhome = json.loads(next(r for r in rows.values() if r["source"] == "virtualhome")["metadata_json"])
     assert virtualhome["provenance"]["record_metadata"]["program_file"].startswith("withoutconds/")  # relative to the dataset

@@ -6,9 +6,11 @@ tasks; votes on duplicate copies count and are merged."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import httpx
 import pytest
-from review_helpers import Submission, ls_task_id, submit
+from review_helpers import Submission, ls_task_id, submit, token_of
 
 from safeforge.review import ReviewError, pull_run, push_run, review_report, review_status
 from safeforge.review._task_data import LABELING_CONFIG
@@ -192,6 +194,38 @@ def test_a_decided_task_whose_vote_vanishes_goes_back_to_adjudication(make_run, 
     assert reopened.reopened == {KITCHEN: why} and _state(store, KITCHEN) == "in_review"
     history = store.ledger.history(store.ledger.records()[0].record_id)
     assert history[-1].reason == f"review re-opened: {why}"
+
+
+def test_status_and_the_card_show_each_annotators_done_pending_and_locked_work(make_run, config, annotator, labelstudio):
+    store = make_run([KITCHEN, BLEACH])
+    project_id = push_run(store, config, annotators_per_task=2, adjudicators=[LEAD]).project_id
+    alice, bob = annotator("alice@review.test"), annotator("bob@review.test")
+    submit(alice, ls_task_id(store, KITCHEN), Submission("accept"))
+    submit(alice, ls_task_id(store, BLEACH), Submission("accept"))
+    submit(bob, ls_task_id(store, KITCHEN), Submission("reject", reasons=("other",)))
+    pull_run(store, config)
+    opened = httpx.get(  # bob opens the next task of the label stream: Label Studio locks it for him
+        f"{labelstudio.url}/api/projects/{project_id}/next/",
+        headers={"Authorization": f"Token {token_of(labelstudio.url, 'bob@review.test')}"},
+    )
+    assert opened.json()["id"] == ls_task_id(store, BLEACH)
+
+    status = review_status(store, data_dir=Path(labelstudio.data_dir))
+    rows = {r.annotator: (r.done, r.pending, r.locked, r.agreed_with_final, r.adjudicator) for r in status.annotators}
+    assert rows == {
+        "alice@review.test": (2, (), (), 0, False),
+        "bob@review.test": (1, (BLEACH,), (BLEACH,), 0, False),
+        LEAD: (0, (KITCHEN,), (), 0, True),  # the split waits for the adjudicator
+    }
+    assert f"bob@review.test: done 1, pending 1 ({BLEACH}), locked 1 ({BLEACH}), agreed n/a" in status.format_table()
+    bob = next(r for r in status.to_dict()["annotators"] if r["annotator"] == "bob@review.test")
+    assert (bob["pending"], bob["locked"]) == ([BLEACH], [BLEACH])
+    assert "| bob@review.test | annotator | 1 | 1 | n/a |" in status.to_markdown()
+    unknown = review_status(store)  # no data dir: the locks are not known
+    assert {r.locked for r in unknown.annotators} == {None} and "locked unknown" in unknown.format_table()
+
+    card = review_report([store]).to_markdown(lambda name: "annotator-" + name[:3])
+    assert "| annotator-lea | adjudicator | 0 | 1 | n/a |" in card and "| annotator-bob | annotator | 1 | 1 | n/a |" in card
 
 
 def test_conflicting_corrections_wait_for_the_adjudicator_who_can_keep_the_original(make_run, config, annotator):
