@@ -9,14 +9,16 @@ after an answer that was lost would create it twice; the callers check what exis
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlparse
 
 import httpx
 from label_studio_sdk import LabelStudio
 from label_studio_sdk.core.api_error import ApiError
+from label_studio_sdk.core.pagination import SyncPager
 from label_studio_sdk.core.request_options import RequestOptions
 
 from safeforge.review._config import ReviewConfig
@@ -106,7 +108,7 @@ class LabelStudioClient:
     def projects_titled(self, title: str) -> list[RemoteProject]:
         """The projects with exactly this title, oldest first."""
         with self._calling("listing projects"):
-            projects: list = list(self._sdk.projects.list(title=title))
+            projects: list = every_item(self._sdk.projects.list(title=title), lambda page: page.count)
         return sorted((_remote(p) for p in projects if p.title == title), key=lambda p: p.id)
 
     def create_project(
@@ -138,7 +140,7 @@ class LabelStudioClient:
     def tasks(self, project_id: int, with_annotations: bool = False) -> list[RemoteTask]:
         """Every task of the project (with its submitted annotations when asked)."""
         with self._calling(f"listing the tasks of project {project_id}"):
-            pages: Iterable = self._sdk.tasks.list(project=project_id, fields="all" if with_annotations else "task_only", page_size=500)
+            pager = self._sdk.tasks.list(project=project_id, fields="all" if with_annotations else "task_only", page_size=500)
             return [
                 RemoteTask(
                     task.id,
@@ -146,7 +148,7 @@ class LabelStudioClient:
                     [_as_dict(a) for a in (task.annotations or [])] if with_annotations else [],
                     task.overlap or 1,
                 )
-                for task in pages
+                for task in every_item(pager, lambda page: page.total)
             ]
 
     def import_tasks(self, project_id: int, tasks: Sequence[dict]) -> list[int]:
@@ -197,6 +199,16 @@ class LabelStudioClient:
         """User id -> e-mail (the annotator identity recorded in the run)."""
         with self._calling("listing users"):
             return {user.id: user.email or user.username or f"user {user.id}" for user in self._sdk.users.list()}
+
+
+def every_item(pager: SyncPager, total: Callable[[Any], int]) -> list:
+    """Every item of a paged list, asking for no page past the last (Label Studio logs "Invalid
+    page." for one): pages are read until `total` (of a page's response) items are in."""
+    items = list(pager.items or [])
+    while len(items) < total(pager.response) and (page := pager.next_page()) is not None and page.items:
+        items += page.items
+        pager = page
+    return items
 
 
 def _as_dict(annotation) -> dict:

@@ -1,5 +1,5 @@
-"""`safeforge publish FOLDER... --version V`: a release of the tasks of runs, import-despite
-outputs or folders of task folders."""
+"""`safeforge publish RUN_OR_FOLDER... --version V`: a release of the tasks of runs (by name, as
+`review push` takes them, or by path), import-despite outputs or folders of task folders."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 
 from safeforge.publishing import DEFAULT_LICENSE, SHARE_ALIKE_LICENSE, hub_license_list, publish
+from safeforge.runs import named_run
+from safeforge.settings import Settings
 
 
 def register(subparsers) -> None:
@@ -14,10 +16,9 @@ def register(subparsers) -> None:
     parser.add_argument(
         "folders",
         nargs="+",
-        type=Path,
-        metavar="FOLDER",
-        help="a run (outputs/<run>: its accepted tasks), an import-despite output (the tasks imported cleanly) "
-        "or a folder of task folders (every task)",
+        metavar="RUN_OR_FOLDER",
+        help="a run by name, as `review push RUN` takes it (outputs/<run>: its accepted tasks) or by path, an import-despite "
+        "output (the tasks imported cleanly) or a folder of task folders (every task)",
     )
     parser.add_argument("--version", required=True, help="release version, e.g. v1.0.0 (also the Hub tag)")
     parser.add_argument("--out", type=Path, help="release folder to create (default outputs/releases/<version>)")
@@ -50,8 +51,9 @@ def _publish(args) -> int:
     def progress(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
+    outputs = Settings.load().outputs
     release = publish(
-        args.folders,
+        [named_run(name, outputs) or Path(name) for name in args.folders],
         args.version,
         args.out,
         repo_id=args.repo_id,

@@ -29,7 +29,7 @@ from safeforge.review import (
     stop_server,
 )
 from safeforge.runs.ledger import RunStore
-from safeforge.runs.overview import is_run
+from safeforge.runs.overview import named_run
 from safeforge.settings import Settings
 
 _LOCAL_HOSTS = {"127.0.0.1", "localhost"}
@@ -150,9 +150,8 @@ def _share(text: str) -> float:
 
 def _open_run(args: argparse.Namespace) -> RunStore:
     runs = args.out or Settings.load().outputs
-    for candidate in (runs / args.run, Path(args.run)):
-        if is_run(candidate):
-            return RunStore(candidate)
+    if (folder := named_run(args.run, runs)) is not None:
+        return RunStore(folder)
     raise ReviewError(f"no run {args.run!r}: expected {runs / args.run}/ledger.sqlite (or the path of a run folder)")
 
 

@@ -248,6 +248,12 @@ def is_run(folder: Path) -> bool:
     return (Path(folder) / LEDGER_FILE).is_file()
 
 
+def named_run(name: str | Path, outputs: Path) -> Path | None:
+    """The run a command is given, the one way every command reads it: its name under `outputs`,
+    else a path to a run folder; None when it is neither."""
+    return next((folder for folder in (Path(outputs) / name, Path(name)) if is_run(folder)), None)
+
+
 def list_runs(outputs: Path) -> list[Path]:
     """Run folders directly under `outputs`, newest ledger first."""
     outputs = Path(outputs)

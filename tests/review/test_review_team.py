@@ -102,6 +102,7 @@ def test_several_annotators_at_once_while_two_folders_push_the_same_run(team, tm
     assert [p.id for p in team.admin.projects.list(title=project_title(stores[0]))] == [project_id]
     tasks = list(team.admin.tasks.list(project=project_id))
     assert sorted(t.data["task_id"] for t in tasks) == ALL_EXAMPLES  # each task once
+    assert not [w for p in pushed for w in p.warnings if " twice " in w]  # no warning of a copy the other push removed
     assert all(r.state == "in_review" for store in stores for r in store.ledger.records())
 
     people = [f"{name}@team.test" for name in ("ana", "ben", "chloe")]
