@@ -185,15 +185,23 @@ class LabelStudioClient:
             )
         return _id(created.id)
 
-    def views(self, project_id: int) -> dict[str, int]:
-        """The project's saved Data Manager views (tabs): title -> id."""
+    def views(self, project_id: int) -> dict[str, tuple[int, dict]]:
+        """The project's saved Data Manager views (tabs): title -> (id, its data)."""
         with self._calling(f"listing the views of project {project_id}"):
-            return {str((view.data or {}).get("title", "")): _id(view.id) for view in self._sdk.views.list(project=project_id)}
+            return {
+                str((view.data or {}).get("title", "")): (_id(view.id), _as_dict(view.data or {}))
+                for view in self._sdk.views.list(project=project_id)
+            }
 
-    def create_view(self, project_id: int, title: str, filters: dict) -> int:
-        with self._calling(f"creating view {title!r} in project {project_id}"):
-            view = self._sdk.views.create(project=project_id, data={"title": title, "filters": filters}, request_options=_ONCE)
+    def create_view(self, project_id: int, data: dict) -> int:
+        """A view (`data`: its title, filters, hiddenColumns ...)."""
+        with self._calling(f"creating view {data.get('title')!r} in project {project_id}"):
+            view = self._sdk.views.create(project=project_id, data=data, request_options=_ONCE)  # type: ignore[arg-type]
         return _id(view.id)
+
+    def update_view(self, project_id: int, view_id: int, data: dict) -> None:
+        with self._calling(f"updating view {data.get('title')!r} of project {project_id}"):
+            self._sdk.views.update(str(view_id), project=project_id, data=data)  # type: ignore[arg-type]
 
     def user_emails(self) -> dict[int, str]:
         """User id -> e-mail (the annotator identity recorded in the run)."""
