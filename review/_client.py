@@ -26,6 +26,9 @@ from safeforge.review._errors import NotFoundError, ReviewError
 
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 _ONCE: RequestOptions = {"max_retries": 0}
+BLIND = {"show_annotation_history": False, "show_collab_predictions": False}
+"""Project settings of blind voting: an annotator's label stream shows no earlier annotation, and no
+prediction (which could carry one). What Label Studio community cannot hide is in docs/review.md."""
 
 
 @dataclass
@@ -121,6 +124,7 @@ class LabelStudioClient:
                 label_config=label_config,
                 maximum_annotations=annotators_per_task,
                 overlap_cohort_percentage=_percent(overlap_share),
+                **BLIND,
                 request_options=_ONCE,
             )
         return RemoteProject(_id(project.id), project.title or title, annotators_per_task, label_config, overlap_share)
@@ -130,8 +134,9 @@ class LabelStudioClient:
             self._sdk.projects.delete(project_id)
 
     def set_label_config(self, project_id: int, label_config: str) -> None:
+        """The labeling interface, and the settings of blind voting (`BLIND`)."""
         with self._calling(f"update the labeling interface of project {project_id}"):
-            self._sdk.projects.update(id=project_id, label_config=label_config)
+            self._sdk.projects.update(id=project_id, label_config=label_config, **BLIND)
 
     def set_overlap(self, project_id: int, annotators: int, share: float) -> None:
         with self._calling(f"setting project {project_id}'s overlap to {annotators} annotator(s) on {share:.0%} of tasks"):

@@ -108,3 +108,25 @@ def test_compare_all_names_each_column_marks_a_refused_adjudication_and_views_na
             assert "tasks:data.task_id" not in hidden and "tasks:data.task_id" not in data["hiddenColumns"]["labeling"]
             page.open(f"{labelstudio.url}/projects/{project}/data?tab={view}", cookies)
             page.wait_for(IN_TASK_LIST.format(name=repr(TASK)), f"{TASK} named in view {tab!r}", timeout=60)
+
+
+def test_voting_is_blind_in_an_annotators_label_stream_and_task_table(chromium, labelstudio, config, admin, annotator, make_run, tmp_path):
+    """An annotator who has not voted yet sees no other vote where they vote (the label stream) nor in
+    the project's task table; what community Label Studio still shows them is in docs/review.md."""
+    store = make_run([TASK])
+    project = push_run(store, config, annotators_per_task=3).project_id
+    task = ls_task_id(store, TASK)
+    first = submit(annotator("first@review.test"), task, Submission("reject", reasons=("other",), note="the soup is cold"))
+    pull_run(store, config)
+    assert admin.projects.get(project).show_collab_predictions is False
+    annotator("blind@review.test")
+    cookies = login_cookies(labelstudio.url, "blind@review.test", "annotator-password-1")
+    with chromium_page(chromium, tmp_path / "chromium", WIDTH, HEIGHT) as page:
+        show_task(page, f"{labelstudio.url}/projects/{project}/data?labeling=1", cookies)  # Label All Tasks
+        shown = page.evaluate("document.body.innerText")
+        ids = page.evaluate("[...document.querySelectorAll('[data-annotation-id]')].map(e => e.dataset.annotationId)")
+        assert TASK in shown and "the soup is cold" not in shown and str(first) not in ids and "first@review.test" not in shown
+        page.open(f"{labelstudio.url}/projects/{project}/data", cookies)
+        page.wait_for(IN_TASK_LIST.format(name=repr(TASK)), "the task table")
+        table = page.evaluate("document.body.innerText")
+        assert "Annotated by" not in table and "the soup is cold" not in table and "reject" not in table.lower()
