@@ -5,6 +5,9 @@ server down (connection refused, timeout), a refused token (401/403), a missing 
 task (404, as `NotFoundError`), anything else with the server's answer. Requests that create
 something (a project, tasks, an annotation, a view) are sent once, never retried by the SDK: a retry
 after an answer that was lost would create it twice; the callers check what exists instead.
+Projects are set for blind voting: an annotator's label stream shows no earlier annotation
+(`show_annotation_history` off) and no prediction, which could carry one (`show_collab_predictions`
+off); what Label Studio community cannot hide is in docs/review.md.
 """
 
 from __future__ import annotations
@@ -26,9 +29,6 @@ from safeforge.review._errors import NotFoundError, ReviewError
 
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 _ONCE: RequestOptions = {"max_retries": 0}
-BLIND = {"show_annotation_history": False, "show_collab_predictions": False}
-"""Project settings of blind voting: an annotator's label stream shows no earlier annotation, and no
-prediction (which could carry one). What Label Studio community cannot hide is in docs/review.md."""
 
 
 @dataclass
@@ -124,7 +124,8 @@ class LabelStudioClient:
                 label_config=label_config,
                 maximum_annotations=annotators_per_task,
                 overlap_cohort_percentage=_percent(overlap_share),
-                **BLIND,
+                show_annotation_history=False,  # blind voting (module docstring)
+                show_collab_predictions=False,
                 request_options=_ONCE,
             )
         return RemoteProject(_id(project.id), project.title or title, annotators_per_task, label_config, overlap_share)
@@ -134,9 +135,11 @@ class LabelStudioClient:
             self._sdk.projects.delete(project_id)
 
     def set_label_config(self, project_id: int, label_config: str) -> None:
-        """The labeling interface, and the settings of blind voting (`BLIND`)."""
+        """The labeling interface, and the settings of blind voting (module docstring)."""
         with self._calling(f"update the labeling interface of project {project_id}"):
-            self._sdk.projects.update(id=project_id, label_config=label_config, **BLIND)
+            self._sdk.projects.update(
+                id=project_id, label_config=label_config, show_annotation_history=False, show_collab_predictions=False
+            )
 
     def set_overlap(self, project_id: int, annotators: int, share: float) -> None:
         with self._calling(f"setting project {project_id}'s overlap to {annotators} annotator(s) on {share:.0%} of tasks"):
@@ -145,7 +148,7 @@ class LabelStudioClient:
     def tasks(self, project_id: int, with_annotations: bool = False) -> list[RemoteTask]:
         """Every task of the project (with its submitted annotations when asked)."""
         with self._calling(f"listing the tasks of project {project_id}"):
-            pager = self._sdk.tasks.list(project=project_id, fields="all" if with_annotations else "task_only", page_size=500)
+            pager: SyncPager = self._sdk.tasks.list(project=project_id, fields="all" if with_annotations else "task_only", page_size=500)
             return [
                 RemoteTask(
                     task.id,
@@ -201,12 +204,12 @@ class LabelStudioClient:
     def create_view(self, project_id: int, data: dict) -> int:
         """A view (`data`: its title, filters, hiddenColumns ...)."""
         with self._calling(f"creating view {data.get('title')!r} in project {project_id}"):
-            view = self._sdk.views.create(project=project_id, data=data, request_options=_ONCE)  # type: ignore[arg-type]
+            view = self._sdk.views.create(project=project_id, data=data, request_options=_ONCE)
         return _id(view.id)
 
     def update_view(self, project_id: int, view_id: int, data: dict) -> None:
         with self._calling(f"updating view {data.get('title')!r} of project {project_id}"):
-            self._sdk.views.update(str(view_id), project=project_id, data=data)  # type: ignore[arg-type]
+            self._sdk.views.update(str(view_id), project=project_id, data=data)
 
     def user_emails(self) -> dict[int, str]:
         """User id -> e-mail (the annotator identity recorded in the run)."""

@@ -148,8 +148,9 @@ def _not_allowed(annotation: ReviewAnnotation, rules: ReviewRules, voters: set[s
 def _vanished(vote: VanishedVote) -> Found:
     kind = vote.decision or "recorded"
     what = f"{'an' if kind[0] in 'aeiou' else 'a'} {kind} vote (annotation {vote.annotation_id})"
+    who: tuple[str, ...] = (vote.annotator,)
     if vote.what == "deleted":
-        summary, who = f"{what} was deleted from Label Studio", (vote.annotator,)
+        summary = f"{what} was deleted from Label Studio"
     else:
         summary, who = f"{what} now counts as another user's", (vote.annotator, str(vote.now_annotator))
     return Found("vanished_vote", f"vanished_vote:{vote.annotation_id}", summary, who, (vote.annotation_id,))
