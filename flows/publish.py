@@ -22,6 +22,7 @@ def publish(
     folders: list[str] | None = None,
     repo_id: str | None = None,
     license_id: str | None = None,
+    licence_acknowledged: list[str] | None = None,
     allow_replay: bool = False,
 ) -> dict:
     """Build release `version` under `<outputs>/releases/<version>` from `runs` (names under the
@@ -36,6 +37,7 @@ def publish(
         Settings.load().outputs / "releases" / version,
         repo_id=repo_id,
         license_id=license_id,
+        licence_acknowledged=licence_acknowledged or [],
         allow_replay=allow_replay,
         progress=logger.info,
     )

@@ -37,6 +37,8 @@ class ReviewAnnotation:
     updated_at: str = ""
     author: str = ""
     """Who created it (Label Studio's completed_by); differs from `annotator` when another user edited it."""
+    import_id: int | None = None
+    """For an annotation `--remove-duplicates` moved: the id of the one it replaces."""
 
     @classmethod
     def from_label_studio(cls, raw: dict, users: dict[int, str], reasons: Mapping[str, str] = REJECTION_REASONS) -> ReviewAnnotation:
@@ -71,6 +73,7 @@ class ReviewAnnotation:
             lead_time=raw.get("lead_time"),
             updated_at=updated_at,
             author=name(creator_id),
+            import_id=raw.get("import_id") if isinstance(raw.get("import_id"), int) else None,
         )
 
     @property

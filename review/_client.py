@@ -5,18 +5,23 @@ server down (connection refused, timeout), a refused token (401/403), a missing 
 task (404, as `NotFoundError`), anything else with the server's answer. Requests that create
 something (a project, tasks, an annotation, a view) are sent once, never retried by the SDK: a retry
 after an answer that was lost would create it twice; the callers check what exists instead.
+Projects are set for blind voting: an annotator's label stream shows no earlier annotation
+(`show_annotation_history` off) and no prediction, which could carry one (`show_collab_predictions`
+off); what Label Studio community cannot hide is in docs/review.md.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlparse
 
 import httpx
 from label_studio_sdk import LabelStudio
 from label_studio_sdk.core.api_error import ApiError
+from label_studio_sdk.core.pagination import SyncPager
 from label_studio_sdk.core.request_options import RequestOptions
 
 from safeforge.review._config import ReviewConfig
@@ -106,7 +111,7 @@ class LabelStudioClient:
     def projects_titled(self, title: str) -> list[RemoteProject]:
         """The projects with exactly this title, oldest first."""
         with self._calling("listing projects"):
-            projects: list = list(self._sdk.projects.list(title=title))
+            projects: list = every_item(self._sdk.projects.list(title=title), lambda page: page.count)
         return sorted((_remote(p) for p in projects if p.title == title), key=lambda p: p.id)
 
     def create_project(
@@ -119,6 +124,8 @@ class LabelStudioClient:
                 label_config=label_config,
                 maximum_annotations=annotators_per_task,
                 overlap_cohort_percentage=_percent(overlap_share),
+                show_annotation_history=False,  # blind voting (module docstring)
+                show_collab_predictions=False,
                 request_options=_ONCE,
             )
         return RemoteProject(_id(project.id), project.title or title, annotators_per_task, label_config, overlap_share)
@@ -128,8 +135,11 @@ class LabelStudioClient:
             self._sdk.projects.delete(project_id)
 
     def set_label_config(self, project_id: int, label_config: str) -> None:
+        """The labeling interface, and the settings of blind voting (module docstring)."""
         with self._calling(f"update the labeling interface of project {project_id}"):
-            self._sdk.projects.update(id=project_id, label_config=label_config)
+            self._sdk.projects.update(
+                id=project_id, label_config=label_config, show_annotation_history=False, show_collab_predictions=False
+            )
 
     def set_overlap(self, project_id: int, annotators: int, share: float) -> None:
         with self._calling(f"setting project {project_id}'s overlap to {annotators} annotator(s) on {share:.0%} of tasks"):
@@ -138,7 +148,7 @@ class LabelStudioClient:
     def tasks(self, project_id: int, with_annotations: bool = False) -> list[RemoteTask]:
         """Every task of the project (with its submitted annotations when asked)."""
         with self._calling(f"listing the tasks of project {project_id}"):
-            pages: Iterable = self._sdk.tasks.list(project=project_id, fields="all" if with_annotations else "task_only", page_size=500)
+            pager: SyncPager = self._sdk.tasks.list(project=project_id, fields="all" if with_annotations else "task_only", page_size=500)
             return [
                 RemoteTask(
                     task.id,
@@ -146,7 +156,7 @@ class LabelStudioClient:
                     [_as_dict(a) for a in (task.annotations or [])] if with_annotations else [],
                     task.overlap or 1,
                 )
-                for task in pages
+                for task in every_item(pager, lambda page: page.total)
             ]
 
     def import_tasks(self, project_id: int, tasks: Sequence[dict]) -> list[int]:
@@ -183,20 +193,38 @@ class LabelStudioClient:
             )
         return _id(created.id)
 
-    def views(self, project_id: int) -> dict[str, int]:
-        """The project's saved Data Manager views (tabs): title -> id."""
+    def views(self, project_id: int) -> dict[str, tuple[int, dict]]:
+        """The project's saved Data Manager views (tabs): title -> (id, its data)."""
         with self._calling(f"listing the views of project {project_id}"):
-            return {str((view.data or {}).get("title", "")): _id(view.id) for view in self._sdk.views.list(project=project_id)}
+            return {
+                str((view.data or {}).get("title", "")): (_id(view.id), _as_dict(view.data or {}))
+                for view in self._sdk.views.list(project=project_id)
+            }
 
-    def create_view(self, project_id: int, title: str, filters: dict) -> int:
-        with self._calling(f"creating view {title!r} in project {project_id}"):
-            view = self._sdk.views.create(project=project_id, data={"title": title, "filters": filters}, request_options=_ONCE)
+    def create_view(self, project_id: int, data: dict) -> int:
+        """A view (`data`: its title, filters, hiddenColumns ...)."""
+        with self._calling(f"creating view {data.get('title')!r} in project {project_id}"):
+            view = self._sdk.views.create(project=project_id, data=data, request_options=_ONCE)
         return _id(view.id)
+
+    def update_view(self, project_id: int, view_id: int, data: dict) -> None:
+        with self._calling(f"updating view {data.get('title')!r} of project {project_id}"):
+            self._sdk.views.update(str(view_id), project=project_id, data=data)
 
     def user_emails(self) -> dict[int, str]:
         """User id -> e-mail (the annotator identity recorded in the run)."""
         with self._calling("listing users"):
             return {user.id: user.email or user.username or f"user {user.id}" for user in self._sdk.users.list()}
+
+
+def every_item(pager: SyncPager, total: Callable[[Any], int]) -> list:
+    """Every item of a paged list, asking for no page past the last (Label Studio logs "Invalid
+    page." for one): pages are read until `total` (of a page's response) items are in."""
+    items = list(pager.items or [])
+    while len(items) < total(pager.response) and (page := pager.next_page()) is not None and page.items:
+        items += page.items
+        pager = page
+    return items
 
 
 def _as_dict(annotation) -> dict:

@@ -13,15 +13,19 @@ Only an annotation with an accept/reject choice counts (skipped ones are left ou
    with adjudicators named, the task waits for one of them (the adjudication queue); with none
    named, a reject stands (`reject_stands`) and the later correction stands.
 4. Otherwise the votes agree: accepted or rejected (`unanimous`, or `single` with one vote).
+A vote an earlier pull recorded that was deleted or changed author since (`vanished`) sends the task
+to the adjudication queue whatever the other votes say: only an adjudication decides it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 from safeforge.review._annotations import ReviewAnnotation
 from safeforge.review._task_data import CORRECTABLE_FIELDS
+from safeforge.task.metadata import VanishedVote
 
 
 @dataclass(frozen=True)
@@ -86,10 +90,12 @@ class Outcome:
         return "waiting for an adjudicator: " + "; ".join(d.summary for d in self.disagreements if d.kind in BLOCKING)
 
 
-BLOCKING = ("votes", "corrections")  # with adjudicators named, these wait for one
+BLOCKING = ("votes", "corrections", "vanished_vote")  # these wait for an adjudicator (votes, corrections: when one is named)
 
 
-def decide(annotations: list[ReviewAnnotation], rules: ReviewRules, original: dict[str, str]) -> Outcome:
+def decide(
+    annotations: list[ReviewAnnotation], rules: ReviewRules, original: dict[str, str], vanished: Sequence[VanishedVote] = ()
+) -> Outcome:
     """The rule of the module docstring; `original` holds the formalization fields' texts before any
     correction (to tell changed fields from unchanged ones)."""
     counted = sorted((a for a in annotations if a.counts), key=lambda a: a.order)
@@ -104,7 +110,7 @@ def decide(annotations: list[ReviewAnnotation], rules: ReviewRules, original: di
             valid.append(annotation)
     votes_cast = [a for a in counted if not a.adjudicating or (a.id in ignored and a.annotator not in voters)]
     votes = {a.annotator: str(a.decision) for a in votes_cast}  # in order: the latest one stays
-    found = _disagreements(counted, votes_cast, votes, ignored, original)
+    found = _disagreements(counted, votes_cast, votes, ignored, original) + [_vanished(vote) for vote in vanished]
     outcome = Outcome(None, None, votes, rules.required, votes_cast, ignored=ignored, disagreements=found)
     if valid:
         outcome.adjudication = final = valid[-1]
@@ -117,6 +123,8 @@ def decide(annotations: list[ReviewAnnotation], rules: ReviewRules, original: di
             [final.note] if final.note else [],
             f"adjudicated by {final.annotator}",
         )
+    elif vanished:
+        outcome.waiting_for = "adjudication"
     elif len(votes) < rules.required or not votes:
         outcome.waiting_for = "votes"
     elif rules.adjudicators and any(d.kind in BLOCKING for d in found):
@@ -135,6 +143,17 @@ def _not_allowed(annotation: ReviewAnnotation, rules: ReviewRules, voters: set[s
     if annotation.annotator in voters:
         return "its author voted on this task"
     return ""
+
+
+def _vanished(vote: VanishedVote) -> Found:
+    kind = vote.decision or "recorded"
+    what = f"{'an' if kind[0] in 'aeiou' else 'a'} {kind} vote (annotation {vote.annotation_id})"
+    who: tuple[str, ...] = (vote.annotator,)
+    if vote.what == "deleted":
+        summary = f"{what} was deleted from Label Studio"
+    else:
+        summary, who = f"{what} now counts as another user's", (vote.annotator, str(vote.now_annotator))
+    return Found("vanished_vote", f"vanished_vote:{vote.annotation_id}", summary, who, (vote.annotation_id,))
 
 
 def _from_votes(votes_cast: list[ReviewAnnotation], votes: dict[str, str]) -> Decision:

@@ -36,7 +36,7 @@ from safeforge.review._task_data import CORRECTABLE_FIELDS, REJECTION_REASONS, f
 from safeforge.runs.ledger import RecordRow, RunStore
 from safeforge.runs.lock import RunLock
 from safeforge.task.files import METADATA, TaskError, read_metadata
-from safeforge.task.metadata import DangerFormalization, Disagreement, Review, TaskMetadata
+from safeforge.task.metadata import DangerFormalization, Disagreement, Review, TaskMetadata, VanishedVote
 from safeforge.task.writer import write_metadata
 
 DECIDED = ("accepted", "rejected_by_review")
@@ -126,6 +126,8 @@ class _Task:
     """The formalization fields' texts before any correction."""
     annotations: list[ReviewAnnotation]
     outcome: Outcome
+    vanished: list[VanishedVote]
+    """Every vote recorded before that was deleted or changed author since (earlier pulls' and new ones)."""
 
 
 def pull_run(store: RunStore, client_config: ReviewConfig) -> PullResult:
@@ -153,8 +155,8 @@ def pull_locked(store: RunStore, client_config: ReviewConfig) -> PullResult:
                 f"review push {store.name} --reimport-missing` to import them again."
             )
         result = PullResult(client_config.url, mapping.project_id)
-        tasks = _read(store, mapping, remote, users, result)
         now = datetime.now(UTC).isoformat(timespec="seconds")
+        tasks = _read(store, mapping, remote, users, result, now)
         reviews = [review for task in tasks if (review := _record(store, task, mapping.project_id, now, result))]
         result.agreement = agreement(votes_of(review) for review in reviews)
         keep_last_pull(store, mapping, remote, result, push)
@@ -198,7 +200,9 @@ def _task_id(row: RecordRow) -> str:
     return row.task_id or row.record_id
 
 
-def _read(store: RunStore, mapping: ReviewMapping, remote: dict[int, RemoteTask], users: dict[int, str], result: PullResult) -> list[_Task]:
+def _read(
+    store: RunStore, mapping: ReviewMapping, remote: dict[int, RemoteTask], users: dict[int, str], result: PullResult, now: str
+) -> list[_Task]:
     """Every pushed task of the run with its annotations (from every copy) and its outcome."""
     copies = copies_by_task(remote.values())
     adjudicators = frozenset(a.lower() for a in mapping.adjudicators)
@@ -222,9 +226,40 @@ def _read(store: RunStore, mapping: ReviewMapping, remote: dict[int, RemoteTask]
             continue
         formalization = _original_formalization(metadata)
         original = {name: field_text(formalization, name) for name in CORRECTABLE_FIELDS}
-        outcome = decide(annotations, ReviewRules(required=primary.overlap, adjudicators=adjudicators), original)
-        tasks.append(_Task(row, task_id, primary, metadata, original, annotations, outcome))
+        vanished = vanished_votes(metadata.review, annotations, now)
+        outcome = decide(annotations, ReviewRules(required=primary.overlap, adjudicators=adjudicators), original, vanished)
+        tasks.append(_Task(row, task_id, primary, metadata, original, annotations, outcome, vanished))
     return tasks
+
+
+def vanished_votes(before: Review | None, annotations: list[ReviewAnnotation], now: str) -> list[VanishedVote]:
+    """The votes the last pull recorded (`before`) that Label Studio no longer holds as their
+    author's (deleted, no longer a vote, or saved by another user), after those recorded before
+    (the record is append-only). A vote `--remove-duplicates` moved continues as its copy."""
+    if before is None:
+        return []
+    known = list(before.vanished_votes)
+    seen = {vote.annotation_id for vote in known}
+    current = {a.id: a for a in annotations if a.counts} | {a.import_id: a for a in annotations if a.counts and a.import_id is not None}
+    for entry in before.annotations:
+        if entry["id"] in seen:
+            continue
+        now_voting = current.get(entry["id"])
+        if now_voting is not None and now_voting.annotator in (entry["annotator"], entry.get("author")):
+            continue  # still its voter's, or its author saved it again
+        known.append(
+            VanishedVote(
+                annotation_id=entry["id"],
+                annotator=entry["annotator"],
+                decision=entry.get("decision"),
+                reasons=entry.get("reasons", []),
+                voted_at=entry.get("updated_at") or entry.get("created_at") or "",
+                what="deleted" if now_voting is None else "author_changed",
+                now_annotator=None if now_voting is None else now_voting.annotator,
+                noticed_at=now,
+            )
+        )
+    return known
 
 
 def _original_formalization(metadata: TaskMetadata) -> dict:
@@ -336,6 +371,7 @@ def _review(task: _Task, project_id: int, now: str) -> tuple[Review, dict, int]:
         agreement=task_agreement(outcome.votes),
         corrections=corrections,
         disagreements=merge_disagreements(history, outcome.disagreements, outcome.adjudication, now),
+        vanished_votes=task.vanished,
         label_studio={"project_id": project_id, "task_id": task.remote.id},
         pulled_at=now,
     )

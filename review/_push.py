@@ -185,7 +185,7 @@ def push_run(
                     result.warnings.append(f"{dropped} task(s) were imported by another push at the same time; each is kept once")
             if progress:
                 progress(min(start + batch_size, len(to_import)), len(to_import))
-        remote = remote_index(client, project.id, result.warnings)
+        remote = remote_index(client, project.id, result.warnings, known_before=max(remote.values(), default=0))
         not_found = [task_id for task_id in result.imported if task_id not in remote]
         if not_found:
             raise ReviewError(
@@ -331,14 +331,18 @@ def merge_duplicates(client: LabelStudioClient, project_id: int, result: PushRes
             result.duplicates_removed += 1
 
 
-def remote_index(client: LabelStudioClient, project_id: int, warnings: list[str] | None = None) -> dict[str, int]:
-    """task_id -> Label Studio task id (the oldest, if a task was imported twice)."""
+def remote_index(
+    client: LabelStudioClient, project_id: int, warnings: list[str] | None = None, known_before: int | None = None
+) -> dict[str, int]:
+    """task_id -> Label Studio task id (the oldest, if a task was imported twice); `warnings` get the
+    extra copies, except those newer than `known_before` that this push did not make: a push
+    importing at the same time made them and deletes them itself (`drop_own_duplicates`)."""
     index: dict[str, int] = {}
     for task in sorted(client.tasks(project_id), key=lambda t: t.id):
         task_id = task.data.get("task_id")
         if not task_id:
             continue
-        if task_id in index and warnings is not None:
+        if task_id in index and warnings is not None and (known_before is None or task.id <= known_before):
             warnings.append(
                 f"task {task_id} is in project {project_id} twice (Label Studio ids {index[task_id]} "
                 f"and {task.id}); the review uses {index[task_id]} and counts the votes on both"

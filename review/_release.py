@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from safeforge.generation import formalization_review
-from safeforge.review._agreement import Agreement, agreement, votes_from, votes_of
-from safeforge.review._mapping import FORMALIZATION_MAPPING_FILE
+from safeforge.review._agreement import Agreement, TaskVotes, agreement, votes_from, votes_of
+from safeforge.review._mapping import FORMALIZATION_MAPPING_FILE, ReviewMapping
 from safeforge.review._plot import agreement_plot
+from safeforge.review._workload import AnnotatorWork, workload, workload_markdown
 from safeforge.runs.ledger import RunStore
 from safeforge.task.files import TaskError, read_metadata
 from safeforge.task.metadata import Review
@@ -26,6 +27,7 @@ _KINDS = {
     "corrections": "conflicting corrections",
     "edited_vote": "vote changed by another user",
     "ignored_adjudication": "adjudication by someone not allowed to",
+    "vanished_vote": "recorded vote deleted or changed author",
 }
 
 
@@ -40,6 +42,8 @@ class ReviewReport:
     formalizations: Agreement | None = None
     """The formalization review's agreement (before code generation), None when no run had one."""
     formalization_disagreements: dict[str, Counter] = field(default_factory=dict)
+    annotators: list[AnnotatorWork] = field(default_factory=list)
+    """Each annotator's work over the runs (done, still pending, agreement with the final decisions)."""
 
     def to_markdown(self, alias: Callable[[str], str] = str) -> str:
         """The card's review section (annotators named by `alias`); "" when nobody voted."""
@@ -47,6 +51,11 @@ class ReviewReport:
         if self.agreement.annotators:
             where = "each task's are in its `review.disagreements`"
             parts += [self.agreement.to_markdown(alias), _disagreements(self.disagreements, where)]
+            if self.annotators:
+                parts.append(
+                    "Each reviewer's work (pending: tasks of the runs still waiting for their vote or, for a named "
+                    "adjudicator, their adjudication):\n\n" + workload_markdown(self.annotators, alias)
+                )
         if self.formalizations is not None and self.formalizations.annotators:
             parts += [
                 "### Formalization review (before code generation)\n\nReviewers judged each record's danger formalization "
@@ -82,11 +91,17 @@ def _count(kinds: dict[str, Counter], kind: str, resolved: bool, adjudicated: bo
 def review_report(stores: Iterable[RunStore]) -> ReviewReport:
     """The review of the runs' tasks that reached review (unreadable metadata is left out), and of
     their formalizations where the runs had a formalization review."""
-    names, votes, formalization_votes = [], [], []
+    names, formalization_votes = [], []
+    votes: dict[str, TaskVotes] = {}
+    waiting: set[str] = set()
+    queue: set[str] = set()
+    adjudicators: set[str] = set()
     kinds: dict[str, Counter] = {}
     formalization_kinds: dict[str, Counter] = {}
     for store in stores:
         names.append(store.name)
+        mapping = ReviewMapping.load(store)
+        adjudicators |= set(mapping.adjudicators)
         if (store.root / FORMALIZATION_MAPPING_FILE).is_file():  # the run's formalizations went to review
             for row in store.ledger.records():
                 verdict = formalization_review(store, row.record_id)
@@ -101,18 +116,23 @@ def review_report(stores: Iterable[RunStore]) -> ReviewReport:
                     review = read_metadata(store.task_dir(row.task_id or row.record_id)).review
                 except TaskError:
                     continue
+                key = f"{store.name}/{row.task_id or row.record_id}"
+                if state == "in_review":
+                    (queue if (row.task_id or row.record_id) in mapping.queue else waiting).add(key)
                 if review is None:
                     continue
-                votes.append(votes_of(review))
+                votes[key] = votes_of(review)
                 for entry in review.disagreements:
                     _count(kinds, entry.kind, entry.resolved_at is not None, entry.resolution == "adjudicated")
     formalizations = agreement(formalization_votes) if formalization_votes else None
-    return ReviewReport(names, agreement(votes), kinds, formalizations, formalization_kinds)
+    overall = agreement(votes.values())
+    work = workload(votes, waiting, queue, adjudicators, overall)
+    return ReviewReport(names, overall, kinds, formalizations, formalization_kinds, work)
 
 
 def public_review(review: Review, alias: Callable[[str], str]) -> Review:
     """The review block with every person named by `alias`: annotations (annotator, author),
-    corrections, disagreements (annotators, resolved_by) and the decision's explanation."""
+    corrections, vanished votes, disagreements (annotators, resolved_by) and the explanation."""
     data = review.model_dump(mode="json")
     names: dict[str, str] = {}
 
@@ -126,6 +146,9 @@ def public_review(review: Review, alias: Callable[[str], str]) -> Review:
         for key in ("annotator", "author"):
             if key in entry:
                 entry[key] = renamed(entry[key])
+    for entry in data.get("vanished_votes", []):
+        for key in ("annotator", "now_annotator"):
+            entry[key] = renamed(entry.get(key))
     for entry in data.get("disagreements", []):
         entry["annotators"] = [renamed(name) for name in entry.get("annotators", [])]
         entry["resolved_by"] = renamed(entry.get("resolved_by"))

@@ -3,19 +3,23 @@
 rejection rate (DESPITE reports 32.6% overall, 55.1% for NormBank); rejection reasons; the
 adjudication queue and the tasks waiting for votes, as the last pull saw them; every unresolved
 disagreement; agreement over every task with two or more votes, decided or not, and each
-annotator's record. With `formalizations=True`, the same for the run's formalization review (from
+annotator's work (done, pending, locked now when the server's data dir is given and on this
+machine, agreement with the final decisions; `_workload`). With `formalizations=True`, the same for the run's formalization review (from
 review_formalizations.json and each record's formalization_review.json).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from safeforge.generation import formalization_review
 from safeforge.review._agreement import Agreement, TaskVotes, agreement, votes_from, votes_of
 from safeforge.review._formalization_data import FORMALIZATION_REJECTION_REASONS
+from safeforge.review._locks import held_locks
 from safeforge.review._mapping import FORMALIZATION_MAPPING_FILE, ReviewMapping
 from safeforge.review._task_data import REJECTION_REASONS
+from safeforge.review._workload import AnnotatorWork, workload, workload_lines, workload_markdown
 from safeforge.runs.ledger import RunStore
 from safeforge.task.files import TaskError, read_metadata
 
@@ -69,6 +73,10 @@ class Status:
     adjudicators: list[str] = field(default_factory=list)
     duplicates: dict[str, list[int]] = field(default_factory=dict)
     """task_id -> Label Studio ids of extra copies, as the last pull saw them."""
+    annotators: list[AnnotatorWork] = field(default_factory=list)
+    """Each annotator's work: done, pending, locked now, agreement with the final decisions."""
+    vanished_votes: int = 0
+    """Recorded votes that were deleted or changed author later (each sent its task to adjudication)."""
     formalizations: bool = False
     """The formalization review's state (its items are records), not the review of checked tasks."""
 
@@ -85,9 +93,11 @@ class Status:
             "queue": self.queue,
             "disagreements": self.disagreements,
             "duplicates": self.duplicates,
+            "vanished_votes": self.vanished_votes,
             "total": self.total.to_dict(),
             "by_source": {source: s.to_dict() for source, s in self.by_source.items()},
             "agreement": self.agreement.to_dict(),
+            "annotators": [row.to_dict() for row in self.annotators],
             "unreadable": self.unreadable,
         }
 
@@ -113,10 +123,14 @@ class Status:
                 counts = "  ".join(f"{self.by_source[s].reasons.get(code, 0):>{max(len(s), 3)}}" for s in sources)
                 lines.append(f"{labels[code]:<{label_width}}  {counts}  {self.total.reasons[code]:>3}")
         lines += ["", *self.agreement.lines()]
+        if self.annotators:
+            lines += ["", *workload_lines(self.annotators)]
         lines += [
             "",
             f"Adjudicators: {', '.join(self.adjudicators) or f'none named (`{self._push} --adjudicator EMAIL`)'}",
         ]
+        if self.vanished_votes:
+            lines += [f"Vanished votes: {self.vanished_votes} recorded vote(s) deleted or changed author later (see the disagreements)"]
         if self.queue:
             lines += ["Adjudication queue (the view 'Adjudication queue' in Label Studio)"]
             lines += [f"  {task_id}: {why}" for task_id, why in sorted(self.queue.items())]
@@ -142,10 +156,13 @@ class Status:
             "## Formalization review (before code generation)" if self.formalizations else "## Review",
             f"{t.accepted} accepted, {t.rejected} rejected (rejection rate {rate}), {t.pending} in review "
             f"({len(self.queue)} waiting for an adjudicator), {t.not_pushed} not pushed. "
-            f"Adjudicators: {', '.join(self.adjudicators) or 'none named'}.",
+            f"Adjudicators: {', '.join(self.adjudicators) or 'none named'}."
+            + (f" {self.vanished_votes} recorded vote(s) deleted or changed author later." if self.vanished_votes else ""),
             "### Agreement",
             self.agreement.to_markdown(),
         ]
+        if self.annotators:
+            parts += ["### Annotators", workload_markdown(self.annotators)]
         if self.queue:
             parts += ["### Adjudication queue", "\n".join(f"- `{task_id}`: {why}" for task_id, why in sorted(self.queue.items()))]
         if self.disagreements:
@@ -156,16 +173,18 @@ class Status:
         return "\n\n".join(parts)
 
 
-def review_status(store: RunStore, formalizations: bool = False) -> Status:
-    """The run's review state (see the module docstring)."""
+def review_status(store: RunStore, formalizations: bool = False, data_dir: Path | None = None) -> Status:
+    """The run's review state (see the module docstring); `data_dir`: the Label Studio server's, to
+    read the task locks it holds now."""
     if formalizations:
         return _formalization_status(store)
     total = SourceStatus()
     by_source: dict[str, SourceStatus] = {}
     unreadable: list[str] = []
-    tasks: list[TaskVotes] = []
+    tasks: dict[str, TaskVotes] = {}
     task_ids: dict[str, str] = {}
     in_review: set[str] = set()
+    vanished = 0
     for state, column in _COLUMNS:
         for row in store.ledger.records(state=state):
             source = by_source.setdefault(row.source, SourceStatus())
@@ -184,12 +203,28 @@ def review_status(store: RunStore, formalizations: bool = False) -> Status:
                 if state != "in_review":  # a task in review may have no vote yet
                     unreadable.append(task_id)
                 continue
-            tasks.append(votes_of(review))
+            tasks[task_id] = votes_of(review)
+            vanished += len(review.vanished_votes)
             if state == "rejected_by_review":
                 _count_reasons(review.reasons, source, total)
-    status = _status(store, ReviewMapping.load(store), in_review, task_ids, (total, by_source, tasks))
-    status.unreadable = unreadable
+    mapping = ReviewMapping.load(store)
+    status = _status(store, mapping, in_review, task_ids, (total, by_source, list(tasks.values())))
+    status.unreadable, status.vanished_votes = unreadable, vanished
+    queue = set(mapping.queue) & in_review
+    locks = _locks(mapping, data_dir)
+    status.annotators = workload(tasks, in_review - queue, queue, mapping.adjudicators, status.agreement, locks)
     return status
+
+
+def _locks(mapping: ReviewMapping, data_dir: Path | None) -> dict[str, list[str]] | None:
+    """Annotator -> the run's task ids they hold open now; None when not known."""
+    if data_dir is None or mapping.project_id is None:
+        return None
+    held = held_locks(data_dir, mapping.project_id)
+    if held is None:
+        return None
+    by_ls_id = {link.ls_task_id: task_id for task_id, link in mapping.tasks.items()}
+    return {who: [by_ls_id[i] for i in ids if i in by_ls_id] for who, ids in held.items()}
 
 
 def _formalization_status(store: RunStore) -> Status:

@@ -43,6 +43,11 @@ CORRECTABLE_FIELDS = (
     "instantaneous_solution",
     "assumptions",
 )
+TASK_DATA_FIELDS = (
+    *("task_id", "record_id", "source", "header", "workbench_html", "task_html", "danger_html", "details_html", "checks_html"),
+    *("plans_html", "pddl_html", "source_html", *(f"current_{name}" for name in CORRECTABLE_FIELDS), QUEUE_FIELD, MARKS_FIELD),
+)
+"""The fields of a pushed task's data (`build_task`)."""
 # Reasons to reject: the value stored in annotations -> the label reviewers see.
 REJECTION_REASONS = {
     "implausible_setting": "Implausible setting",

@@ -365,7 +365,7 @@ SPEC = SourceSpec(
     "MM/DD/YYYY) or decoded (Narrative, labels, ISO dates); codebook neiss_code_text_mapping.csv "
     "beside it or bundled",
     homepage="https://www.cpsc.gov/Research--Statistics/NEISS-Injury-Data",
-    licence=Licence("other", "public domain (a work of the US government: CPSC NEISS injury reports)"),
+    licence=Licence("other", "public domain (a work of the US government: CPSC NEISS injury reports)", public_domain=True),
     citation="""@misc{cpsc_neiss,
   author = {{U.S. Consumer Product Safety Commission}},
   title = {National Electronic Injury Surveillance System ({NEISS}) Data},

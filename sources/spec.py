@@ -31,6 +31,11 @@ class Licence:
     """How the card names it, with its holder."""
     share_alike: bool = False
     """Derived data must carry the same licence."""
+    public_domain: bool = False
+    """No licence applies (e.g. a work of the US government): a release may take any licence."""
+    uncertain: bool = False
+    """The licence of the records used is not certain (`spdx` is today's): a release needs the
+    publisher's explicit acknowledgement."""
 
 
 @dataclass(frozen=True)

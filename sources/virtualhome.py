@@ -189,7 +189,9 @@ SPEC = SourceSpec(
     "paired by relative path (flat folders work too)",
     homepage="http://virtual-home.org",
     licence=Licence(
-        "other", "uncertain (VirtualHome: MIT now; CC BY-NC-SA 4.0 from 2019-09 to 2022-04; no licence at the 2018 dataset commit)"
+        "MIT",
+        "uncertain (VirtualHome: MIT now; CC BY-NC-SA 4.0 from 2019-09 to 2022-04; no licence at the 2018 dataset commit)",
+        uncertain=True,
     ),
     citation="""@inproceedings{puig2018virtualhome,
   title = {{VirtualHome}: Simulating Household Activities via Programs},

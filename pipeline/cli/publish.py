@@ -1,5 +1,5 @@
-"""`safeforge publish FOLDER... --version V`: a release of the tasks of runs, import-despite
-outputs or folders of task folders."""
+"""`safeforge publish RUN_OR_FOLDER... --version V`: a release of the tasks of runs (by name, as
+`review push` takes them, or by path), import-despite outputs or folders of task folders."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from pathlib import Path
 
 from safeforge.common.ranges import SECONDS
 from safeforge.publishing import DEFAULT_LICENSE, SHARE_ALIKE_LICENSE, hub_license_list, publish
+from safeforge.runs import named_run
+from safeforge.settings import Settings
 
 
 def register(subparsers) -> None:
@@ -15,18 +17,25 @@ def register(subparsers) -> None:
     parser.add_argument(
         "folders",
         nargs="+",
-        type=Path,
-        metavar="FOLDER",
-        help="a run (outputs/<run>: its accepted tasks), an import-despite output (the tasks imported cleanly) "
-        "or a folder of task folders (every task)",
+        metavar="RUN_OR_FOLDER",
+        help="a run by name, as `review push RUN` takes it (outputs/<run>: its accepted tasks) or by path, an import-despite "
+        "output (the tasks imported cleanly) or a folder of task folders (every task)",
     )
     parser.add_argument("--version", required=True, help="release version, e.g. v1.0.0 (also the Hub tag)")
     parser.add_argument("--out", type=Path, help="release folder to create (default outputs/releases/<version>)")
     parser.add_argument("--repo-id", help="also push to this Hub dataset repo, ORG/NAME (token: HF_TOKEN; server: HF_ENDPOINT)")
     parser.add_argument(
         "--license",
-        help=f"a licence identifier from the Hub's list (as of {hub_license_list()['as_of']}; default: {DEFAULT_LICENSE}, "
-        f"or {SHARE_ALIKE_LICENSE} when a task is derived from a share-alike dataset)",
+        help=f"a licence identifier from the Hub's list (as of {hub_license_list()['as_of']}) that the licence of every "
+        f"dataset the tasks are derived from allows (default: {DEFAULT_LICENSE}, or {SHARE_ALIKE_LICENSE} when a task is "
+        "derived from a share-alike dataset)",
+    )
+    parser.add_argument(
+        "--licence-acknowledged",
+        action="append",
+        default=[],
+        metavar="SOURCE",
+        help="release tasks derived from SOURCE although its licence is uncertain (e.g. virtualhome; the card says so); repeatable",
     )
     parser.add_argument(
         "--allow-replay",
@@ -43,12 +52,14 @@ def _publish(args) -> int:
     def progress(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
+    outputs = Settings.load().outputs
     release = publish(
-        args.folders,
+        [named_run(name, outputs) or Path(name) for name in args.folders],
         args.version,
         args.out,
         repo_id=args.repo_id,
         license_id=args.license,
+        licence_acknowledged=args.licence_acknowledged,
         allow_replay=args.allow_replay,
         engine=args.engine,
         time_limit=args.time_limit,

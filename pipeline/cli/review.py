@@ -31,7 +31,7 @@ from safeforge.review import (
     stop_server,
 )
 from safeforge.runs.ledger import RunStore
-from safeforge.runs.overview import is_run
+from safeforge.runs.overview import named_run
 from safeforge.settings import Settings
 
 _LOCAL_HOSTS = {"127.0.0.1", "localhost"}
@@ -132,9 +132,8 @@ def _formalizations_argument(parser: argparse.ArgumentParser, help_text: str) ->
 
 def _open_run(args: argparse.Namespace) -> RunStore:
     runs = args.out or Settings.load().outputs
-    for candidate in (runs / args.run, Path(args.run)):
-        if is_run(candidate):
-            return RunStore(candidate)
+    if (folder := named_run(args.run, runs)) is not None:
+        return RunStore(folder)
     raise ReviewError(f"no run {args.run!r}: expected {runs / args.run}/ledger.sqlite (or the path of a run folder)")
 
 
@@ -164,7 +163,7 @@ def _pull(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    status = review_status(_open_run(args), formalizations=args.formalizations)
+    status = review_status(_open_run(args), formalizations=args.formalizations, data_dir=ReviewConfig.from_env().data_dir)
     print(json.dumps(status.to_dict(), indent=2) if args.json else printable(status.format_table(), keep="\n"))  # names typed by annotators
     if args.plot:
         written = agreement_plot(status.agreement, args.plot)

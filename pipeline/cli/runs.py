@@ -9,7 +9,7 @@ from typing import Any
 
 from safeforge.common.printable import printable
 from safeforge.runs import RUN_SPEC
-from safeforge.runs.overview import REPLAY_NOTE, RunOverview, format_rate, format_usd, list_runs, run_overview
+from safeforge.runs.overview import REPLAY_NOTE, RunOverview, format_cost, format_rate, format_usd, list_runs, run_overview
 from safeforge.settings import Settings
 
 SHOWN_INVOCATIONS = 5
@@ -86,11 +86,11 @@ def format_overview(o: RunOverview) -> str:
         "",
         *([f"{REPLAY_NOTE}:"] if o.replayed else []),
         f"LLM: {c.calls} calls, {c.cache_hits} cache hits, {c.tokens_in} tokens in, "
-        f"{c.tokens_out} out ({c.tokens_cached} cached), ${c.cost_usd:.6f}"
-        + (f" (+{c.unpriced_calls} unpriced calls)" if c.unpriced_calls else ""),
+        f"{c.tokens_out} out ({c.tokens_cached} cached), {format_cost(c.cost_usd, c.unpriced_calls)}",
     ]
     for stage, v in c.by_stage.items():
-        lines.append(f"  {stage:<12} {v['calls']} calls, {v['tokens_in']} in, {v['tokens_out']} out, ${v['cost_usd']:.6f}")
+        spent = format_cost(v["cost_usd"], v["unpriced_calls"])
+        lines.append(f"  {stage:<12} {v['calls']} calls, {v['tokens_in']} in, {v['tokens_out']} out, {spent}")
     lines.append(f"per accepted task: {format_usd(o.cost_per_accepted_usd)}   per checked task: {format_usd(o.cost_per_checked_usd)}")
     for state, reasons in o.reasons.items():
         lines.append(f"{state} reasons:")

@@ -152,7 +152,7 @@ def _finish(
         work.mkdir(parents=True, exist_ok=True)  # none yet when the first generate call failed
         write_atomically(work / EXTRACTION_FILE, json_text(extraction.to_dict()) + "\n")
         write_atomically(work / ROUNDS_FILE, json_text([r.full() for r in outcome.rounds]) + "\n")
-        summary = _summary(extraction, outcome)
+        summary = _summary(extraction, outcome, paid=endpoint == "real")
         if outcome.error is not None:
             return _fail(state, outcome.error, detail=summary)
         if outcome.passed:
@@ -189,11 +189,12 @@ def _fail(state: RecordState, reason: str, detail: dict | None = None) -> str:
     return "error"
 
 
-def _summary(extraction: Extraction, outcome: GenerationOutcome) -> dict[str, Any]:
+def _summary(extraction: Extraction, outcome: GenerationOutcome, paid: bool) -> dict[str, Any]:
+    """Rounds, tokens and cost; without `paid` (a replayed endpoint, or one not known) no cost."""
     return {
-        "rounds": [r.provenance() for r in outcome.rounds],
+        "rounds": [r.provenance() | ({} if paid else {"cost_usd": None}) for r in outcome.rounds],
         "tokens": add_tokens(extraction.call.tokens, *(r.tokens for r in outcome.rounds)),
-        "cost_usd": add_costs(extraction.call.cost_usd, *(r.cost_usd for r in outcome.rounds)),
+        "cost_usd": add_costs(extraction.call.cost_usd, *(r.cost_usd for r in outcome.rounds)) if paid else None,
     }
 
 
@@ -216,6 +217,8 @@ def _write_task_metadata(
     formalization = extraction.result.danger_formalization
     assert formalization is not None  # a generated record's extraction has one
     extraction_call = extraction.call.to_dict()
+    if endpoint != "real":  # replayed, or the endpoint unknown: no cost was paid that we know of
+        extraction_call["cost_usd"] = None
     waived = {r.name for r in report.results if r.waived}
     used = [w for w in outcome.waivers if w.check in waived]  # a task that meets the rule keeps no waiver
     metadata = checked_metadata(candidate_metadata(record.record_id, formalization, used, outcome.target), report).model_copy(

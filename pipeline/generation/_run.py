@@ -88,7 +88,11 @@ class RunSummary:
     def lines(self, max_errors: int = 10) -> list[str]:
         """A human-readable closing summary."""
         states = ", ".join(f"{state} {n}" for state, n in sorted(self.states.items())) or "none"
-        cost = f"${self.cost_usd:.4f}" + (" (+ unpriced calls)" if self.unpriced_calls else "")
+        cost = (
+            f"${self.cost_usd:.4f}" + (" + unknown (unpriced calls)" if self.unpriced_calls else "")
+            if self.cost_usd or not self.unpriced_calls
+            else "cost unknown (replayed or unpriced calls)"
+        )
         out = [
             f"run {self.run}: {self.records} record(s) in {self.seconds:.1f}s",
             f"  states: {states}",

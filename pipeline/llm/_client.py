@@ -127,10 +127,10 @@ class LLMClient:
         self.cache = cache or ResponseCache(config.db_path)
         self.ledger = ledger or CallLedger(config.db_path)
         self._owned_stores = [store for store, given in ((self.cache, cache), (self.ledger, ledger)) if given is None]
-        self.prices = prices or PriceTable(config.prices)
+        self._endpoint = urlsplit(config.base_url).hostname or config.base_url
+        self.prices = prices or PriceTable(config.prices, endpoint=self._endpoint)
         self._policy = RetryPolicy(config.max_attempts, config.backoff_base_s, config.backoff_max_s, config.retry_after_max_s)
         self._limiter = CallLimiter(config.max_concurrency, config.requests_per_minute, config.tokens_per_minute)
-        self._endpoint = urlsplit(config.base_url).hostname or config.base_url
         self.json_mode: JsonMode = "json_object" if config.structured_output == "json_object" else "json_schema"
         """How JSON is requested now; "auto" starts at json_schema and may fall back for good."""
         self._endpoint_kind: str | None = None

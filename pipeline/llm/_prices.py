@@ -1,4 +1,8 @@
-"""Dollar cost of a call from a per-model price table (USD per million tokens)."""
+"""Dollar cost of a call from a per-model price table (USD per million tokens).
+
+A provider's list prices hold at its own endpoint only (`PROVIDER_HOSTS`): a call to any other
+endpoint (the replay server, a local or scripted server, a proxy) has no known price, and its cost
+is recorded as unknown (None), unless LLMConfig.prices names the model's price for it."""
 
 from __future__ import annotations
 
@@ -38,12 +42,28 @@ DEFAULT_PRICES: dict[str, ModelPrice] = {
 }
 
 
+PROVIDER_HOSTS = {"deepseek-": "api.deepseek.com", "gpt-": "api.openai.com"}
+"""Model name prefix -> the host whose list prices DEFAULT_PRICES holds."""
+
+
+def _defaults_at(endpoint: str | None) -> dict[str, ModelPrice]:
+    if endpoint is None:
+        return dict(DEFAULT_PRICES)
+    return {
+        model: price
+        for model, price in DEFAULT_PRICES.items()
+        if any(model.startswith(prefix) and endpoint == host for prefix, host in PROVIDER_HOSTS.items())
+    }
+
+
 class PriceTable:
     """Looks a model up (exactly, or by its longest known prefix, so dated snapshots such as
-    `gpt-4o-2024-08-06` find `gpt-4o`) and prices a call's token usage."""
+    `gpt-4o-2024-08-06` find `gpt-4o`) and prices a call's token usage. With `endpoint` (a host),
+    the list prices apply only if it is the model's provider's; `prices` apply anywhere."""
 
-    def __init__(self, prices: Mapping[str, ModelPrice] | None = None, *, include_defaults: bool = True):
-        self._prices = {**(DEFAULT_PRICES if include_defaults else {}), **(prices or {})}
+    def __init__(self, prices: Mapping[str, ModelPrice] | None = None, *, include_defaults: bool = True, endpoint: str | None = None):
+        self._prices = {**(_defaults_at(endpoint) if include_defaults else {}), **(prices or {})}
+        self._endpoint = endpoint
         self._warned: set[str] = set()
 
     def price_for(self, model: str) -> ModelPrice | None:
@@ -58,7 +78,8 @@ class PriceTable:
         if price is None:
             if model not in self._warned:
                 self._warned.add(model)
-                logger.warning("no price for model %r: its calls are recorded with cost None", model)
+                where = f" at {self._endpoint}" if self._endpoint else ""
+                logger.warning("no price for model %r%s: the cost of its calls is unknown (recorded as None)", model, where)
             return None
         cached = min(usage.cached, usage.prompt)
         cached_rate = price.input if price.cached_input is None else price.cached_input

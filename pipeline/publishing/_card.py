@@ -11,6 +11,7 @@ from safeforge.publishing._archive import ARCHIVE
 from safeforge.publishing._citations import DESPITE, HANDWRITTEN, citations, dataset_licence
 from safeforge.publishing._collect import DESPITE_IMPORT, RUN, InputSummary
 from safeforge.publishing._dataset import DATA_FILE
+from safeforge.publishing._licences import dataset_licence_rule
 from safeforge.publishing._origin import GENERATED, REPLAY, UNKNOWN
 from safeforge.publishing._spoc import SPOC_DIR, SpocFiles
 from safeforge.publishing._stats import COUNTED, ReleaseStats
@@ -81,7 +82,7 @@ def _not_real(stats: ReleaseStats) -> str:
         "**Not a model's work.** "
         + "; ".join(parts)
         + ". Their `llm_endpoint` column says so, their `provenance.models` names the replay server (or says the endpoint "
-        "was not recorded), and their LLM cost is not a real cost (the `provenance.cost_usd` column leaves it out).\n"
+        "was not recorded), and they carry no LLM cost (`provenance.cost_usd` is empty: nothing known was paid).\n"
     )
 
 
@@ -113,6 +114,7 @@ def render_card(
     plots: list[str],
     datasets: set[str],
     reviewed: int,
+    acknowledged: list[str] | None = None,
     spoc: SpocFiles,
     distribution: Distribution | None = None,
     review_section: str = "",
@@ -189,9 +191,7 @@ def render_card(
     else:
         parts.append(
             f"LLM cost: {_money(stats.llm_cost_usd)} in total, {_money(stats.cost_per_accepted_task)} per accepted task "
-            f"({stats.cost_basis})"
-            + ("; it includes replayed calls, whose cost is not a real cost" if not_real and stats.llm_cost_usd is not None else "")
-            + ".\n"
+            f"({stats.cost_basis})" + ".\n"
         )
     parts.append("## SPOC goal-condition files\n")
     parts.append(_spoc(stats, spoc))
@@ -204,8 +204,21 @@ def render_card(
         "the tasks are derived from:\n\n```bibtex\n" + "\n\n".join(citations(datasets)) + "\n```\n"
     )
     parts.append("## Licence\n")
-    parts.append(
-        f"The tasks are released under `{license_id}`. They are derived from these datasets, whose licences apply to "
-        "the source material:\n\n" + "\n".join(f"- `{d}`: {dataset_licence(d)}" for d in sorted(datasets)) + "\n"
-    )
+    parts.append(_licence(license_id, datasets, acknowledged or []))
     return "\n".join(parts)
+
+
+def _licence(license_id: str, datasets: set[str], acknowledged: list[str]) -> str:
+    """The licence section: each dataset's licence and what it allows a release, and the datasets
+    whose uncertain licence the publisher acknowledged."""
+    rows = [f"- `{d}`: {dataset_licence(d)} (allows {dataset_licence_rule(d).allowed_text})" for d in sorted(datasets)]
+    text = (
+        f"The tasks are released under `{license_id}`, which the licence of every dataset they are derived from allows "
+        "(those licences apply to the source material):\n\n" + "\n".join(rows) + "\n"
+    )
+    if acknowledged:
+        text += (
+            f"\nThe licence of {', '.join(f'`{d}`' for d in acknowledged)} is uncertain; the publisher checked it and "
+            f"released these tasks anyway (`--licence-acknowledged {' '.join(acknowledged)}`): check it for your own use.\n"
+        )
+    return text

@@ -110,7 +110,9 @@ def summarise_run(store: RunStore) -> InputSummary:
     stages = {f.stage: StageCount(decided=f.passed + f.rejected + f.errors, passed=f.passed) for f in overview.stages}
     summary = InputSummary(store.name, RUN, overview.states, stages)
     if store.llm_db.is_file():  # hand-written tasks have no LLM ledger: cost unknown rather than 0
-        summary.llm_cost_usd, summary.llm_calls = overview.cost.cost_usd, overview.cost.calls
+        # a call without a known price (replayed, or unpriced) leaves the run's cost unknown
+        summary.llm_cost_usd = None if overview.cost.unpriced_calls else overview.cost.cost_usd
+        summary.llm_calls = overview.cost.calls
     return summary
 
 

@@ -1,21 +1,69 @@
 """Licences: the identifiers the Hugging Face Hub accepts in a card (`hub_licenses.json`, the Hub's
-list kept as data with its date), and the licence a release takes from the datasets its tasks are
-derived from."""
+list kept as data with its date), and the licence a release may take from the datasets its tasks are
+derived from: one that every dataset's licence allows (`allowed_licences`), MIT by default.
+
+- share-alike (NormBank, CC BY-SA 4.0): that licence only;
+- MIT (ALFRED, BEHAVIOR-1K, DESPITE's own tasks) and other licences that ask for their notice: a
+  licence under which the notice is kept (`NOTICE_KEEPING`);
+- public domain (NEISS), CC0, and tasks written for the release: any;
+- uncertain (VirtualHome) or unknown: only with the publisher's `acknowledged` name of the source,
+  then by the rule of its licence today (the card says so).
+"""
 
 from __future__ import annotations
 
 import difflib
 import functools
 import json
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 from safeforge.common.resources import package_path
+from safeforge.publishing._citations import DESPITE, HANDWRITTEN, dataset_licence
 from safeforge.publishing._errors import PublishError
 from safeforge.sources.registry import SOURCES
 
 HUB_LICENSES = "hub_licenses.json"
 DEFAULT_LICENSE = "mit"
 SHARE_ALIKE_LICENSE = "cc-by-sa-4.0"
-SHARE_ALIKE_SOURCES = tuple(name for name, spec in SOURCES.items() if spec.licence.share_alike)
+NOTICE_KEEPING = ("mit", "apache-2.0", "bsd-2-clause", "bsd-3-clause", "cc-by-4.0", "cc-by-sa-4.0", "odc-by")
+"""Hub licences under which an MIT (or BSD, Apache, CC BY) notice is kept with the work."""
+_NOTICE = {"MIT", "APACHE-2.0", "BSD-2-CLAUSE", "BSD-3-CLAUSE", "CC-BY-4.0"}
+_NO_CONDITIONS = {"CC0-1.0", "UNLICENSE"}
+
+
+@dataclass(frozen=True)
+class DatasetLicence:
+    """What the licence of a dataset tasks are derived from allows a release."""
+
+    dataset: str
+    allows: tuple[str, ...] | None
+    """Hub licence identifiers the release may take; None: any."""
+    uncertain: bool = False
+    """The release needs the publisher's acknowledgement (`--licence-acknowledged DATASET`)."""
+
+    @property
+    def allowed_text(self) -> str:
+        return "any licence" if self.allows is None else ", ".join(self.allows)
+
+
+def dataset_licence_rule(dataset: str) -> DatasetLicence:
+    """The rule of the module docstring for one dataset (a source's name, `despite` or `handwritten`)."""
+    if dataset == HANDWRITTEN:
+        return DatasetLicence(dataset, None)
+    if dataset == DESPITE:
+        return DatasetLicence(dataset, NOTICE_KEEPING)
+    spec = SOURCES.get(dataset)
+    if spec is None:
+        return DatasetLicence(dataset, None, uncertain=True)
+    licence, spdx = spec.licence, spec.licence.spdx.upper()
+    if licence.share_alike:
+        return DatasetLicence(dataset, (spdx.lower(),), licence.uncertain)
+    if licence.public_domain or spdx in _NO_CONDITIONS:
+        return DatasetLicence(dataset, None, licence.uncertain)
+    if spdx in _NOTICE:
+        return DatasetLicence(dataset, NOTICE_KEEPING, licence.uncertain)
+    return DatasetLicence(dataset, None, uncertain=True)
 
 
 @functools.cache
@@ -48,17 +96,49 @@ def checked_license(requested: str) -> str:
     return wanted
 
 
-def release_license(datasets: set[str], requested: str | None) -> str:
-    """The release's licence: a share-alike source (NormBank) among the datasets the tasks are
-    derived from makes it CC BY-SA 4.0 (a requested licence that is not is refused); otherwise the
-    requested one, MIT by default. Any requested identifier must be one the Hub accepts."""
-    license_id = checked_license(requested) if requested is not None else None
-    share_alike = sorted(d for d in datasets if d in SHARE_ALIKE_SOURCES)
-    if not share_alike:
-        return license_id or DEFAULT_LICENSE
-    if license_id in (None, SHARE_ALIKE_LICENSE):
-        return SHARE_ALIKE_LICENSE
-    raise PublishError(
-        f"tasks derived from {', '.join(share_alike)} records are derived from share-alike data (CC BY-SA 4.0): the release must be "
-        f"{SHARE_ALIKE_LICENSE}, not {license_id} (leave out --license, or leave out those tasks)"
-    )
+def release_license(datasets: set[str], requested: str | None, acknowledged: Iterable[str] = ()) -> str:
+    """The release's licence: `requested` (an identifier the Hub accepts) when every dataset's rule
+    allows it, else PublishError naming the datasets that do not; without a request MIT, or CC BY-SA
+    4.0 when a dataset allows only that. A dataset whose licence is uncertain must be among
+    `acknowledged`, and only such datasets may be."""
+    acknowledged = {name.strip().lower() for name in acknowledged}
+    uncertain_sources = sorted(name for name in SOURCES if dataset_licence_rule(name).uncertain)
+    if wrong := sorted(acknowledged - set(uncertain_sources)):
+        raise PublishError(
+            f"--licence-acknowledged {', '.join(wrong)}: only a source whose licence is uncertain needs it "
+            f"({', '.join(uncertain_sources) or 'none is'})"
+        )
+    rules = [dataset_licence_rule(d) for d in sorted(datasets)]
+    if missing := [r.dataset for r in rules if r.uncertain and r.dataset not in acknowledged]:
+        raise PublishError(
+            "the licence of "
+            + "; ".join(f"{d} ({dataset_licence(d)})" for d in missing)
+            + " is uncertain: check that you may release tasks derived from its records, then say so with "
+            + " ".join(f"--licence-acknowledged {d}" for d in missing)
+            + " (the card records it), or leave out those tasks"
+        )
+    allowed = set(hub_licenses())
+    for rule in rules:
+        if rule.allows is not None:
+            allowed &= set(rule.allows)
+    if requested is not None:
+        license_id = checked_license(requested)
+        forbidding = [r for r in rules if r.allows is not None and license_id not in r.allows]
+        if forbidding:
+            raise PublishError(
+                f"licence {license_id} contradicts the licence of the datasets the tasks are derived from: "
+                + "; ".join(f"{r.dataset} ({dataset_licence(r.dataset)}) allows {r.allowed_text}" for r in forbidding)
+                + (f"; every dataset allows {', '.join(sorted(allowed))}" if allowed else "")
+                + " (leave out --license, or leave out those tasks)"
+            )
+        return license_id
+    for default in (DEFAULT_LICENSE, SHARE_ALIKE_LICENSE):
+        if default in allowed:
+            return default
+    if not allowed:
+        raise PublishError(
+            "no licence is allowed by every dataset the tasks are derived from: "
+            + "; ".join(f"{r.dataset} allows {r.allowed_text}" for r in rules)
+            + " (release those tasks apart)"
+        )
+    return sorted(allowed)[0]

@@ -73,8 +73,16 @@ def shown_model(model: str | None, endpoint: str) -> str | None:
 
 
 def marked_metadata(metadata: TaskMetadata, origin: TaskOrigin) -> TaskMetadata:
-    """`metadata` with each stage's model shown as `shown_model` says (for tasks not known to be real)."""
+    """`metadata` of a task not known to be a model's work with each stage's model shown as
+    `shown_model` says, and no cost (in the task, its extraction and its rounds: nothing known was paid)."""
     if not origin.not_real:
         return metadata
-    models = {stage: shown_model(model, origin.llm_endpoint) for stage, model in metadata.provenance.models.items()}
-    return metadata.model_copy(update={"provenance": metadata.provenance.model_copy(update={"models": models})})
+    provenance = metadata.provenance
+    models = {stage: shown_model(model, origin.llm_endpoint) for stage, model in provenance.models.items()}
+    unpaid = {
+        "models": models,
+        "cost_usd": None,
+        "extraction": None if provenance.extraction is None else {**provenance.extraction, "cost_usd": None},
+        "rounds": [{**r, "cost_usd": None} if "cost_usd" in r else r for r in provenance.rounds],
+    }
+    return metadata.model_copy(update={"provenance": provenance.model_copy(update=unpaid)})

@@ -20,7 +20,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,7 +33,7 @@ from safeforge.publishing._collect import RUN, AcceptedTask, InputSummary, colle
 from safeforge.publishing._content import Duplicate, deduplicate
 from safeforge.publishing._dataset import task_row, write_parquet
 from safeforge.publishing._errors import PublishError
-from safeforge.publishing._licences import release_license
+from safeforge.publishing._licences import dataset_licence_rule, release_license
 from safeforge.publishing._origin import REPLAY, UNKNOWN, marked_metadata
 from safeforge.publishing._plots import PLOTS_DIR, write_plots
 from safeforge.publishing._privacy import pseudonym, public_metadata
@@ -77,7 +77,7 @@ def _sha256(path: Path) -> str:
 def _release_json(
     folder: Path,
     version: str,
-    license_id: str,
+    licence: tuple[str, list[str]],
     repo_id: str | None,
     inputs: list[InputSummary],
     stats: ReleaseStats,
@@ -90,7 +90,8 @@ def _release_json(
     body = {
         "version": version,
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "license": license_id,
+        "license": licence[0],
+        "licence_acknowledged": licence[1],
         "repo_id": repo_id,
         "datasets": sorted(datasets),
         "inputs": [summary.to_dict() for summary in inputs],
@@ -187,6 +188,7 @@ def publish(
     *,
     repo_id: str | None = None,
     license_id: str | None = None,
+    licence_acknowledged: Sequence[str] = (),
     allow_replay: bool = False,
     engine: str | None = None,
     time_limit: float = 60.0,
@@ -196,7 +198,8 @@ def publish(
     outputs: the tasks imported cleanly; folders of task folders: every task) into `out` (default
     outputs/releases/<version>); with `repo_id`, also push it to the Hub (token: HF_TOKEN).
 
-    The licence follows the datasets the tasks are derived from (`release_license`); tasks not known
+    The licence follows the datasets the tasks are derived from (`release_license`; a dataset whose
+    licence is uncertain must be in `licence_acknowledged`); tasks not known
     to be a model's work (replayed, or their endpoint unknown) are pushed to the Hub only with
     `allow_replay`, and the card says so."""
     if not _VERSION.fullmatch(version):
@@ -218,7 +221,8 @@ def publish(
         raise PublishError("no tasks to release in " + ", ".join(str(f) for f in folders))
     kept, duplicates = deduplicate(accepted)
     datasets = set().union(*(a.origin.datasets for a, _ in kept))
-    license_id = release_license(datasets, license_id)
+    license_id = release_license(datasets, license_id, licence_acknowledged)
+    acknowledged = sorted(d for d in datasets if dataset_licence_rule(d).uncertain)
     if repo_id is not None and not allow_replay:
         _refuse_not_real([a for a, _ in kept])
     for duplicate in duplicates:
@@ -253,6 +257,7 @@ def publish(
             inputs=inputs,
             plots=plots,
             datasets=datasets,
+            acknowledged=acknowledged,
             reviewed=reviewed,
             spoc=spoc,
             distribution=release_distribution(
@@ -265,7 +270,7 @@ def publish(
         )
         _hub.check_card(card)
         (building / "README.md").write_text(card, encoding="utf-8")
-        _release_json(building, version, license_id, repo_id, inputs, stats, released, duplicates, datasets, spoc)
+        _release_json(building, version, (license_id, acknowledged), repo_id, inputs, stats, released, duplicates, datasets, spoc)
         _refuse(LeakScanner().folder_problems(building), "machine path(s) or e-mail address(es) in the built files")
         hub_url = None
         if repo_id is not None and token is not None:

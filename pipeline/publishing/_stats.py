@@ -100,5 +100,5 @@ def release_stats(rows: list[dict], inputs: list[InputSummary], duplicates: int)
                 "without llm.sqlite: calls for rejected records are not counted)"
             )
         else:
-            stats.cost_basis = "unknown: no LLM ledger in the runs and no real cost in the tasks' provenance"
+            stats.cost_basis = "unknown: the calls were replayed or have no known price, or the runs kept no LLM ledger"
     return stats

@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy
     from .distribution import DESPITE, Distribution, release_distribution, run_distribution
     from .ledger import ALLOWED, STATES, TERMINAL, RecordRow, RecordState, RunLedger, RunStore, Transition, TransitionError
     from .lock import RunLock, RunLocked
-    from .overview import RunNotFound, RunOverview, is_run, list_runs, run_overview
+    from .overview import RunNotFound, RunOverview, is_run, list_runs, named_run, run_overview
     from .spec import RUN_SPEC, SpecChanged, read_spec, record_spec
 
 __getattr__, __dir__ = lazy_exports(__name__)

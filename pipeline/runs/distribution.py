@@ -191,7 +191,7 @@ class Distribution:
     def cost_per_task(self) -> tuple[float | None, str]:
         """LLM dollars per accepted task (DESPITE's basis), else per task that passed the checks."""
         if self.cost_usd is None:
-            return None, "no LLM ledger"
+            return None, "unknown: replayed or unpriced calls, or no LLM ledger"
         if self.accepted:
             return self.cost_usd / self.accepted, "per accepted task"
         return (self.cost_usd / self.tasks, "per task that passed the checks, none accepted yet") if self.tasks else (None, "no task yet")

@@ -77,6 +77,11 @@ class LLMCost:
     unpriced_calls: int = 0
     by_stage: dict[str, dict] = field(default_factory=dict)
 
+    @property
+    def known(self) -> bool:
+        """Some of the cost is known: not every paid call was unpriced (replayed, or no price)."""
+        return not self.unpriced_calls or bool(self.cost_usd)
+
 
 @dataclass(frozen=True)
 class RunOverview:
@@ -123,11 +128,11 @@ class RunOverview:
 
     @property
     def cost_per_accepted_usd(self) -> float | None:
-        return self.cost.cost_usd / self.accepted if self.accepted else None
+        return self.cost.cost_usd / self.accepted if self.accepted and self.cost.known else None
 
     @property
     def cost_per_checked_usd(self) -> float | None:
-        return self.cost.cost_usd / self.checked if self.checked else None
+        return self.cost.cost_usd / self.checked if self.checked and self.cost.known else None
 
     def stage(self, name: str) -> StageFunnel:
         return next(s for s in self.stages if s.stage == name)
@@ -192,16 +197,17 @@ class RunOverview:
             lines += [f"**{REPLAY_NOTE}**", ""]
         lines += ["| stage | calls | cache hits | tokens in | tokens out | USD |", "|---|---|---|---|---|---|"]
         lines += [
-            f"| {stage} | {v['calls']} | {v['cache_hits']} | {v['tokens_in']} | {v['tokens_out']} | {v['cost_usd']:.6f} |"
+            f"| {stage} | {v['calls']} | {v['cache_hits']} | {v['tokens_in']} | {v['tokens_out']} | "
+            f"{format_cost(v['cost_usd'], v['unpriced_calls'])} |"
             for stage, v in c.by_stage.items()
         ]
         lines += [
-            f"| **all** | {c.calls} | {c.cache_hits} | {c.tokens_in} | {c.tokens_out} | {c.cost_usd:.6f} |",
+            f"| **all** | {c.calls} | {c.cache_hits} | {c.tokens_in} | {c.tokens_out} | {format_cost(c.cost_usd, c.unpriced_calls)} |",
             "",
             f"Per accepted task: {format_usd(self.cost_per_accepted_usd)}; per checked task: {format_usd(self.cost_per_checked_usd)}.",
         ]
         if c.unpriced_calls:
-            lines.append(f"{c.unpriced_calls} call(s) used a model without a price; not included.")
+            lines.append(f"{c.unpriced_calls} call(s) have no known price (a replayed endpoint, or a model without a price); not included.")
         if self.distribution is not None:
             lines += ["", self.distribution.markdown()]
         return "\n".join(lines)
@@ -222,8 +228,23 @@ def format_usd(value: float | None) -> str:
     return "–" if value is None else f"${value:.6f}"
 
 
+def format_cost(cost_usd: float, unpriced_calls: int) -> str:
+    """Dollars of the priced calls, "unknown" when none was priced, and the unpriced calls."""
+    if not unpriced_calls:
+        return f"${cost_usd:.6f}"
+    if not cost_usd:
+        return f"unknown ({unpriced_calls} unpriced call(s))"
+    return f"${cost_usd:.6f} + unknown ({unpriced_calls} unpriced call(s))"
+
+
 def is_run(folder: Path) -> bool:
     return (Path(folder) / LEDGER_FILE).is_file()
+
+
+def named_run(name: str | Path, outputs: Path) -> Path | None:
+    """The run a command is given, the one way every command reads it: its name under `outputs`,
+    else a path to a run folder; None when it is neither."""
+    return next((folder for folder in (Path(outputs) / name, Path(name)) if is_run(folder)), None)
 
 
 def list_runs(outputs: Path) -> list[Path]:

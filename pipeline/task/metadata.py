@@ -175,11 +175,12 @@ class Disagreement(BaseModel):
 
     model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
 
-    kind: Literal["votes", "corrections", "edited_vote", "ignored_adjudication"]
+    kind: Literal["votes", "corrections", "edited_vote", "ignored_adjudication", "vanished_vote"]
     """votes: annotators voted both accept and reject; corrections: annotators changed one formalization
     field to different texts; edited_vote: a user changed another's annotation (the vote counts as the
     editor's); ignored_adjudication: an adjudication by someone who is not a named adjudicator or
-    who voted on the task (it decides nothing)."""
+    who voted on the task (it decides nothing); vanished_vote: a vote an earlier pull recorded was
+    deleted or changed author (only an adjudication settles it)."""
     key: str
     """Stable within the task: the kind, and the field or annotation it concerns."""
     summary: str
@@ -194,6 +195,26 @@ class Disagreement(BaseModel):
     """How it ended: "adjudicated", or how the conflict went away (e.g. "the votes now agree")."""
     resolved_by: str | None = None
     """The adjudicator who settled it."""
+
+
+class VanishedVote(BaseModel):
+    """A vote an earlier pull recorded that Label Studio no longer holds as its author's."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    annotation_id: int
+    annotator: str
+    """Whose vote it was."""
+    decision: str | None = None
+    """What it was: accept or reject."""
+    reasons: list[str] = Field(default_factory=list)
+    voted_at: str = ""
+    what: Literal["deleted", "author_changed"]
+    """deleted: gone from Label Studio (or no longer a vote); author_changed: another user saved it."""
+    now_annotator: str | None = None
+    """For author_changed: whose vote it counts as now."""
+    noticed_at: str
+    """The pull that found it (Label Studio community does not record who deleted an annotation)."""
 
 
 class Review(_Open):
@@ -217,6 +238,8 @@ class Review(_Open):
     """Formalization fields the decision applied: field, old, new, annotator, at, annotation_id."""
     disagreements: list[Disagreement] = Field(default_factory=list)
     """Every conflict found among the task's reviewers, open or resolved."""
+    vanished_votes: list[VanishedVote] = Field(default_factory=list)
+    """Recorded votes that were deleted or changed author later (append-only)."""
     label_studio: dict[str, Any] = Field(default_factory=dict)
     pulled_at: str | None = None
 

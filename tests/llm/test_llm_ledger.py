@@ -24,10 +24,12 @@ def entries(*needles: str) -> list[dict]:
 
 
 def test_rows_tokens_cached_tokens_and_cost(start_replay, make_config, schema):
+    """Priced as LLMConfig.prices says (a provider's list price holds at its own endpoint only)."""
     url = start_replay(entries("record one", "record two"))
+    price = ModelPrice(input=0.28, cached_input=0.028, output=0.42)
 
     async def go():
-        async with LLMClient(make_config(url, model="deepseek-chat")) as client:
+        async with LLMClient(make_config(url, model="deepseek-chat", prices={"deepseek-chat": price})) as client:
             for record in ("record one", "record two"):
                 prompt = [{"role": "user", "content": LONG_PREFIX + record}]
                 await client.complete_json("extract", record, prompt, schema, "tpl1")
@@ -66,6 +68,24 @@ def test_unknown_model_costs_none_with_one_warning(start_replay, make_config, sc
     assert sum("no price for model 'llama3.1:8b'" in m for m in caplog.messages) == 1
     summary = client.ledger.summary()[0]
     assert (summary.calls, summary.cost_usd, summary.unpriced_calls) == (2, 0.0, 2)
+
+
+def test_a_replayed_endpoints_calls_have_no_price_though_the_model_has_a_list_price(start_replay, make_config, schema):
+    url = start_replay(entries("record one"))
+
+    async def go():
+        async with LLMClient(make_config(url, model="gpt-4o-mini")) as client:
+            result = await client.complete_json("extract", "a", [{"role": "user", "content": "record one"}], schema, "t")
+            return client, result
+
+    client, result = asyncio.run(go())
+    assert result.cost_usd is None and [r.cost_usd for r in client.ledger.rows()] == [None]
+    assert client.ledger.summary()[0].unpriced_calls == 1
+    usage = TokenUsage(prompt=1_000_000, completion=0)
+    assert PriceTable(endpoint="127.0.0.1").cost("gpt-4o-mini", usage) is None
+    assert PriceTable(endpoint="api.deepseek.com").cost("gpt-4o-mini", usage) is None
+    assert PriceTable(endpoint="api.openai.com").cost("gpt-4o-mini", usage) == pytest.approx(0.15)
+    assert PriceTable(endpoint="api.deepseek.com").cost("deepseek-chat", usage) == pytest.approx(0.28)
 
 
 def test_summary_groups_by_stage(tmp_path):

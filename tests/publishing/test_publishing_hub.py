@@ -47,7 +47,16 @@ def _all_bytes_under(folder: Path) -> bytes:
 
 def test_replayed_runs_reach_the_hub_only_when_allowed_and_read_back_whole(reviewed_runs, tmp_path, hub):
     env = _env(hub, tmp_path / "hf_home", HUB_TOKEN)
-    command = [*PUBLISH, *map(str, reviewed_runs), "--version", "v1.0.0", "--repo-id", "safeforge/tasks"]
+    command = [
+        *PUBLISH,
+        *map(str, reviewed_runs),
+        "--version",
+        "v1.0.0",
+        "--repo-id",
+        "safeforge/tasks",
+        "--licence-acknowledged",
+        "virtualhome",
+    ]
 
     refused = _run([*command, "--out", str(tmp_path / "refused")], env)
     assert refused.returncode == 2 and "Traceback" not in refused.stderr

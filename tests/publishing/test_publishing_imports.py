@@ -72,7 +72,37 @@ def test_an_import_despite_output_is_released_with_the_licence_and_citations_of_
     assert leaks(out, tmp_path, despite_import) == []
 
     refused = main(["publish", str(despite_import), "--version", "v2", "--out", str(tmp_path / "mit"), "--license", "mit"])
-    assert refused == 2 and "derived from share-alike data (CC BY-SA 4.0)" in capsys.readouterr().err
+    assert (
+        refused == 2
+        and "licence mit contradicts the licence of the datasets the tasks are derived from: normbank" in capsys.readouterr().err
+    )
+
+
+@pytest.mark.parametrize("wished", ["cc0-1.0", "unlicense"])
+def test_despite_neiss_tasks_keep_despites_mit_notice(tmp_path, capsys, wished):
+    """DESPITE's tasks are MIT even where their record (NEISS) is public domain: a licence that drops
+    the notice is refused, naming DESPITE; one that keeps it is released as asked."""
+    import datasets
+
+    downloaded = Path(shutil.copytree(DESPITE_FIXTURES / AS_DESPITE_TASKS["neiss_2888"], tmp_path / "downloaded" / "neiss_2888"))
+    metadata = json.loads((downloaded / "metadata.json").read_text())
+    (downloaded / "metadata.json").write_text(json.dumps({**metadata, "task_id": "neiss_2888"}))
+    assert main(["import-despite", str(tmp_path / "downloaded"), "--out", str(tmp_path / "imported")]) == 0
+    capsys.readouterr()
+
+    refused = main(["publish", str(tmp_path / "imported"), "--version", "v1", "--out", str(tmp_path / "refused"), "--license", wished])
+    err = capsys.readouterr().err
+    assert refused == 2 and f"licence {wished} contradicts the licence of the datasets the tasks are derived from: despite (MIT" in err
+    assert "allows mit, apache-2.0, bsd-2-clause" in err and "neiss" not in err.split("contradicts")[1].split("; every")[0]
+    assert not (tmp_path / "refused").exists()
+
+    out = tmp_path / "release"
+    assert main(["publish", str(tmp_path / "imported"), "--version", "v1", "--out", str(out), "--license", "apache-2.0"]) == 0
+    card = _card(out)
+    assert "license: apache-2.0" in card and "released under `apache-2.0`, which the licence of every dataset" in card
+    assert "- `neiss`: public domain (a work of the US government: CPSC NEISS injury reports) (allows any licence)" in card
+    assert "- `despite`: MIT (DESPITE's tasks, https://github.com/taozhang1004/DESPITE) (allows mit, apache-2.0," in card
+    assert [r["task_id"] for r in datasets.load_dataset(str(out), cache_dir=str(tmp_path / "cache"))["train"]] == ["neiss_2888"]
 
 
 def test_hand_written_tasks_are_released_with_their_spoc_files_which_spoc_export_reproduces(tmp_path, capsys):

@@ -5,6 +5,8 @@ by `datasets`, the Hub's clients and a grep of every published byte."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -29,7 +31,7 @@ def test_a_release_of_every_source_says_what_made_each_task(reviewed_runs, tmp_p
 
     out = tmp_path / "releases" / "v1"
     messages: list[str] = []
-    release = publish(reviewed_runs, "v1", out, progress=messages.append)
+    release = publish(reviewed_runs, "v1", out, licence_acknowledged=["virtualhome"], progress=messages.append)
 
     accepted = {task.name for run in reviewed_runs for task in (run / "tasks").iterdir()} - set(REJECTED)
     assert sorted(release.tasks) == sorted(accepted) and len(accepted) == 12
@@ -47,6 +49,10 @@ def test_a_release_of_every_source_says_what_made_each_task(reviewed_runs, tmp_p
         metadata = json.loads(row["metadata_json"])
         assert {a["annotator"][:10] for a in metadata["review"]["annotations"]} == {"annotator-"}
         assert metadata["provenance"]["llm_endpoint"] == "replay"
+        provenance = metadata["provenance"]  # no cost for replayed calls, in the task, its extraction or its rounds
+        assert [p.get("cost_usd") for p in (provenance, provenance["extraction"], *provenance["rounds"])] == [None] * (
+            2 + len(provenance["rounds"])
+        )
         assert metadata["provenance"]["models"]["generate"].startswith("replay server (hand-written responses filed under ")
     virtualhome = json.loads(next(r for r in rows.values() if r["source"] == "virtualhome")["metadata_json"])
     assert virtualhome["provenance"]["record_metadata"]["program_file"].startswith("withoutconds/")  # relative to the dataset
@@ -74,7 +80,8 @@ def test_a_release_of_every_source_says_what_made_each_task(reviewed_runs, tmp_p
         assert table in distribution, table
     assert "| hard split (panel mean score <= 0.8) | – (no panel split) | 8.5% (1,044 of 12,279) |" in distribution
     assert "| tasks rejected by human review | 7.7% (1 of 13) | 32.6% |" in distribution  # the fixture rejects one
-    assert "(replayed calls: not a real cost) | $0.011 per validated task |" in distribution
+    assert "| LLM cost (unknown: replayed or unpriced calls, or no LLM ledger) | – | $0.011 per validated task |" in distribution
+    assert "LLM cost: unknown in total" in card  # replayed: nothing known was paid
     bibtex = card[card.index("```bibtex") :]
     for identifier in (
         "eprint = {2604.18463}",  # DESPITE
@@ -117,6 +124,41 @@ def test_a_run_whose_endpoint_was_not_recorded_counts_as_not_real(copied_runs, t
     assert task.metadata.provenance.models["generate"] == "deepseek-chat"  # the run is not changed; only its release says it
 
 
+def test_a_virtualhome_run_is_released_only_when_its_uncertain_licence_is_acknowledged(reviewed_runs, tmp_path, hub, capsys):
+    from safeforge.cli.main import main
+
+    run = next(run for run in reviewed_runs if run.name == "virtualhome-run")
+    command = ["publish", str(run), "--version", "v1"]
+    assert main([*command, "--out", str(tmp_path / "refused")]) == 2
+    err = capsys.readouterr().err
+    assert "the licence of virtualhome (uncertain (VirtualHome: MIT now; CC BY-NC-SA 4.0 from 2019-09 to 2022-04" in err
+    assert "--licence-acknowledged virtualhome" in err and not (tmp_path / "refused").exists()
+    assert main([*command, "--out", str(tmp_path / "cc0"), "--licence-acknowledged", "virtualhome", "--license", "cc0-1.0"]) == 2
+    assert "licence cc0-1.0 contradicts the licence of the datasets the tasks are derived from: virtualhome" in capsys.readouterr().err
+    assert main([*command, "--out", str(tmp_path / "wrong"), "--licence-acknowledged", "neiss"]) == 2
+    assert "--licence-acknowledged neiss: only a source whose licence is uncertain needs it (virtualhome)" in capsys.readouterr().err
+
+    out = tmp_path / "release"
+    assert main([*command, "--out", str(out), "--licence-acknowledged", "virtualhome"]) == 0
+    card = (out / "README.md").read_text()
+    assert _front_matter(card)["license"] == "mit"
+    assert "The licence of `virtualhome` is uncertain; the publisher checked it and released these tasks anyway" in card
+    assert json.loads((out / "release.json").read_text())["licence_acknowledged"] == ["virtualhome"]
+    validated = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from huggingface_hub import DatasetCard; DatasetCard.load(sys.argv[1]).validate(repo_type='dataset')",
+            str(out / "README.md"),
+        ],
+        env={**os.environ, "HF_ENDPOINT": hub, "HF_HUB_DISABLE_XET": "1", "HF_HUB_OFFLINE": "0"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert validated.returncode == 0, validated.stderr
+
+
 @pytest.mark.parametrize(
     ("field", "value", "what"),
     [
@@ -133,7 +175,7 @@ def test_a_machine_path_or_address_in_a_task_refuses_the_release_naming_task_and
     out = tmp_path / "releases" / "v1"
 
     with pytest.raises(PublishError) as refused:
-        publish([run], "v1", out)
+        publish([run], "v1", out, licence_acknowledged=["virtualhome"])
 
     assert f"task {folder.name} (virtualhome-run): metadata.json.provenance.record_metadata.{field} holds {what}" in str(refused.value)
     assert not out.parent.exists()
@@ -150,7 +192,7 @@ def test_the_release_carries_the_spoc_files_of_its_scene_tasks_which_hold_under_
     from spoc_rules import load_dataset, read_like_spoc
 
     out = tmp_path / "releases" / "v1"
-    publish(reviewed_runs, "v1", out)
+    publish(reviewed_runs, "v1", out, licence_acknowledged=["virtualhome"])
 
     documents = {document["task_name"]: document for document in load_dataset(out / "spoc")}
     assert sorted(documents) == sorted(SPOC_FILES.values())

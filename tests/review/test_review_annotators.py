@@ -6,11 +6,13 @@ tasks; votes on duplicate copies count and are merged."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import httpx
 import pytest
-from review_helpers import Submission, ls_task_id, submit
+from review_helpers import Submission, ls_task_id, submit, token_of
 
-from safeforge.review import ReviewError, pull_run, push_run, review_status
+from safeforge.review import ReviewError, pull_run, push_run, review_report, review_status
 from safeforge.review._task_data import LABELING_CONFIG
 
 KITCHEN, BLEACH, DOG, CRATE = (
@@ -56,7 +58,7 @@ def test_a_decision_waits_for_the_second_annotator_and_follows_a_later_reject(ma
     assert status.disagreements == {KITCHEN: ["votes split: 1 accept, 1 reject (alice@review.test, bob@review.test)"]}
 
 
-def test_a_vote_edited_by_another_user_is_kept_as_a_disagreement_until_its_author_saves_it(make_run, config, annotator, admin):
+def test_a_recorded_vote_edited_by_another_user_is_kept_and_waits_for_an_adjudicator(make_run, config, annotator, admin):
     store = make_run([KITCHEN])
     push_run(store, config)
     carol = annotator("carol@review.test")
@@ -71,30 +73,29 @@ def test_a_vote_edited_by_another_user_is_kept_as_a_disagreement_until_its_autho
             item["value"] = {"choices": ["reject"]}
     admin.annotations.update(annotation, result=result)
     changed = pull_run(store, config)
-    assert changed.changed == [KITCHEN] and _state(store, KITCHEN) == "rejected_by_review"
-    history = store.ledger.history(store.ledger.records()[0].record_id)
-    assert history[-1].to_state == "rejected_by_review" and history[-1].reason.startswith("review changed: rejected by admin")
-    shown = [f"annotation {annotation} was changed by another user; it counts as the editor's vote (carol@review.test, admin@review.test)"]
+    moved = f"an accept vote (annotation {annotation}) now counts as another user's"
+    assert changed.reopened == {KITCHEN: f"waiting for an adjudicator: {moved}"} and _state(store, KITCHEN) == "in_review"
+    edited = f"annotation {annotation} was changed by another user; it counts as the editor's vote (carol@review.test, admin@review.test)"
+    shown = [edited, f"{moved} (carol@review.test, admin@review.test)"]
     assert changed.disagreements == {KITCHEN: shown}
     # kept: in the metadata (typed), the ledger, every later pull and status, until resolved
-    [entry] = _review(store, KITCHEN)["disagreements"]
-    assert (entry["kind"], entry["annotators"], "resolved_at" in entry) == (
-        "edited_vote",
-        ["carol@review.test", "admin@review.test"],
-        False,
-    )
+    entries = _review(store, KITCHEN)["disagreements"]
+    assert [(e["kind"], e["annotators"], "resolved_at" in e) for e in entries] == [
+        ("edited_vote", ["carol@review.test", "admin@review.test"], False),
+        ("vanished_vote", ["carol@review.test", "admin@review.test"], False),
+    ]
+    [vanished] = _review(store, KITCHEN)["vanished_votes"]
+    assert (vanished["what"], vanished["now_annotator"], vanished["decision"]) == ("author_changed", "admin@review.test", "accept")
     assert pull_run(store, config).disagreements == {KITCHEN: shown}
     assert review_status(store).disagreements == {KITCHEN: shown}
     assert "Unresolved disagreements" in review_status(store).format_table()
     assert list(store.ledger.disagreements(open_only=True)) == [store.ledger.records()[0].record_id]
 
-    carol.annotations.update(annotation, result=result)  # carol saves it again: her vote, reject
+    carol.annotations.update(annotation, result=result)  # carol saves it again: the edit ends, the record stays
     resolved = pull_run(store, config)
-    assert resolved.changed == [] and resolved.disagreements == {}
-    assert resolved.resolved == [f"{KITCHEN}: {shown[0].split(' (')[0]}: saved again by its author, or removed"]
-    assert review_status(store).disagreements == {} and store.ledger.disagreements(open_only=True) == {}
-    [entry] = _review(store, KITCHEN)["disagreements"]
-    assert entry["resolution"] == "saved again by its author, or removed" and entry["resolved_at"]
+    assert resolved.disagreements == {KITCHEN: shown[1:]} and resolved.queue == {KITCHEN: moved}
+    assert resolved.resolved == [f"{KITCHEN}: {edited.split(' (')[0]}: saved again by its author, or removed"]
+    assert len(_review(store, KITCHEN)["vanished_votes"]) == 1
 
 
 def test_only_a_named_adjudicator_who_did_not_vote_decides(make_run, config, annotator, admin):
@@ -142,6 +143,89 @@ def test_only_a_named_adjudicator_who_did_not_vote_decides(make_run, config, ann
     }
     assert all(d["resolved_by"] == LEAD for d in review["disagreements"])
     assert review_status(store).queue == {} and list(admin.tasks.list(project=named.project_id, view=queue_view.id)) == []
+
+
+def test_a_vote_deleted_by_another_annotator_is_recorded_and_sends_the_task_to_adjudication(make_run, config, annotator):
+    """The issue's case: alice deletes bob's reject with her own token; a third accept must not decide."""
+    store = make_run([KITCHEN])
+    push_run(store, config, annotators_per_task=2, adjudicators=[LEAD])
+    task = ls_task_id(store, KITCHEN)
+    alice, bob = annotator("alice@review.test"), annotator("bob@review.test")
+    submit(alice, task, Submission("accept"))
+    rejected = submit(bob, task, Submission("reject", reasons=("other",)))
+    assert pull_run(store, config).queue == {KITCHEN: "votes split: 1 accept, 1 reject"}
+
+    alice.annotations.delete(rejected)  # Label Studio community lets any member do this
+    submit(annotator("dan@review.test"), task, Submission("accept"))
+    after = pull_run(store, config)
+    reason = f"a reject vote (annotation {rejected}) was deleted from Label Studio"
+    assert (after.accepted, after.queue) == ([], {KITCHEN: reason}) and _state(store, KITCHEN) == "in_review"
+    [vanished] = _review(store, KITCHEN)["vanished_votes"]
+    assert (vanished["annotation_id"], vanished["annotator"], vanished["decision"], vanished["reasons"], vanished["what"]) == (
+        rejected,
+        "bob@review.test",
+        "reject",
+        ["other"],
+        "deleted",
+    )
+    assert vanished["voted_at"] and vanished["noticed_at"]
+    assert pull_run(store, config).queue == {KITCHEN: reason}  # kept: the record is append-only
+    status = review_status(store)
+    assert status.vanished_votes == 1 and status.to_dict()["vanished_votes"] == 1 and "Vanished votes: 1" in status.format_table()
+    assert status.queue == {KITCHEN: reason}
+
+    submit(annotator(LEAD), task, Submission("accept", adjudicating=True))
+    decided = pull_run(store, config)
+    assert decided.accepted == [KITCHEN] and _review(store, KITCHEN)["final_rule"] == "adjudicated"
+    assert len(_review(store, KITCHEN)["vanished_votes"]) == 1
+    kinds = review_report([store]).disagreements
+    assert (kinds["vanished_vote"]["found"], kinds["vanished_vote"]["adjudicated"]) == (1, 1)
+    assert "recorded vote deleted or changed author | 1 | 1 | 1" in review_report([store]).to_markdown()
+
+
+def test_a_decided_task_whose_vote_vanishes_goes_back_to_adjudication(make_run, config, annotator, admin):
+    store = make_run([KITCHEN])
+    push_run(store, config)
+    vote = submit(annotator("carol@review.test"), ls_task_id(store, KITCHEN), Submission("reject", reasons=("other",)))
+    assert pull_run(store, config).rejected == [KITCHEN]
+    admin.annotations.delete(vote)
+    reopened = pull_run(store, config)
+    why = f"waiting for an adjudicator: a reject vote (annotation {vote}) was deleted from Label Studio"
+    assert reopened.reopened == {KITCHEN: why} and _state(store, KITCHEN) == "in_review"
+    history = store.ledger.history(store.ledger.records()[0].record_id)
+    assert history[-1].reason == f"review re-opened: {why}"
+
+
+def test_status_and_the_card_show_each_annotators_done_pending_and_locked_work(make_run, config, annotator, labelstudio):
+    store = make_run([KITCHEN, BLEACH])
+    project_id = push_run(store, config, annotators_per_task=2, adjudicators=[LEAD]).project_id
+    alice, bob = annotator("alice@review.test"), annotator("bob@review.test")
+    submit(alice, ls_task_id(store, KITCHEN), Submission("accept"))
+    submit(alice, ls_task_id(store, BLEACH), Submission("accept"))
+    submit(bob, ls_task_id(store, KITCHEN), Submission("reject", reasons=("other",)))
+    pull_run(store, config)
+    opened = httpx.get(  # bob opens the next task of the label stream: Label Studio locks it for him
+        f"{labelstudio.url}/api/projects/{project_id}/next/",
+        headers={"Authorization": f"Token {token_of(labelstudio.url, 'bob@review.test')}"},
+    )
+    assert opened.json()["id"] == ls_task_id(store, BLEACH)
+
+    status = review_status(store, data_dir=Path(labelstudio.data_dir))
+    rows = {r.annotator: (r.done, r.pending, r.locked, r.agreed_with_final, r.adjudicator) for r in status.annotators}
+    assert rows == {
+        "alice@review.test": (2, (), (), 0, False),
+        "bob@review.test": (1, (BLEACH,), (BLEACH,), 0, False),
+        LEAD: (0, (KITCHEN,), (), 0, True),  # the split waits for the adjudicator
+    }
+    assert f"bob@review.test: done 1, pending 1 ({BLEACH}), locked 1 ({BLEACH}), agreed n/a" in status.format_table()
+    bob = next(r for r in status.to_dict()["annotators"] if r["annotator"] == "bob@review.test")
+    assert (bob["pending"], bob["locked"]) == ([BLEACH], [BLEACH])
+    assert "| bob@review.test | annotator | 1 | 1 | n/a |" in status.to_markdown()
+    unknown = review_status(store)  # no data dir: the locks are not known
+    assert {r.locked for r in unknown.annotators} == {None} and "locked unknown" in unknown.format_table()
+
+    card = review_report([store]).to_markdown(lambda name: "annotator-" + name[:3])
+    assert "| annotator-lea | adjudicator | 0 | 1 | n/a |" in card and "| annotator-bob | annotator | 1 | 1 | n/a |" in card
 
 
 def test_conflicting_corrections_wait_for_the_adjudicator_who_can_keep_the_original(make_run, config, annotator):

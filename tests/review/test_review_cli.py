@@ -68,6 +68,11 @@ def test_server_and_review_commands_end_to_end(tmp_path, monkeypatch, capsys):
         shown = capsys.readouterr()
         assert "Not a robot task" in shown.out and "Adjudicators: lead@review.test" in shown.out
         assert (tmp_path / "agreement.png").read_bytes().startswith(b"\x89PNG") and "agreement plot:" in shown.err
+        submit(admin, ls_task_id(store, BLEACH), Submission("accept"))
+        assert main(["review", "pull", "demo"]) == 0
+        capsys.readouterr()
+        assert main(["publish", "demo", "--version", "v1", "--out", str(tmp_path / "release")]) == 0  # the run by name, as review takes it
+        assert "release v1 (cc-by-sa-4.0): 1 task(s)" in capsys.readouterr().out  # a NormBank task
         assert main(["review", "pull", "no-such-run"]) == 2
         assert "no run 'no-such-run'" in capsys.readouterr().err
     finally:

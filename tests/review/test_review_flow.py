@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from review_helpers import ADMIN, Submission, ls_task_id, submit
@@ -15,6 +16,18 @@ KITCHEN, BLEACH, DOG, CRATE = (
     "party_leftovers_dog_chocolate",
     "warehouse_heavy_crate_ramp",
 )
+
+
+def test_push_and_pull_leave_no_error_in_the_servers_log(make_run, config, labelstudio):
+    """Paging past the last page made Label Studio log "[ERROR] Invalid page." on every push and pull."""
+    log = Path(labelstudio.log_path)
+    before = log.stat().st_size
+    store = make_run([KITCHEN, BLEACH])
+    push_run(store, config)
+    push_run(store, config)  # the project found by its title, its tasks listed again
+    pull_run(store, config)
+    written = log.read_bytes()[before:].decode(errors="replace")
+    assert "Invalid page" not in written and "[ERROR]" not in written, written[-2000:]
 
 
 def _metadata(store, task_id: str) -> dict:

@@ -71,3 +71,62 @@ def test_readable_at_1366x768(chromium, labelstudio, config, admin, annotator, m
         assert marks[str(first)] == marks[str(second)] == {"header": "", "marked": []}
 
     assert png_size(DOCS_PICTURE.read_bytes()) == (WIDTH, HEIGHT), "take the picture again: scripts/screenshot_review.py"
+
+
+IN_TASK_LIST = (  # the Data Manager's task table (not the task shown beside it) names the task
+    "[...document.querySelectorAll('[class*=table] [class*=cell]')].some(c => !c.closest('.sf-root') && c.textContent.includes({name}))"
+)
+COLUMN_LABELS = "[...document.querySelectorAll('.lsf-wrapper_viewAll .sf-root')].map(root => getComputedStyle(root, '::before').content)"
+
+
+def test_compare_all_names_each_column_marks_a_refused_adjudication_and_views_name_tasks(
+    chromium, labelstudio, config, admin, annotator, make_run, tmp_path
+):
+    store = make_run([TASK])
+    project = push_run(store, config, annotators_per_task=2, adjudicators=["lead@review.test", "alice@review.test"]).project_id
+    task = ls_task_id(store, TASK)
+    alice, bob = annotator("alice@review.test"), annotator("bob@review.test")
+    voted = submit(alice, task, Submission("accept"))
+    rejected = submit(bob, task, Submission("reject", reasons=("other",)))
+    refused = submit(alice, task, Submission("accept", adjudicating=True))  # alice voted: her adjudication is refused
+    assert pull_run(store, config).queue == {TASK: "votes split: 1 accept, 1 reject"}
+    cookies = login_cookies(labelstudio.url, ADMIN, PASSWORD)
+    with chromium_page(chromium, tmp_path / "chromium", WIDTH, HEIGHT) as page:
+        compare_all(page, f"{labelstudio.url}/projects/{project}/data?task={task}", cookies, annotations=3)
+        labels = sorted(label.strip('"') for label in page.evaluate(COLUMN_LABELS))
+        assert labels == sorted(
+            [
+                f"alice@review.test · annotation {voted} · accept",
+                f"bob@review.test · annotation {rejected} · reject",
+                f"alice@review.test · annotation {refused} · adjudication REFUSED (its author voted on this task): accept",
+            ]
+        ), labels
+        for tab in ("Default", "Adjudication queue"):  # the task's name in each view's task table
+            view, data = next((v.id, v.data or {}) for v in admin.views.list(project=project) if (v.data or {}).get("title") == tab)
+            hidden = data["hiddenColumns"]["explore"]  # what would show the others' votes is hidden; the task's name is not
+            assert {"tasks:annotators", "tasks:annotations_results", "tasks:total_annotations"} <= set(hidden)
+            assert "tasks:data.task_id" not in hidden and "tasks:data.task_id" not in data["hiddenColumns"]["labeling"]
+            page.open(f"{labelstudio.url}/projects/{project}/data?tab={view}", cookies)
+            page.wait_for(IN_TASK_LIST.format(name=repr(TASK)), f"{TASK} named in view {tab!r}", timeout=60)
+
+
+def test_voting_is_blind_in_an_annotators_label_stream_and_task_table(chromium, labelstudio, config, admin, annotator, make_run, tmp_path):
+    """An annotator who has not voted yet sees no other vote where they vote (the label stream) nor in
+    the project's task table; what community Label Studio still shows them is in docs/review.md."""
+    store = make_run([TASK])
+    project = push_run(store, config, annotators_per_task=3).project_id
+    task = ls_task_id(store, TASK)
+    first = submit(annotator("first@review.test"), task, Submission("reject", reasons=("other",), note="the soup is cold"))
+    pull_run(store, config)
+    assert admin.projects.get(project).show_collab_predictions is False
+    annotator("blind@review.test")
+    cookies = login_cookies(labelstudio.url, "blind@review.test", "annotator-password-1")
+    with chromium_page(chromium, tmp_path / "chromium", WIDTH, HEIGHT) as page:
+        show_task(page, f"{labelstudio.url}/projects/{project}/data?labeling=1", cookies)  # Label All Tasks
+        shown = page.evaluate("document.body.innerText")
+        ids = page.evaluate("[...document.querySelectorAll('[data-annotation-id]')].map(e => e.dataset.annotationId)")
+        assert TASK in shown and "the soup is cold" not in shown and str(first) not in ids and "first@review.test" not in shown
+        page.open(f"{labelstudio.url}/projects/{project}/data", cookies)
+        page.wait_for(IN_TASK_LIST.format(name=repr(TASK)), "the task table")
+        table = page.evaluate("document.body.innerText")
+        assert "Annotated by" not in table and "the soup is cold" not in table and "reject" not in table.lower()

@@ -28,6 +28,7 @@ from safeforge.review import (
     project_title,
     pull_run,
     push_run,
+    review_status,
     running_server,
     start_server,
     stop_server,
@@ -101,6 +102,7 @@ def test_several_annotators_at_once_while_two_folders_push_the_same_run(team, tm
     assert [p.id for p in team.admin.projects.list(title=project_title(stores[0]))] == [project_id]
     tasks = list(team.admin.tasks.list(project=project_id))
     assert sorted(t.data["task_id"] for t in tasks) == ALL_EXAMPLES  # each task once
+    assert not [w for p in pushed for w in p.warnings if " twice " in w]  # no warning of a copy the other push removed
     assert all(r.state == "in_review" for store in stores for r in store.ledger.records())
 
     people = [f"{name}@team.test" for name in ("ana", "ben", "chloe")]
@@ -135,7 +137,10 @@ def test_an_opened_task_is_locked_for_its_annotator_until_the_lock_expires(team,
     assert _next_task(url, token_of(url, dora), project_id) == task  # dora opens it and walks away
     opened = time.monotonic()
     assert _next_task(url, token_of(url, eli), project_id) is None  # locked for dora
+    held = review_status(store, data_dir=team.data_dir)  # read from the team server's PostgreSQL
+    assert [(r.annotator, r.locked, r.pending) for r in held.annotators] == [(dora, (ALL_EXAMPLES[0],), (ALL_EXAMPLES[0],))]
     time.sleep(max(0.0, opened + LOCK_TTL_S + 1 - time.monotonic()))
+    assert review_status(store, data_dir=team.data_dir).annotators == []  # the lock expired
     assert _next_task(url, token_of(url, eli), project_id) == task  # the lock expired: eli gets it
     submit(clients[eli], task, Submission("accept"))
     assert _next_task(url, token_of(url, dora), project_id) is None  # done: nothing left for dora
