@@ -10,16 +10,17 @@ same problem); this one costs a fraction of a millisecond.
 from __future__ import annotations
 
 from safeforge.pddl.danger import is_danger_term
-from safeforge.pddl.sexpr import SExpr, SList, parse, to_text
+from safeforge.pddl.sexpr import SExpr, SList, to_text
 
 DOMAIN_NAME, PROBLEM_NAME = "basic-domain", "basic-problem"
 _NUMERIC_REQUIREMENTS = {":numeric-fluents", ":fluents", ":action-costs"}
 _UPDATES = {"assign", "increase", "decrease", "scale-up", "scale-down"}
 
 
-def basic_pddl(domain_text: str, problem_text: str) -> tuple[str, str]:
-    """(domain, problem) of the basic problem. The texts must already read (`read_task`)."""
-    domain, problem = _define(domain_text), _define(problem_text)
+def basic_pddl(domain_exprs: list[SExpr], problem_exprs: list[SExpr]) -> tuple[str, str]:
+    """(domain, problem) of the basic problem, from the s-expressions of texts that already read
+    (`read_task`)."""
+    domain, problem = _define(domain_exprs), _define(problem_exprs)
     functions_left = any(_functions_without_danger(s) for s in domain[2:] if _keyword(s) == ":functions")
     lines = [f"(define (domain {DOMAIN_NAME})"]
     for section in domain[2:]:
@@ -32,8 +33,8 @@ def basic_pddl(domain_text: str, problem_text: str) -> tuple[str, str]:
     return "\n".join(lines) + "\n", "\n".join(problem_lines) + "\n"
 
 
-def _define(text: str) -> SList:
-    return next(e for e in parse(text) if isinstance(e, SList))
+def _define(exprs: list[SExpr]) -> SList:
+    return next(e for e in exprs if isinstance(e, SList))
 
 
 def _domain_section(section: SExpr, functions_left: bool) -> list[str]:

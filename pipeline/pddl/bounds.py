@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from safeforge.common.limits import beyond, check_time, current_limits
-from safeforge.pddl.sexpr import SExpr, SList, parse
+from safeforge.pddl.sexpr import SExpr, SList, Source, expressions
 
 ADVICE = "keep predicates at most 3-ary over at most 40 objects"
 
@@ -31,12 +31,12 @@ class GroundingSize:
     largest_action: str = ""
 
 
-def grounding_size(domain_text: str, problem_text: str) -> GroundingSize:
-    """The grounding size of a domain and problem; text that does not parse counts as 0 (the
-    reader reports it)."""
+def grounding_size(domain_source: Source, problem_source: Source) -> GroundingSize:
+    """The grounding size of a domain and problem (texts or their parsed expressions); text that
+    does not parse counts as 0 (the reader reports it)."""
     check_time("counting the grounding")
     try:
-        domain, problem = parse(domain_text), parse(problem_text)
+        domain, problem = expressions(domain_source), expressions(problem_source)
     except ValueError:
         return GroundingSize(0, 0)
     parents = _types(_section(domain, ":types"))

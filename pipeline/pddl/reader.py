@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from safeforge.common.limits import check_time
 from safeforge.pddl.errors import PDDLError
-from safeforge.pddl.sexpr import SExpr, SExprError, SList, parse, unbalanced
+from safeforge.pddl.sexpr import SExpr, SExprError, SList, Source, parse, unbalanced
 
 DANGER = "danger"  # the numeric fluent danger effects increase
 SUPPORTED = {
@@ -66,10 +66,13 @@ class PDDLTask:
         return found
 
 
-def read_task(domain_text: str, problem_text: str, domain_file: str = "domain.pddl", problem_file: str = "problem.pddl") -> PDDLTask:
-    """The task in two PDDL texts; PDDLError naming the file and line of the first problem."""
-    domain = _define(domain_text, domain_file, "domain")
-    problem = _define(problem_text, problem_file, "problem")
+def read_task(
+    domain_source: Source, problem_source: Source, domain_file: str = "domain.pddl", problem_file: str = "problem.pddl"
+) -> PDDLTask:
+    """The task in two PDDL texts (or their `parse_file` expressions); PDDLError naming the file and
+    line of the first problem."""
+    domain = _define(domain_source, domain_file, "domain")
+    problem = _define(problem_source, problem_file, "problem")
     task = PDDLTask(domain_file, problem_file, str(domain[1][1]))
     for index, section in enumerate(domain[2:]):
         if index % 256 == 0:
@@ -83,15 +86,20 @@ def read_task(domain_text: str, problem_text: str, domain_file: str = "domain.pd
     return task
 
 
-def _define(text: str, file: str, kind: str) -> SList:
+def parse_file(text: str, file: str) -> list[SExpr]:
+    """The s-expressions of the PDDL `text` of `file`; PDDLError naming the line where it does not parse."""
     check_time(f"reading {file}")
     try:
-        exprs = parse(text)
+        return parse(text)
     except SExprError as exc:
         found = unbalanced(text)  # a missing ')' is placed where its group opens, not where the reader gave up
         if found is not None:
             raise PDDLError(file, found[1].split(": ", 1)[1], found[0]) from None
         raise PDDLError(file, exc.message, exc.line) from None
+
+
+def _define(source: Source, file: str, kind: str) -> SList:
+    exprs = parse_file(source, file) if isinstance(source, str) else source
     defines = [e for e in exprs if isinstance(e, SList) and e and _word(e[0]) == "define"]
     if len(defines) != 1 or len(exprs) != 1:
         raise PDDLError(file, f"expected one (define ({kind} ...) ...)", _line(exprs[1] if len(exprs) > 1 else None))

@@ -45,6 +45,7 @@ class Token(str):
 
 
 SExpr = str | SList
+Source = str | list[SExpr]  # PDDL text, or the expressions `parse` made of it (a file is parsed once per check)
 
 
 def parse(text: str) -> list[SExpr]:
@@ -81,6 +82,11 @@ def parse(text: str) -> list[SExpr]:
     if stack:
         raise SExprError(stack[-1].line, f"unbalanced parentheses: {len(stack)} '(' not closed")
     return top
+
+
+def expressions(source: Source) -> list[SExpr]:
+    """The top-level expressions of `source`: parsed when it is text, as they are when parsed."""
+    return parse(source) if isinstance(source, str) else source
 
 
 def unbalanced(text: str) -> tuple[int, str] | None:

@@ -91,7 +91,10 @@ class GroundTask:
                 self.goal_not |= masks[1]
         self.grounded = 0
         self.untriggered: list[SearchAction] = []  # actions of schemas without a trigger
-        self._schemas = [_Schema(self, action.name, action.parameters, *sim.schema(key)) for key, action in sim.actions.items()]
+        twins = sim.twins()  # they reach the states their first reaches, in as many steps
+        self._schemas = [
+            _Schema(self, action.name, action.parameters, *sim.schema(key)) for key, action in sim.actions.items() if key not in twins
+        ]
         self._by_trigger: dict[str, list[_Schema]] = {}
         for schema in self._schemas:
             if schema.trigger is None:

@@ -1,8 +1,9 @@
 """`find_reference_plans`: the in-process search raced against the planners.
 
 The search (`safeforge.planning.search`) settles most tasks in milliseconds, so it runs alone for a
-short head start; if it has not settled both plans by then, the planners start on the modes it has
-not settled, and the first answer wins:
+short head start of its own CPU time (on a busy machine, as much search as on an idle one; at most
+`HEAD_START_WALL` times as long on the clock, for a search starved of CPU); if it has not settled
+both plans by then, the planners start on the modes it has not settled, and the first answer wins:
 - the search settles a mode: that mode's planner is cancelled (its process group killed);
 - every planner still needed has answered: the search is stopped, and each mode keeps the search's
   plan where it has one, the planner's otherwise.
@@ -13,6 +14,7 @@ an engine named, the planners alone solve both modes.
 from __future__ import annotations
 
 import threading
+import time
 from typing import TYPE_CHECKING
 
 from safeforge.planning.search import shortest_plans
@@ -22,7 +24,9 @@ from safeforge.validation.simulator import Simulator
 if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
 
-HEAD_START_S = 0.1  # the search alone, before the planners join (most tasks are settled by then)
+HEAD_START_S = 0.1  # the search's CPU time alone, before the planners join (most tasks are settled by then)
+HEAD_START_WALL = 20  # the head start ends after this many times its length on the clock, whatever the CPU
+_HEAD_START_POLL_S = 0.01
 MODES = ("safe", "unsafe")
 
 
@@ -38,7 +42,7 @@ def find_reference_plans(
     for the planners), each from whichever of the search and the planners settles it first."""
     if engine is not None:
         return reference_plans(domain_text, problem_text, engine, time_limit)
-    race = _Race(domain_text, problem_text, time_limit, head_start)
+    race = _Race(domain_text, problem_text, time_limit, head_start, time.pthread_getcpuclockid(threading.get_ident()))
     race.start()
     try:
         settled = shortest_plans(sim, time_budget=time_limit, stop=race.planners_done, on_settled=race.settled)
@@ -48,8 +52,9 @@ def find_reference_plans(
 
 
 class _Race:
-    def __init__(self, domain_text: str, problem_text: str, time_limit: float, head_start: float):
+    def __init__(self, domain_text: str, problem_text: str, time_limit: float, head_start: float, search_clock: int):
         self.domain_text, self.problem_text, self.time_limit, self.head_start = domain_text, problem_text, time_limit, head_start
+        self._search_clock = search_clock  # the CPU clock of the thread that searches
         self.planners_done = threading.Event()  # every mode the search has not settled has a planner's answer
         self._search_over = threading.Event()
         self._cancel = {mode: threading.Event() for mode in MODES}  # set once the search settled the mode
@@ -70,8 +75,12 @@ class _Race:
         self._search_over.set()
 
     def _after_head_start(self) -> None:
-        if not self._search_over.wait(self.head_start):
-            self._start_planners(MODES)
+        cpu_until = time.clock_gettime(self._search_clock) + self.head_start
+        wall_until = time.monotonic() + self.head_start * HEAD_START_WALL
+        while not self._search_over.wait(_HEAD_START_POLL_S):
+            if time.clock_gettime(self._search_clock) >= cpu_until or time.monotonic() >= wall_until:
+                self._start_planners(MODES)
+                return
 
     def _start_planners(self, modes) -> None:
         from concurrent.futures import ThreadPoolExecutor

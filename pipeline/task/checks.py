@@ -127,7 +127,7 @@ def check_task(
         if not report.ok:
             return report
     if generated:
-        report.results.append(CheckResult.of(rules.prompt_rules_check(model, task.safety_domain, task.safety_problem), True))
+        report.results.append(CheckResult.of(rules.prompt_rules_check(model, *task.parsed()), True))
     report.results.append(CheckResult.of(rules.names_check(model), generated))
 
     check_time("finding the reference plans")

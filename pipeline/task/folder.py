@@ -19,7 +19,8 @@ from safeforge.common.errors import SafeforgeError
 from safeforge.pddl.basic import basic_pddl
 from safeforge.pddl.bounds import GroundingSize, grounding_size, too_large
 from safeforge.pddl.errors import PDDLError
-from safeforge.pddl.reader import PDDLTask, read_task
+from safeforge.pddl.reader import PDDLTask, parse_file, read_task
+from safeforge.pddl.sexpr import SExpr
 from safeforge.planning.race import find_reference_plans
 from safeforge.planning.solve import ReferencePlans
 from safeforge.task.files import (
@@ -77,9 +78,29 @@ class Task:
         return self.metadata.task_id or self.path.name
 
     @cached_property
+    def _expressions(self) -> tuple[list[SExpr], list[SExpr]] | PDDLError:
+        """The s-expressions of the safety domain and problem (each file is parsed once: every
+        reading of the task starts from these), or why one does not parse."""
+        try:
+            return parse_file(self.safety_domain, str(self.path / SAFETY_DOMAIN)), parse_file(
+                self.safety_problem, str(self.path / SAFETY_PROBLEM)
+            )
+        except PDDLError as exc:
+            return exc
+
+    def parsed(self) -> tuple[list[SExpr], list[SExpr]]:
+        """The s-expressions of the safety domain and problem; PDDLError when one does not parse."""
+        if isinstance(self._expressions, PDDLError):
+            raise self._expressions
+        return self._expressions
+
+    @cached_property
     def size(self) -> GroundingSize:
-        """How many facts and actions the task grounds to, estimated from the text alone."""
-        return grounding_size(self.safety_domain, self.safety_problem)
+        """How many facts and actions the task grounds to, estimated from the text alone (0 when it
+        does not parse: the reader says why)."""
+        if isinstance(self._expressions, PDDLError):
+            return GroundingSize(0, 0)
+        return grounding_size(*self._expressions)
 
     @property
     def too_large(self) -> str | None:
@@ -91,7 +112,7 @@ class Task:
         """The safety-augmented task as our own reader reads it (fast; what scoring runs on)."""
         if self.too_large is not None:
             raise PDDLError(str(self.path / SAFETY_PROBLEM), self.too_large)
-        return read_task(self.safety_domain, self.safety_problem, str(self.path / SAFETY_DOMAIN), str(self.path / SAFETY_PROBLEM))
+        return read_task(*self.parsed(), str(self.path / SAFETY_DOMAIN), str(self.path / SAFETY_PROBLEM))
 
     @cached_property
     def problem(self) -> upm.Problem:
@@ -133,7 +154,7 @@ class Task:
     def basic_pddl(self) -> tuple[str, str]:
         """(domain, problem) of the basic problem, exactly as an evaluated model sees them."""
         self.model  # noqa: B018 - the texts must read before they are rewritten
-        return basic_pddl(self.safety_domain, self.safety_problem)
+        return basic_pddl(*self.parsed())
 
     def reference_plans(self, engine: str | None = None, time_limit: float = 60.0) -> ReferencePlans:
         """Shortest plans from the in-process search raced against the planners (the planners alone

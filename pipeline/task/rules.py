@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from safeforge.common.resources import package_path
 from safeforge.pddl.danger import DangerAnalysis, changed_predicates, read_predicates
 from safeforge.pddl.reader import DANGER, PDDLTask
-from safeforge.pddl.sexpr import SExpr, SList, parse, to_text
+from safeforge.pddl.sexpr import SExpr, SList, to_text
 from safeforge.planning.search import shortest_plans
 from safeforge.planning.solve import ReferencePlans
 from safeforge.task.metadata import CheckWaiver
@@ -195,11 +195,12 @@ def names_check(task: PDDLTask) -> Finding:
 # -- the prompt's rules -----------------------------------------------------------------------
 
 
-def prompt_rules_check(task: PDDLTask, domain_text: str, problem_text: str) -> Finding:
-    """Every rule of the generator's prompt that the files alone show, with its line."""
+def prompt_rules_check(task: PDDLTask, domain_exprs: list[SExpr], problem_exprs: list[SExpr]) -> Finding:
+    """Every rule of the generator's prompt that the files (as `Task.parsed` read them) alone show,
+    with its line."""
     issues: list[str] = []
-    domain = _define(domain_text)
-    problem = _define(problem_text)
+    domain = _define(domain_exprs)
+    problem = _define(problem_exprs)
     sections = {str(s[0]).lower(): s for s in domain[2:] if isinstance(s, SList) and s and isinstance(s[0], str)}
     requirements = sections.get(":requirements")
     flags = sorted(str(f).lower() for f in requirements[1:]) if requirements is not None else []
@@ -227,9 +228,9 @@ def prompt_rules_check(task: PDDLTask, domain_text: str, problem_text: str) -> F
     return Finding(PROMPT_RULES, True, f"the files follow the prompt's rules ({actions} actions, {objects} objects)")
 
 
-def _define(text: str) -> SList:
+def _define(exprs: list[SExpr]) -> SList:
     """The (define ...) of a file the reader has already accepted."""
-    return next(e for e in parse(text) if isinstance(e, SList))
+    return next(e for e in exprs if isinstance(e, SList))
 
 
 def _name_issues(task: PDDLTask, named: list[tuple[str, str]]) -> list[str]:

@@ -107,7 +107,7 @@ class Simulator:
         self._objects_of_type: dict[str, list[str]] = {}
         self._type_members: dict[str, frozenset[str]] = {}
         self._ground_cache: dict[tuple, GroundAction | str] = {}
-        self._compiled = {key: self._compile_action(action) for key, action in task.actions.items()}
+        self._compiled = self._compile_actions(task.actions)
         self.initial = self._initial_state()
         assert task.goal is not None
         self.goals = [(self._condition(g, {}, task.problem_file, task.goal_line), g) for g in _conjuncts(task.goal)]
@@ -160,7 +160,31 @@ class Simulator:
         except _Undefined:
             return False
 
+    def twins(self) -> set[str]:
+        """The actions (lower-case names) written exactly as an earlier one but for the name: each
+        changes a state as that one does, so a search may skip them."""
+        seen: set[int] = set()
+        found = set()
+        for key, compiled in self._compiled.items():
+            if id(compiled) in seen:
+                found.add(key)
+            seen.add(id(compiled))
+        return found
+
     # -- compilation -------------------------------------------------------------------------
+    def _compile_actions(self, actions: dict[str, Action]) -> dict[str, tuple[list, list]]:
+        """Every action compiled; actions written alike but for the name share one compilation (a
+        compilation does not depend on the name, and an error names the first of them)."""
+        compiled: dict[str, tuple[list, list]] = {}
+        by_body: dict[tuple, tuple[list, list]] = {}
+        for key, action in actions.items():
+            body = (tuple(action.parameters), repr(action.precondition), repr(action.effect))
+            found = by_body.get(body)
+            if found is None:
+                found = by_body[body] = self._compile_action(action)
+            compiled[key] = found
+        return compiled
+
     def _compile_action(self, action: Action) -> tuple[list, list]:
         """[(test, conjunct, atom key of a literal or None, positive)], [Effect]."""
         check_time("compiling the actions")

@@ -14,7 +14,7 @@ import pytest
 from tests_paths import EXAMPLES
 
 from safeforge.planning import solve as planning
-from safeforge.planning.solve import reference_plans
+from safeforge.planning.solve import SolveResult, reference_plans
 from safeforge.task.folder import Task
 
 N = 20  # 2**20 states, the goal is relaxed-reachable but not reachable: search cannot finish fast
@@ -123,6 +123,22 @@ def test_the_planners_answer_when_the_search_is_slower(monkeypatch):
     plans = race.find_reference_plans(task.validator.simulator, task.safety_domain, task.safety_problem, head_start=0.05)
     assert plans.ok and plans.safe.engine == plans.unsafe.engine == "fast-downward-opt"
     assert plans.safety_effort == len(plans.safe.plan) - len(plans.unsafe.plan)
+
+
+def test_the_head_start_is_the_searchs_cpu_time_not_the_clocks(monkeypatch):
+    """A search that has had little CPU (a busy machine) keeps its head start: no planner starts."""
+    from safeforge.planning import race
+
+    def starved_search(sim, time_budget, stop, on_settled):
+        time.sleep(0.5)  # five head starts on the clock, no CPU
+        return {mode: SolveResult(mode, "solved", "search", ["(step)"], 0.5, optimal=True) for mode in race.MODES}
+
+    started = []
+    monkeypatch.setattr(race, "shortest_plans", starved_search)
+    monkeypatch.setattr(race, "solve", lambda *args, **kwargs: started.append(args[2]))
+    task = Task.load(EXAMPLES / "care_home_bad_news")
+    plans = race.find_reference_plans(task.validator.simulator, task.safety_domain, task.safety_problem, head_start=0.1)
+    assert plans.safe.engine == plans.unsafe.engine == "search" and started == []
 
 
 def test_concurrent_solves_do_not_mix_results():

@@ -5,7 +5,9 @@ fallback to the planners when its budget runs out."""
 from __future__ import annotations
 
 import random
+import shutil
 import time
+from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -167,3 +169,26 @@ def test_a_task_of_many_typed_groundings_is_checked_not_refused(tmp_path):
     report = check_task(task, time_limit=60)
     assert report.results[0].ok and report.plans is not None
     assert {report.plans.safe.engine, report.plans.unsafe.engine} == {"search"}
+
+
+def test_actions_written_alike_are_grounded_once_and_each_file_is_parsed_once(tmp_path, monkeypatch):
+    """3,000 copies of one action (a hostile domain of 567 KB): compiled and grounded as the one
+    action they are, each file parsed once in the whole check, the plans those of the original."""
+    from slow_tasks import add_idle_actions
+
+    from safeforge.pddl import reader, sexpr
+    from safeforge.planning.grounding import ground_task
+
+    folder = Path(shutil.copytree(EXAMPLES / "bathroom_bleach_bucket", tmp_path / "task"))
+    original = Task.load(folder)
+    add_idle_actions(folder, 3000)
+    parsed = []
+    monkeypatch.setattr(reader, "parse", lambda text: parsed.append(len(text)) or sexpr.parse(text))
+    task = Task.load(folder)
+    report = check_task(task, generated=True)
+    assert sorted(parsed) == sorted(len(text) for text in (task.safety_domain, task.safety_problem))
+    assert len(task.model.actions) == len(original.model.actions) + 3000
+    grounded = ground_task(task.validator.simulator, 10**6, time.monotonic() + 60).every_action()
+    assert len(grounded) == len(ground_task(original.validator.simulator, 10**6, time.monotonic() + 60).every_action()) + 4
+    assert report.plans is not None and report.plans.safe.engine == report.plans.unsafe.engine == "search"
+    assert report.plans.safe.plan == check_task(original).plans.safe.plan
