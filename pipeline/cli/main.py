@@ -3,7 +3,8 @@
 `COMMANDS` names every command with its one-line help and the module that defines it; only the
 module of the command being run is imported (each exposes `register(subparsers)`, which adds its
 commands and sets `func` on each), so `safeforge --help` imports none of them. The input limits of
-the settings apply to every command. Errors are caught here, in one place, and reported in one
+the settings apply to every command; a command that sets `bound` (a context manager, given the
+arguments) runs within it, settings included (`task check`'s time limit). Errors are caught here, in one place, and reported in one
 line (control characters escaped: messages may quote hostile input): an error meant for the user
 (`SafeforgeError`) exits with status 2, an unexpected one (a bug) with status 1; `--debug` shows
 the traceback, and the library's debug log, too. Exit status 1 also means the command ran and
@@ -79,10 +80,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     """The command, with every error reported in one line."""
     try:
-        from safeforge.settings import input_limits
+        with args.bound(args) if "bound" in args else contextlib.nullcontext():
+            from safeforge.settings import input_limits
 
-        use_limits(input_limits())
-        status = int(args.func(args) or 0)
+            use_limits(input_limits())
+            status = int(args.func(args) or 0)
         sys.stdout.flush()  # a reader that went away (`| head`) shows here, not at exit
         return status
     except SafeforgeError as exc:

@@ -16,6 +16,8 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 
+from safeforge.common.limits import wait_interruptibly
+
 CLASSICAL_ENGINE = "fast-downward-opt"
 CLASSICAL_ENGINE_CONDITIONAL = "fast-downward"
 NUMERIC_ENGINE = "enhsp-opt"
@@ -143,7 +145,7 @@ def solve(
     """Solve the safe or unsafe compilation in a planner worker's child process; the engine is
     given `time_limit`, and the process (with everything it started) is killed `kill_grace` later,
     or as soon as `cancel` is set (then the status is "cancelled")."""
-    from safeforge.planning.pool import WorkerGone, shared_pool
+    from safeforge.planning.pool import Cancelled, WorkerGone, shared_pool
 
     if mode not in ("safe", "unsafe"):
         raise ValueError(f"mode must be 'safe' or 'unsafe', not {mode!r}")
@@ -158,6 +160,8 @@ def solve(
     }
     try:
         return SolveResult(**shared_pool().solve(request, cancel))
+    except Cancelled:
+        return SolveResult(mode, "cancelled", engine or "auto", seconds=time.monotonic() - started)
     except WorkerGone as exc:
         return SolveResult(mode, "error", engine or "auto", seconds=time.monotonic() - started, message=f"planner worker failed: {exc}")
 
@@ -170,15 +174,22 @@ def reference_plans(
     settled: dict[str, SolveResult] | None = None,
 ) -> ReferencePlans:
     """The safe and unsafe reference plans: those `settled` already (by the in-process search),
-    the others from the planners, the two solves in parallel."""
+    the others from the planners, the two solves in parallel. When the check's time limit
+    interrupts the wait, both solves are cancelled."""
     from concurrent.futures import ThreadPoolExecutor
 
     settled = settled or {}
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    cancel = threading.Event()
+    pool = ThreadPoolExecutor(max_workers=2)
+    try:
         results = {
-            mode: pool.submit(solve, domain_text, problem_text, mode, engine, time_limit)
+            mode: pool.submit(solve, domain_text, problem_text, mode, engine, time_limit, cancel=cancel)
             for mode in ("safe", "unsafe")
             if mode not in settled
         }
+        wait_interruptibly(results.values())
         found = {**settled, **{mode: future.result() for mode, future in results.items()}}
+    finally:
+        cancel.set()
+        pool.shutdown(wait=False)
     return ReferencePlans(safe=found["safe"], unsafe=found["unsafe"])
