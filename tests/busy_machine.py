@@ -16,6 +16,12 @@ import psutil
 MARK = "SAFEFORGE_TEST_RUN"
 
 
+def extreme_load() -> bool:
+    """Whether other work keeps more than four processes per CPU waiting (a shared machine at its
+    worst, where a fresh Python process takes seconds to import its modules)."""
+    return os.getloadavg()[0] > 4 * (os.cpu_count() or 1)
+
+
 @contextmanager
 def busy_cpus() -> Iterator[None]:
     """One `while True: pass` process per CPU for the duration of the block (killed after)."""
