@@ -26,7 +26,7 @@ from safeforge.common.errors import SafeforgeError
 from safeforge.common.limits import TimeLimitError, check_time, time_limit
 from safeforge.generation import check_candidate
 from safeforge.planning import solve as planning
-from safeforge.planning.pool import Cancelled, PlannerPool
+from safeforge.planning.pool import PlannerPool
 from safeforge.task import Task, check_task_within
 
 LIMIT = 2.0
@@ -74,6 +74,16 @@ def test_task_check_answers_within_its_limit_on_busy_cpus_and_leaves_no_planner(
     assert left == []
 
 
+def _here(work) -> tuple[float, BaseException | object]:
+    """`work()` in this thread: its wall time and its result or error."""
+    started = time.monotonic()
+    try:
+        outcome: BaseException | object = work()
+    except Exception as exc:  # noqa: BLE001 - the outcome under test
+        outcome = exc
+    return time.monotonic() - started, outcome
+
+
 def _within(work) -> tuple[float, BaseException | object]:
     """`work()` on a worker thread (as the workbench, generation and import-despite run checks): its
     wall time and its result or error."""
@@ -85,16 +95,6 @@ def _within(work) -> tuple[float, BaseException | object]:
         except Exception as exc:  # noqa: BLE001 - the outcome under test
             outcome = exc
         return time.monotonic() - started, outcome
-
-
-def test_reading_is_stopped_at_the_limit_in_a_worker_thread(tmp_path):
-    task = Task.load(BLEACH)
-    task = Task(tmp_path, (_big(tmp_path) / "safety_domain.pddl").read_text(), task.safety_problem, task.metadata)
-    with busy_cpus():
-        seconds, outcome = _within(lambda: check_task_within(task, LIMIT))
-    assert isinstance(outcome, TimeLimitError), outcome
-    assert str(outcome).startswith(f"the check ran out of its time limit of {LIMIT:g}s while ")
-    assert seconds <= PROMISE, f"{seconds:.2f}s, load {os.getloadavg()[0]:.1f}"
 
 
 def test_unified_planning_reading_is_stopped_at_the_limit_in_a_worker_thread(tmp_path):
@@ -109,9 +109,11 @@ def test_unified_planning_reading_is_stopped_at_the_limit_in_a_worker_thread(tmp
     assert seconds <= PROMISE, f"{seconds:.2f}s, load {os.getloadavg()[0]:.1f}"
 
 
-def test_running_planners_are_cancelled_at_the_limit(tmp_path):
+@pytest.mark.parametrize("thread", ["main", "worker"])
+def test_running_planners_are_cancelled_at_the_limit(tmp_path, thread):
     """With warm workers the planners are running when the limit passes: the check answers at the
-    limit and their solves are killed (the workers stay, to serve the next check)."""
+    limit and their solves are killed (the workers stay, to serve the next check). In the main
+    thread as eval-noise and a one-task publish run it, in a worker thread as the others do."""
     from test_planning import _solver_processes
 
     with ThreadPoolExecutor(2) as pool:  # two warm workers: the check's two planners start at once
@@ -119,7 +121,7 @@ def test_running_planners_are_cancelled_at_the_limit(tmp_path):
         assert {result.status for result in warmed} == {"timeout"}
     task = Task.load(write_hard_task(tmp_path / "hard"))
     with busy_cpus():
-        seconds, outcome = _within(lambda: check_task_within(task, LIMIT))
+        seconds, outcome = (_here if thread == "main" else _within)(lambda: check_task_within(task, LIMIT))
         _, solving = psutil.wait_procs(_solver_processes(), timeout=1)  # the cancelled solves are being killed
     assert str(outcome) == f"the check ran out of its time limit of {LIMIT:g}s while finding the reference plans (--time-limit)"
     assert seconds <= PROMISE, f"{seconds:.2f}s, load {os.getloadavg()[0]:.1f}"
@@ -127,7 +129,9 @@ def test_running_planners_are_cancelled_at_the_limit(tmp_path):
 
 
 def test_generation_check_is_stopped_at_the_limit_in_a_worker_thread(tmp_path):
-    folder = _big(tmp_path)
+    """`check_candidate` bounds loading and checking itself (a failed "time limit" check): with
+    the planners running when the limit passes."""
+    folder = write_hard_task(tmp_path / "hard")
     with busy_cpus():
         seconds, report = _within(lambda: check_candidate(folder, time_limit=LIMIT))
     assert [r.name for r in report.failed] == ["time limit"]  # type: ignore[attr-defined]
@@ -137,6 +141,8 @@ def test_generation_check_is_stopped_at_the_limit_in_a_worker_thread(tmp_path):
 def test_a_solve_cancelled_while_its_worker_starts_ends_at_once():
     """A worker takes seconds to load the planners: a cancelled solve does not wait for it, and
     closing the pool kills the worker rather than waiting for it to load."""
+    from safeforge.planning.pool import Cancelled
+
     pool = PlannerPool(1)
     cancel = threading.Event()
     threading.Timer(0.2, cancel.set).start()
