@@ -57,8 +57,9 @@ def register(subparsers) -> None:
 
 
 def _within_the_time_limit(args) -> time_limit:
-    """The command answers within `--time-limit`, counted from the start of its process."""
-    return time_limit(args.time_limit, "the check", since=process_started())
+    """The command answers within `--time-limit`, counted from the start of its process (which
+    ends with it: an import can be interrupted too)."""
+    return time_limit(args.time_limit, "the check", since=process_started(), interrupt_imports=True)
 
 
 def _check(args) -> int:

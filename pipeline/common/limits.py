@@ -160,13 +160,15 @@ class time_limit:  # noqa: N801 - used as a function: `with time_limit(...)`
     `check_time` raises TimeLimitError once they passed, and a timer raises it in the thread
     running the block when they pass, wherever it is (a third-party reader, the search, a wait for a
     planner), so the block ends on time at any load; again every `RETRY_S` while the block runs
-    (code that catches every exception may have swallowed it). Limits nest (the first to pass raises)."""
+    (code that catches every exception may have swallowed it). An import in progress is let finish
+    first (a module half run would stay broken for the life of the process), unless
+    `interrupt_imports` says the process ends with the block. Limits nest (the first to pass raises)."""
 
-    def __init__(self, seconds: float, what: str = "the check", since: float | None = None) -> None:
+    def __init__(self, seconds: float, what: str = "the check", since: float | None = None, interrupt_imports: bool = False) -> None:
         if not 0 <= seconds < math.inf:
             raise SafeforgeError(f"{what}: a time limit is a finite number of seconds, at least 0, not {seconds!r}")
         self._ends = (time.monotonic() if since is None else since) + seconds
-        self._seconds, self._what = seconds, what
+        self._seconds, self._what, self._interrupt_imports = seconds, what, interrupt_imports
         self._lock = threading.Lock()
         self._closed = threading.Event()
         self._fired = False
@@ -194,11 +196,12 @@ class time_limit:  # noqa: N801 - used as a function: `with time_limit(...)`
                 return
 
     def _where(self) -> str:
-        """Where the thread is: in the "block", in the limit's own entry or exit ("own"), or "left"."""
+        """Where the thread is: in the "block", in the limit's own entry or exit or an import the
+        limit lets finish ("wait"), or "left"."""
         frame = sys._current_frames().get(self._thread)
         while frame is not None and frame is not self._block:
-            if frame.f_code in _OWN_CODE:
-                return "own"
+            if frame.f_code in _OWN_CODE or (not self._interrupt_imports and frame.f_code.co_filename.startswith(_IMPORTLIB)):
+                return "wait"
             frame = frame.f_back
         return "left" if frame is None else "block"
 
@@ -211,6 +214,7 @@ class time_limit:  # noqa: N801 - used as a function: `with time_limit(...)`
 
 
 _OWN_CODE = (time_limit.__enter__.__code__, time_limit.__exit__.__code__)
+_IMPORTLIB = "<frozen importlib._bootstrap"
 
 
 def check_time(doing: str | None = None) -> None:
