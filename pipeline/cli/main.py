@@ -71,8 +71,12 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command `argv`; without it, the command line's (then the command is the process:
+    `args.own_process`)."""
+    own_process = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser(argv).parse_args(argv)
+    args.own_process = own_process
     with _debug_log() if args.debug else contextlib.nullcontext():
         return _run(args)
 

@@ -1,7 +1,8 @@
 """`safeforge task ...`: the workbench for one task folder (check, validate, prompt, new).
 
-`task check`'s time limit bounds the whole command, from the start of the process (`bound`): the
-task modules are imported by the actions, not here, so that loading them is part of what it bounds.
+`task check`'s time limit bounds the whole command (`bound`), from the start of its process on the
+command line: the task modules are imported by the actions, not here, so that loading them is part
+of what it bounds.
 """
 
 from __future__ import annotations
@@ -57,9 +58,10 @@ def register(subparsers) -> None:
 
 
 def _within_the_time_limit(args) -> time_limit:
-    """The command answers within `--time-limit`, counted from the start of its process (which
-    ends with it: an import can be interrupted too)."""
-    return time_limit(args.time_limit, "the check", since=process_started(), interrupt_imports=True)
+    """The command answers within `--time-limit`: counted from the start of its process when it is
+    the process (which ends with it: an import can be interrupted too), from now when it is called."""
+    own = args.own_process
+    return time_limit(args.time_limit, "the check", since=process_started() if own else None, interrupt_imports=own)
 
 
 def _check(args) -> int:
