@@ -4,11 +4,11 @@
 module of the command being run is imported (each exposes `register(subparsers)`, which adds its
 commands and sets `func` on each), so `safeforge --help` imports none of them. The input limits of
 the settings apply to every command; a command that sets `bound` (a context manager, given the
-arguments) runs within it, settings included (`task check`'s time limit). Errors are caught here, in one place, and reported in one
-line (control characters escaped: messages may quote hostile input): an error meant for the user
-(`SafeforgeError`) exits with status 2, an unexpected one (a bug) with status 1; `--debug` shows
-the traceback, and the library's debug log, too. Exit status 1 also means the command ran and
-found problems (a failed check, records that ended in error).
+arguments) runs within it, settings included (`task check`'s time limit). Errors are caught here,
+in one place, and reported in one line (control characters escaped: messages may quote hostile
+input): an error meant for the user (`SafeforgeError`) exits with status 2, an unexpected one (a
+bug) with status 1; `--debug` shows the traceback, and the library's debug log, too. Exit status 1
+also means the command ran and found problems (a failed check, records that ended in error).
 """
 
 from __future__ import annotations

@@ -46,7 +46,6 @@ def find_reference_plans(
     race.start()
     try:
         settled = shortest_plans(sim, time_budget=time_limit, stop=race.planners_done, on_settled=race.settled)
-        race.search_done()
         return race.result(settled)
     finally:
         race.end()
@@ -71,9 +70,6 @@ class _Race:
         """The search settled `mode`: its planner, if any, is no longer needed."""
         self._cancel[mode].set()
         self._answered()
-
-    def search_done(self) -> None:
-        self._search_over.set()
 
     def end(self) -> None:
         """No planner starts any more, and every one still running is cancelled."""
