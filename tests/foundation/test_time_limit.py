@@ -100,6 +100,8 @@ def _within(work) -> tuple[float, BaseException | object]:
 def test_unified_planning_reading_is_stopped_at_the_limit_in_a_worker_thread(tmp_path):
     """`--cross-check` (task check, the workbench): Unified Planning's reader, which never looks at
     the clock, is interrupted too."""
+    import safeforge.pddl.up_io  # noqa: F401 - loaded first, as the workbench does: a limit lets an import finish
+
     folder = Path(shutil.copytree(BLEACH, tmp_path / "repeated"))
     repeat_init_fact(folder, 5000)  # ours reads it in a tenth of a second, Unified Planning in seconds
     task = Task.load(folder)
