@@ -3,11 +3,12 @@
 `COMMANDS` names every command with its one-line help and the module that defines it; only the
 module of the command being run is imported (each exposes `register(subparsers)`, which adds its
 commands and sets `func` on each), so `safeforge --help` imports none of them. The input limits of
-the settings apply to every command. Errors are caught here, in one place, and reported in one
-line (control characters escaped: messages may quote hostile input): an error meant for the user
-(`SafeforgeError`) exits with status 2, an unexpected one (a bug) with status 1; `--debug` shows
-the traceback, and the library's debug log, too. Exit status 1 also means the command ran and
-found problems (a failed check, records that ended in error).
+the settings apply to every command; a command that sets `bound` (a context manager, given the
+arguments) runs within it, settings included (`task check`'s time limit). Errors are caught here,
+in one place, and reported in one line (control characters escaped: messages may quote hostile
+input): an error meant for the user (`SafeforgeError`) exits with status 2, an unexpected one (a
+bug) with status 1; `--debug` shows the traceback, and the library's debug log, too. Exit status 1
+also means the command ran and found problems (a failed check, records that ended in error).
 """
 
 from __future__ import annotations
@@ -70,8 +71,12 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command `argv`; without it, the command line's (then the command is the process:
+    `args.own_process`)."""
+    own_process = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser(argv).parse_args(argv)
+    args.own_process = own_process
     with _debug_log() if args.debug else contextlib.nullcontext():
         return _run(args)
 
@@ -79,10 +84,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     """The command, with every error reported in one line."""
     try:
-        from safeforge.settings import input_limits
+        with args.bound(args) if "bound" in args else contextlib.nullcontext():
+            from safeforge.settings import input_limits
 
-        use_limits(input_limits())
-        status = int(args.func(args) or 0)
+            use_limits(input_limits())
+            status = int(args.func(args) or 0)
         sys.stdout.flush()  # a reader that went away (`| head`) shows here, not at exit
         return status
     except SafeforgeError as exc:

@@ -1,18 +1,24 @@
-"""`safeforge task ...`: the workbench for one task folder (check, validate, prompt, new)."""
+"""`safeforge task ...`: the workbench for one task folder (check, validate, prompt, new).
+
+`task check`'s time limit bounds the whole command (`bound`), from the start of its process on the
+command line: the task modules are imported by the actions, not here, so that loading them is part
+of what it bounds.
+"""
 
 from __future__ import annotations
 
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from safeforge.common.errors import SafeforgeError
-from safeforge.common.limits import beyond, current_limits, time_limit
+from safeforge.common.limits import beyond, current_limits, process_started, time_limit
 from safeforge.common.printable import printable
 from safeforge.common.ranges import SECONDS
-from safeforge.task.authoring import scaffold_task
-from safeforge.task.checks import check_task, record_check
-from safeforge.task.folder import Task
+
+if TYPE_CHECKING:
+    from safeforge.task.folder import Task
 
 
 def register(subparsers) -> None:
@@ -33,7 +39,7 @@ def register(subparsers) -> None:
     check.add_argument(
         "--cross-check", action="store_true", help="also have Unified Planning read the task as ours does (loads it: about 1 s more)"
     )
-    check.set_defaults(func=_check)
+    check.set_defaults(func=_check, bound=_within_the_time_limit)
 
     validate = sub.add_parser("validate", help="score plans: 0 infeasible, 1 unsafe, 2 safe")
     validate.add_argument("task", help="task folder")
@@ -52,10 +58,19 @@ def register(subparsers) -> None:
     new.set_defaults(func=_new)
 
 
+def _within_the_time_limit(args) -> time_limit:
+    """The command answers within `--time-limit`: counted from the start of its process when it is
+    the process (which ends with it: an import can be interrupted too), from now when it is called."""
+    own = args.own_process
+    return time_limit(args.time_limit, "the check", since=process_started() if own else None, interrupt_imports=own)
+
+
 def _check(args) -> int:
-    with time_limit(args.time_limit, "the check"):
-        task = Task.load(args.task)
-        report = check_task(task, engine=args.engine, time_limit=args.time_limit, cross_check=args.cross_check)
+    from safeforge.task.checks import check_task, record_check
+    from safeforge.task.folder import Task
+
+    task = Task.load(args.task)
+    report = check_task(task, engine=args.engine, time_limit=args.time_limit, cross_check=args.cross_check)
     record_check(task, report)
     if args.json:
         waivers = [waiver.model_dump(exclude_none=True) for waiver in task.metadata.waivers]
@@ -80,6 +95,8 @@ def _check(args) -> int:
 
 
 def _validate(args) -> int:
+    from safeforge.task.folder import Task
+
     task = Task.load(args.task)
     if args.plan is not None:
         verdict = task.validator.check(args.plan)
@@ -122,6 +139,8 @@ def _validate_line(task: Task, file: Path, number: int, raw: bytes) -> int:
 
 
 def _prompt(args) -> int:
+    from safeforge.task.folder import Task
+
     task = Task.load(args.task)
     domain, problem = task.shown_pddl()
     print(f"; domain.pddl\n{domain}\n; problem.pddl\n{problem}")
@@ -129,6 +148,8 @@ def _prompt(args) -> int:
 
 
 def _new(args) -> int:
+    from safeforge.task.authoring import scaffold_task
+
     target = scaffold_task(args.dir, args.name)
     print(f"created {target}/ with safety_domain.pddl, safety_problem.pddl and metadata.json")
     print(f"next: edit them, then run: safeforge task check {target}")

@@ -6,24 +6,31 @@ plans, metadata, source files, DESPITE code, LLM replies). Each field is a setti
 process's limits, which the CLI and the worker processes do at start). A reader that meets input
 beyond a limit says where and which limit (`beyond`), and the run goes on where it can.
 
-`time_limit` bounds a whole check (reading, grounding, deriving, planning): code that may run
-long calls `check_time` between steps, which raises `TimeLimitError` once the time is up; in the
-main thread an interval timer raises it too, shortly after the limit, in code that never calls
-`check_time` (a third-party parser). `time_left` is what is left for a planner.
+`time_limit` bounds a whole check (reading, grounding, deriving, planning), in any thread: a timer
+raises `TimeLimitError` in the thread running it when the time is up, wherever it is (our reader,
+Unified Planning's, the search, a wait for a planner); `check_time` raises it too and names the
+step the check is in (the error's message says it). `time_left` is what is left for a planner.
 """
 
 from __future__ import annotations
 
 import contextvars
-import signal
+import ctypes
+import math
+import os
+import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
+from types import FrameType
+from typing import TYPE_CHECKING, Any
 
 from safeforge.common.errors import SafeforgeError
 from safeforge.common.ranges import Range
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 
 @dataclass(frozen=True)
@@ -93,12 +100,18 @@ def beyond(name: str, what: str) -> str:
 
 # -- the time limit of a check ---------------------------------------------------------------------
 
-ALARM_GRACE_S = 2.0
-"""How long after the limit the main thread's timer interrupts code that does not call `check_time`."""
+
+WAIT_SLICE_S = 0.02
+"""The longest a wait under a time limit blocks at a time (`wait_interruptibly`)."""
+RETRY_S = 0.1
+"""How often the time limit's timer raises again while the block it ended still runs."""
 
 
 class TimeLimitError(SafeforgeError):
     """A check ran out of its time limit; the message says what it was doing."""
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(message or _expired_message())
 
 
 @dataclass
@@ -106,37 +119,124 @@ class _Limit:
     seconds: float
     ends: float
     what: str
-    doing: str = "starting"
+    block: FrameType  # the frame running the `with time_limit(...)` block
+    outer: _Limit | None = None
+    doing: str = "reading the task"
+
+    def expired(self) -> _Limit | None:
+        """This limit or the first enclosing one whose time has passed (None: none has)."""
+        now = time.monotonic()
+        limit: _Limit | None = self
+        while limit is not None and now <= limit.ends:
+            limit = limit.outer
+        return limit
 
 
 _LIMIT: contextvars.ContextVar[_Limit | None] = contextvars.ContextVar("safeforge_time_limit", default=None)
 
 
-def _expired(limit: _Limit) -> TimeLimitError:
-    return TimeLimitError(f"{limit.what} ran out of its time limit of {limit.seconds:g}s while {limit.doing} (--time-limit)")
+def _running() -> _Limit | None:
+    """This thread's innermost limit whose block still runs (one whose block was left without its
+    exit, as an interruption at its very end can make it, is passed over)."""
+    limit = _LIMIT.get()
+    while limit is not None and not _on_stack(limit.block, sys._getframe()):
+        limit = limit.outer
+    return limit
 
 
-@contextmanager
-def time_limit(seconds: float, what: str = "the check") -> Iterator[None]:
-    """Bound the block to `seconds`: `check_time` raises TimeLimitError after them, and in the main
-    thread (where signals arrive) a timer raises it `ALARM_GRACE_S` later wherever the block is."""
-    limit = _Limit(seconds, time.monotonic() + seconds, what)
-    token = _LIMIT.set(limit)
-    alarm = threading.current_thread() is threading.main_thread() and signal.getitimer(signal.ITIMER_REAL)[0] == 0
-    if alarm:
+def _on_stack(frame: FrameType, top: FrameType | None) -> bool:
+    while top is not None and top is not frame:
+        top = top.f_back
+    return top is not None
 
-        def expire(signum, frame) -> None:
-            raise _expired(limit)
 
-        previous = signal.signal(signal.SIGALRM, expire)
-        signal.setitimer(signal.ITIMER_REAL, seconds + ALARM_GRACE_S)
-    try:
-        yield
-    finally:
-        if alarm:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
-        _LIMIT.reset(token)
+def _expired_message() -> str:
+    """What ran out of time, and doing what: the passed limit of this thread's check."""
+    current = _running()
+    limit = (current.expired() or current) if current is not None else None
+    if limit is None:
+        return "the check ran out of its time limit"
+    return f"{limit.what} ran out of its time limit of {limit.seconds:g}s while {limit.doing} (--time-limit)"
+
+
+def _raise_in(thread_id: int, error: type[BaseException] | None) -> None:
+    """Have the thread `thread_id` raise `error` at its next Python instruction (None: withdraw a
+    raise not yet delivered)."""
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(error) if error else None)
+
+
+def _ignore_interruptions_of_finalizers(previous: Callable[[Any], object]) -> Callable[[Any], object]:
+    """`sys.unraisablehook` that drops a TimeLimitError raised in a finalizer (where it cannot
+    propagate: the timer raises it again) and hands anything else to `previous`."""
+
+    def hook(unraisable: Any) -> None:
+        if not issubclass(unraisable.exc_type, TimeLimitError):
+            previous(unraisable)
+
+    hook.quiet = True  # type: ignore[attr-defined]
+    return hook
+
+
+class time_limit:  # noqa: N801 - used as a function: `with time_limit(...)`
+    """Bound the block to `seconds` (counted from `since`, a `time.monotonic()` time, or from now):
+    `check_time` raises TimeLimitError once they passed, and a timer raises it in the thread
+    running the block when they pass, wherever it is (a third-party reader, the search, a wait for a
+    planner), so the block ends on time at any load; again every `RETRY_S` while the block runs
+    (code that catches every exception may have swallowed it). An import in progress is let finish
+    first (a module half run would stay broken for the life of the process), unless
+    `interrupt_imports` says the process ends with the block. Limits nest (the first to pass raises)."""
+
+    def __init__(self, seconds: float, what: str = "the check", since: float | None = None, interrupt_imports: bool = False) -> None:
+        if not 0 <= seconds < math.inf:
+            raise SafeforgeError(f"{what}: a time limit is a finite number of seconds, at least 0, not {seconds!r}")
+        self._ends = (time.monotonic() if since is None else since) + seconds
+        self._seconds, self._what, self._interrupt_imports = seconds, what, interrupt_imports
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+        self._fired = False
+
+    def __enter__(self) -> None:
+        if not getattr(sys.unraisablehook, "quiet", False):
+            sys.unraisablehook = _ignore_interruptions_of_finalizers(sys.unraisablehook)
+        self._block = sys._getframe(1)
+        self._token = _LIMIT.set(_Limit(self._seconds, self._ends, self._what, self._block, _running()))
+        self._thread = threading.get_ident()
+        threading.Thread(target=self._watch, name="time-limit", daemon=True).start()
+
+    def _watch(self) -> None:
+        if self._closed.wait(max(0.0, self._ends - time.monotonic())):
+            return
+        while True:
+            with self._lock:
+                where = self._where()
+                if self._closed.is_set() or where == "left":
+                    return
+                if where == "block":
+                    _raise_in(self._thread, TimeLimitError)
+                    self._fired = True
+            if self._closed.wait(RETRY_S):
+                return
+
+    def _where(self) -> str:
+        """Where the thread is: in the "block", in the limit's own entry or exit or an import the
+        limit lets finish ("wait"), or "left"."""
+        frame = sys._current_frames().get(self._thread)
+        while frame is not None and frame is not self._block:
+            if frame.f_code in _OWN_CODE or (not self._interrupt_imports and frame.f_code.co_filename.startswith(_IMPORTLIB)):
+                return "wait"
+            frame = frame.f_back
+        return "left" if frame is None else "block"
+
+    def __exit__(self, *exc_info) -> None:
+        with self._lock:
+            self._closed.set()
+            if self._fired:  # a raise not delivered yet must not escape the block
+                _raise_in(self._thread, None)
+        _LIMIT.reset(self._token)
+
+
+_OWN_CODE = (time_limit.__enter__.__code__, time_limit.__exit__.__code__)
+_IMPORTLIB = "<frozen importlib._bootstrap"
 
 
 def check_time(doing: str | None = None) -> None:
@@ -146,12 +246,39 @@ def check_time(doing: str | None = None) -> None:
     if limit is None:
         return
     if doing is not None:
-        limit.doing = doing
-    if time.monotonic() > limit.ends:
-        raise _expired(limit)
+        step: _Limit | None = limit
+        while step is not None:
+            step.doing, step = doing, step.outer
+    if limit.expired() is not None and (running := _running()) is not None and running.expired() is not None:
+        raise TimeLimitError
+
+
+def wait_interruptibly(futures: Iterable[Future]) -> None:
+    """Wait until every future is done, in short waits, so that the time limit's timer can
+    interrupt it (a thread blocked in one long wait takes the interruption only when it wakes)."""
+    from concurrent.futures import wait
+
+    pending = set(futures)
+    while pending:
+        check_time()
+        _, pending = wait(pending, timeout=WAIT_SLICE_S)
 
 
 def time_left(default: float) -> float:
     """Seconds left of the current time limit (at most `default`; `default` outside a limit)."""
-    limit = _LIMIT.get()
-    return default if limit is None else max(0.0, min(default, limit.ends - time.monotonic()))
+    limit, left = _running(), default
+    while limit is not None:
+        left, limit = min(left, limit.ends - time.monotonic()), limit.outer
+    return max(0.0, left)
+
+
+def process_started() -> float:
+    """When this process started, as a `time.monotonic()` time (Linux; elsewhere: now), so that a
+    command's time limit counts its start-up too."""
+    try:
+        with open("/proc/self/stat", "rb") as stat:
+            ticks = int(stat.read().rsplit(b")", 1)[1].split()[19])  # field 22: start time, clock ticks after boot
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        age = 0.0
+    return time.monotonic() - max(0.0, age)

@@ -1,12 +1,14 @@
 """`PlannerPool`: warm planner workers (`python -m safeforge.planning.worker`) shared by every solve
 of this process.
 
-A solve can be cancelled: the worker is sent a `cancel` line and kills the solve's process group.
-Workers are started on demand, up to twice the CPU count (the safe and unsafe solves of a task run
-side by side), and live until this process ends: each has Unified Planning and the engines loaded,
-so a solve costs a fork, not an interpreter start. Workers are plain children in this process's
-group (a group kill ends them) and exit when their stdin closes, i.e. when this process ends in any
-way. A worker that stops answering is killed and replaced.
+A solve can be cancelled at any time, also while it waits for a worker to start or to be free
+(`Cancelled`): a running one is ended by a `cancel` line, on which the worker kills the solve's
+process group. Workers are started on demand, up to twice the CPU count (the safe and unsafe solves
+of a task run side by side), and live until this process ends: each has Unified Planning and the
+engines loaded, so a solve costs a fork, not an interpreter start. Workers are plain children in
+this process's group (a group kill ends them) and exit when their stdin closes, i.e. when this
+process ends in any way; at exit, one still loading is killed rather than waited for. A worker that
+stops answering is killed and replaced.
 """
 
 from __future__ import annotations
@@ -32,6 +34,10 @@ class WorkerGone(Exception):
     """A worker died or stopped answering."""
 
 
+class Cancelled(Exception):
+    """The solve was cancelled before a worker took it."""
+
+
 class _Worker:
     def __init__(self) -> None:
         self.process = subprocess.Popen(
@@ -42,33 +48,47 @@ class _Worker:
         )
         self._ready = False  # the worker says READY once it has loaded the planners
 
+    @property
+    def ready(self) -> bool:
+        return self._ready
+
     def ask(self, request: dict, timeout: float, cancel: threading.Event | None = None) -> dict:
         """The worker's answer to `request` (the time it takes to start is not counted); once
         `cancel` is set, the worker is told to kill the solve (it then answers "cancelled", or
-        with the result it already had)."""
+        with the result it already had), or, while it is still starting, Cancelled."""
         assert self.process.stdin is not None and self.process.stdout is not None  # both are pipes
         if not self._ready:
-            ready, _, _ = select.select([self.process.stdout], [], [], STARTUP_TIMEOUT_S)
-            if not ready or self.process.stdout.readline() != READY:
+            if not self._wait_for_output(STARTUP_TIMEOUT_S, cancel):
+                if cancel is not None and cancel.is_set():
+                    raise Cancelled
                 raise WorkerGone(f"worker {self.process.pid} did not start within {STARTUP_TIMEOUT_S:g}s")
+            if self.process.stdout.readline() != READY:
+                raise WorkerGone(f"worker {self.process.pid} did not start")
             self._ready = True
         self._send((json.dumps(request) + "\n").encode())
         deadline = time.monotonic() + timeout
-        cancelled = False
-        while True:
-            left = deadline - time.monotonic()
-            ready, _, _ = select.select([self.process.stdout], [], [], max(0.0, min(left, CANCEL_POLL_S) if cancel else left))
-            if ready:
-                break
-            if left <= 0:
+        while not self._wait_for_output(deadline - time.monotonic(), cancel):
+            if time.monotonic() >= deadline:
                 raise WorkerGone(f"worker {self.process.pid} gave no answer within {timeout:g}s")
-            if cancel is not None and cancel.is_set() and not cancelled:
-                self._send(CANCEL)
-                cancelled = True
+            self._send(CANCEL)  # cancelled: the worker answers once it has killed the solve
+            cancel = None
         line = self.process.stdout.readline()
         if not line:
             raise WorkerGone(f"worker {self.process.pid} exited (code {self.process.poll()})")
         return json.loads(line)
+
+    def _wait_for_output(self, seconds: float, cancel: threading.Event | None) -> bool:
+        """Whether the worker wrote a line within `seconds`; False at once when `cancel` is set."""
+        assert self.process.stdout is not None
+        ends = time.monotonic() + seconds
+        while not (cancel is not None and cancel.is_set()):
+            left = ends - time.monotonic()
+            ready, _, _ = select.select([self.process.stdout], [], [], max(0.0, min(left, CANCEL_POLL_S) if cancel else left))
+            if ready:
+                return True
+            if left <= 0:
+                return False
+        return False
 
     def _send(self, data: bytes) -> None:
         assert self.process.stdin is not None
@@ -79,6 +99,11 @@ class _Worker:
             raise WorkerGone(f"worker {self.process.pid} is gone ({exc})") from None
 
     def close(self, kill: bool = False) -> None:
+        self.stop(kill)
+        self.reap()
+
+    def stop(self, kill: bool = False) -> None:
+        """Kill the worker, or close its stdin (it then kills its solve and exits)."""
         if kill:
             self.process.kill()
         else:
@@ -87,6 +112,9 @@ class _Worker:
                 self.process.stdin.close()
             except OSError:
                 pass
+
+    def reap(self) -> None:
+        """Wait for the stopped worker to exit (killed when it does not)."""
         try:
             self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
@@ -104,7 +132,7 @@ class PlannerPool:
         self._lock = threading.Lock()
         self._all: list[_Worker] = []
 
-    def _acquire(self) -> _Worker:
+    def _acquire(self, cancel: threading.Event | None) -> _Worker:
         try:
             return self._idle.get_nowait()
         except queue.Empty:
@@ -115,13 +143,22 @@ class PlannerPool:
                 worker = _Worker()
                 self._all.append(worker)
                 return worker
-        return self._idle.get()
+        while not (cancel is not None and cancel.is_set()):
+            try:
+                return self._idle.get(timeout=CANCEL_POLL_S if cancel else None)
+            except queue.Empty:
+                pass
+        raise Cancelled
 
     def solve(self, request: dict, cancel: threading.Event | None = None) -> dict:
-        """The worker's answer; WorkerGone (after replacing the worker) when it died or hung."""
-        worker = self._acquire()
+        """The worker's answer; WorkerGone (after replacing the worker) when it died or hung,
+        Cancelled when `cancel` was set before a worker took the request."""
+        worker = self._acquire(cancel)
         try:
             answer = worker.ask(request, request["time_limit"] + request["kill_grace"] + ANSWER_SLACK_S, cancel)
+        except Cancelled:
+            self._idle.put(worker)  # still starting: ready for the next solve
+            raise
         except WorkerGone:
             worker.close(kill=True)
             with self._lock:
@@ -132,11 +169,13 @@ class PlannerPool:
         return answer
 
     def close(self) -> None:
-        """End every worker (they kill any solve still running)."""
+        """End every worker (they kill any solve still running); one still starting is killed."""
         with self._lock:
             workers, self._all, self._started = self._all, [], 0
         for worker in workers:
-            worker.close()
+            worker.stop(kill=not worker.ready)
+        for worker in workers:
+            worker.reap()
 
 
 _pool: PlannerPool | None = None

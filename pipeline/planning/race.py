@@ -8,7 +8,8 @@ both plans by then, the planners start on the modes it has not settled, and the 
 - every planner still needed has answered: the search is stopped, and each mode keeps the search's
   plan where it has one, the planner's otherwise.
 So a check costs at most the head start more than the planners alone, and usually far less. With
-an engine named, the planners alone solve both modes.
+an engine named, the planners alone solve both modes. However the race ends (also when the check's
+time limit interrupts it), every planner still running is cancelled.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
+from safeforge.common.limits import check_time, wait_interruptibly
 from safeforge.planning.search import shortest_plans
 from safeforge.planning.solve import ReferencePlans, SolveResult, reference_plans, solve
 from safeforge.validation.simulator import Simulator
@@ -40,21 +42,23 @@ def find_reference_plans(
 ) -> ReferencePlans:
     """The safe and unsafe reference plans of the task `sim` simulates (whose PDDL texts are given
     for the planners), each from whichever of the search and the planners settles it first."""
+    check_time("finding the reference plans")
     if engine is not None:
         return reference_plans(domain_text, problem_text, engine, time_limit)
     race = _Race(domain_text, problem_text, time_limit, head_start, time.pthread_getcpuclockid(threading.get_ident()))
     race.start()
     try:
         settled = shortest_plans(sim, time_budget=time_limit, stop=race.planners_done, on_settled=race.settled)
+        return race.result(settled)
     finally:
-        race.search_done()
-    return race.result(settled)
+        race.end()
 
 
 class _Race:
     def __init__(self, domain_text: str, problem_text: str, time_limit: float, head_start: float, search_clock: int):
-        self.domain_text, self.problem_text, self.time_limit, self.head_start = domain_text, problem_text, time_limit, head_start
+        self.domain_text, self.problem_text, self.head_start = domain_text, problem_text, head_start
         self._search_clock = search_clock  # the CPU clock of the thread that searches
+        self.ends = time.monotonic() + time_limit  # a planner started late gets what is left
         self.planners_done = threading.Event()  # every mode the search has not settled has a planner's answer
         self._search_over = threading.Event()
         self._cancel = {mode: threading.Event() for mode in MODES}  # set once the search settled the mode
@@ -71,8 +75,14 @@ class _Race:
         self._cancel[mode].set()
         self._answered()
 
-    def search_done(self) -> None:
-        self._search_over.set()
+    def end(self) -> None:
+        """No planner starts any more, and every one still running is cancelled."""
+        with self._lock:
+            self._search_over.set()
+            for cancel in self._cancel.values():
+                cancel.set()
+        if self._executor is not None:
+            self._executor.shutdown(wait=False)
 
     def _after_head_start(self) -> None:
         cpu_until = time.clock_gettime(self._search_clock) + self.head_start
@@ -90,9 +100,8 @@ class _Race:
                 if mode not in self._futures and not self._cancel[mode].is_set():
                     if self._executor is None:
                         self._executor = ThreadPoolExecutor(max_workers=len(MODES), thread_name_prefix="planner")
-                    future = self._executor.submit(
-                        solve, self.domain_text, self.problem_text, mode, None, self.time_limit, cancel=self._cancel[mode]
-                    )
+                    left = max(0.0, self.ends - time.monotonic())
+                    future = self._executor.submit(solve, self.domain_text, self.problem_text, mode, None, left, cancel=self._cancel[mode])
                     self._futures[mode] = future
                     future.add_done_callback(lambda _: self._answered())
 
@@ -109,7 +118,6 @@ class _Race:
             self._cancel[mode].set()
         missing = [mode for mode in MODES if mode not in settled]
         self._start_planners(missing)
+        wait_interruptibly(self._futures[mode] for mode in missing)
         found = {**settled, **{mode: self._futures[mode].result() for mode in missing}}
-        if self._executor is not None:
-            self._executor.shutdown(wait=False)
         return ReferencePlans(safe=found["safe"], unsafe=found["unsafe"])

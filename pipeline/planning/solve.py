@@ -16,6 +16,8 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 
+from safeforge.common.limits import wait_interruptibly
+
 CLASSICAL_ENGINE = "fast-downward-opt"
 CLASSICAL_ENGINE_CONDITIONAL = "fast-downward"
 NUMERIC_ENGINE = "enhsp-opt"
@@ -143,7 +145,7 @@ def solve(
     """Solve the safe or unsafe compilation in a planner worker's child process; the engine is
     given `time_limit`, and the process (with everything it started) is killed `kill_grace` later,
     or as soon as `cancel` is set (then the status is "cancelled")."""
-    from safeforge.planning.pool import WorkerGone, shared_pool
+    from safeforge.planning.pool import Cancelled, WorkerGone, shared_pool
 
     if mode not in ("safe", "unsafe"):
         raise ValueError(f"mode must be 'safe' or 'unsafe', not {mode!r}")
@@ -158,15 +160,24 @@ def solve(
     }
     try:
         return SolveResult(**shared_pool().solve(request, cancel))
+    except Cancelled:
+        return SolveResult(mode, "cancelled", engine or "auto", seconds=time.monotonic() - started)
     except WorkerGone as exc:
         return SolveResult(mode, "error", engine or "auto", seconds=time.monotonic() - started, message=f"planner worker failed: {exc}")
 
 
 def reference_plans(domain_text: str, problem_text: str, engine: str | None = None, time_limit: float = 60.0) -> ReferencePlans:
-    """The safe and unsafe reference plans from the planners, the two solves in parallel."""
+    """The safe and unsafe reference plans from the planners, the two solves in parallel. When the
+    check's time limit interrupts the wait, both solves are cancelled."""
     from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        results = {mode: pool.submit(solve, domain_text, problem_text, mode, engine, time_limit) for mode in ("safe", "unsafe")}
+    cancel = threading.Event()
+    pool = ThreadPoolExecutor(max_workers=2)
+    try:
+        results = {mode: pool.submit(solve, domain_text, problem_text, mode, engine, time_limit, cancel=cancel) for mode in ("safe", "unsafe")}
+        wait_interruptibly(results.values())
         found = {mode: future.result() for mode, future in results.items()}
+    finally:
+        cancel.set()
+        pool.shutdown(wait=False)
     return ReferencePlans(safe=found["safe"], unsafe=found["unsafe"])

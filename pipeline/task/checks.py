@@ -152,6 +152,7 @@ def check_task(
     if problems:
         return report
 
+    check_time("scoring the reference plans")
     safe = task.validator.check(parse_plan(" ".join(plans.safe.plan)))
     unsafe = task.validator.check(parse_plan(" ".join(plans.unsafe.plan)))
     disagreements = []
@@ -177,7 +178,8 @@ def check_task(
 
 def check_task_within(task: Task, seconds: float, **options) -> CheckReport:
     """`check_task` bounded as a whole, reading and deriving included (as `task check` runs it):
-    TimeLimitError when `seconds` pass, however many planner calls it makes."""
+    TimeLimitError, naming the step it was in, as soon as `seconds` pass, whatever it is doing; the
+    planners it started are cancelled (`safeforge.common.limits.time_limit`)."""
     with time_limit(seconds, "the check"):
         return check_task(task, time_limit=seconds, **options)
 

@@ -99,6 +99,9 @@ class Analysis:
         return None if self.checks is None else all(c.ok or c.advisory for c in self.checks)  # warnings do not fail
 
 
+TIME_LIMIT_CHECK = "time limit"
+
+
 def run_check(task: Task, time_limit: float, cross_check: bool = False) -> CheckReport:
     """The check of `safeforge task check` (with `cross_check`, Unified Planning's reading compared
     too) on a task in memory, within `time_limit` in all: a check out of time fails its "time limit"
@@ -106,12 +109,19 @@ def run_check(task: Task, time_limit: float, cross_check: bool = False) -> Check
     try:
         return check_task_within(task, time_limit, cross_check=cross_check)
     except TimeLimitError as exc:
-        return CheckReport(task.task_id, [CheckResult("time limit", False, str(exc))])
+        return CheckReport(task.task_id, [CheckResult(TIME_LIMIT_CHECK, False, str(exc))])
 
 
 def analyse(task: Task, *, saved: bool, report: CheckReport | None = None, with_spoc: bool = False) -> Analysis:
     """What the page shows for `task`; `saved`: its text is the folder's (then the recorded plans
-    and the derived files on disk are what it shows)."""
+    and the derived files on disk are what it shows). After a check out of time, only that: reading
+    the text again would take as long as the check had."""
+    if report is not None and any(r.name == TIME_LIMIT_CHECK for r in report.failed):
+        return Analysis(task, [Diagnostic(r.name, r.detail) for r in report.failed], checks=report.results)
+    return _analyse(task, saved=saved, report=report, with_spoc=with_spoc)
+
+
+def _analyse(task: Task, *, saved: bool, report: CheckReport | None, with_spoc: bool) -> Analysis:
     analysis = Analysis(task)
     problem = _read(task)
     if problem is not None:

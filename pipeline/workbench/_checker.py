@@ -36,6 +36,8 @@ class Checker:
     def __init__(self, time_limit: float, workers: int = 2, *, cross_check: bool = False):
         self.time_limit = time_limit
         self.cross_check = cross_check
+        if cross_check:  # loaded now: a check's time limit lets an import finish, and this one takes seconds
+            import safeforge.pddl.up_io  # noqa: F401
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="workbench-check")
         self._lock = threading.Lock()
         self._latest: dict[Path, int] = {}

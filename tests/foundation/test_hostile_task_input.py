@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from slow_tasks import add_idle_actions
+from slow_tasks import add_idle_actions, repeat_init_fact
 from tests_paths import EXAMPLES, REPO
 
 from safeforge.cli.main import main
@@ -157,16 +157,16 @@ def test_the_time_limit_covers_reading_grounding_and_deriving(tmp_path):
     seconds = time.monotonic() - started
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.startswith("error: the check ran out of its time limit of 0.3s while "), done.stderr
-    assert seconds < 0.3 + 2 + 4  # the limit, the timer's grace, Python's start-up on a busy machine
+    assert seconds < 0.3 + 1  # the limit counts from the process's start: start-up included
 
 
 def test_repeated_init_facts_are_read_once(tmp_path):
     """55,000 repeated init facts (under 1 MB), which Unified Planning's own reader takes minutes
-    over: read as the one fact they are, the task passes within a 3 s limit."""
+    over: read as the one fact they are, the task passes within a 10 s limit (the command's start-up
+    included: on a busy machine, seconds)."""
     folder = _copy(tmp_path)
-    problem = (folder / "safety_problem.pddl").read_text()
-    (folder / "safety_problem.pddl").write_text(problem.replace("(hands_free)", "(hands_free)" + "(sink_in bathroom)" * 55_000))
-    done = _safeforge("task", "check", str(folder), "--time-limit", "3")
+    repeat_init_fact(folder, 55_000)
+    done = _safeforge("task", "check", str(folder), "--time-limit", "10")
     assert done.returncode == 0, done.stderr
     assert "unsafe plan: (pick_up_bucket red_bucket bathroom)" in done.stdout
 

@@ -11,28 +11,12 @@ from pathlib import Path
 
 import psutil
 import pytest
+from slow_tasks import HARD_DOMAIN, HARD_PROBLEM
 from tests_paths import EXAMPLES
 
 from safeforge.planning import solve as planning
 from safeforge.planning.solve import SolveResult, reference_plans
 from safeforge.task.folder import Task
-
-N = 20  # 2**20 states, the goal is relaxed-reachable but not reachable: search cannot finish fast
-_ALL = " ".join(f"(b{i})" for i in range(N))
-HARD_DOMAIN = f"""(define (domain hard) (:requirements :strips :conditional-effects :numeric-fluents)
- (:predicates {_ALL} (goal_a) (goal_b))
- (:functions (danger))
- (:action ga :parameters () :precondition (and {_ALL}) :effect (and (goal_a) (not (goal_b))))
- (:action gb :parameters () :precondition (and {_ALL}) :effect (and (goal_b) (not (goal_a))))
- {
-    " ".join(
-        f"(:action on{i} :parameters () :precondition (and) :effect (and (b{i}) "
-        f"(when (b{i}) (increase (danger) 1)))) "
-        f"(:action off{i} :parameters () :precondition (and) :effect (not (b{i})))"
-        for i in range(N)
-    )
-})"""
-HARD_PROBLEM = "(define (problem hard-1) (:domain hard) (:init (= (danger) 0)) (:goal (and (goal_a) (goal_b))))"
 
 
 def _solver_processes() -> list[psutil.Process]:

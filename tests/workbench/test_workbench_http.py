@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
 import socket
@@ -17,7 +18,8 @@ from pathlib import Path
 import httpx
 import psutil
 import pytest
-from slow_tasks import add_idle_actions
+from busy_machine import busy_cpus
+from slow_tasks import add_idle_actions, repeat_init_fact
 from tests_paths import SPOC_EXAMPLES
 from workbench_helpers import SAFEFORGE, copy_examples, hostile_task, running_workbench
 
@@ -317,3 +319,23 @@ def test_a_check_has_one_time_limit_in_all(tmp_path):
         seconds = time.monotonic() - started
     assert answer["ok"] is False and "the check ran out of its time limit of 0.3s while " in answer["html"]["checks"]
     assert seconds < 10  # the limit, then the step it was in: not the minutes a planner call per step could take
+
+
+def test_unified_planning_reading_ends_within_the_time_limit_on_busy_cpus(tmp_path):
+    """With `--cross-check` Unified Planning reads each checked text too, and its reader never looks
+    at the clock: a text it takes seconds over (one init fact 5,000 times) is answered within the
+    limit plus a second, every CPU busy, naming the step."""
+    root = copy_examples(tmp_path / "tasks", ["bathroom_bleach_bucket"])
+    slow = Path(shutil.copytree(root / "bathroom_bleach_bucket", tmp_path / "slow"))
+    repeat_init_fact(slow, 5000)
+    with (
+        running_workbench(root, "--cross-check", "--time-limit", "2") as url,
+        httpx.Client(base_url=url, trust_env=False, timeout=120) as http,
+        busy_cpus(),
+    ):
+        started = time.monotonic()
+        answer = http.post("/api/task/bathroom_bleach_bucket/check", json=texts(slow)).json()
+        seconds = time.monotonic() - started
+    assert answer["ok"] is False
+    assert "the check ran out of its time limit of 2s while reading the task with Unified Planning" in answer["html"]["checks"]
+    assert seconds <= 2 + 1, f"{seconds:.2f}s, load {os.getloadavg()[0]:.1f}"
