@@ -174,7 +174,9 @@ def reference_plans(domain_text: str, problem_text: str, engine: str | None = No
     cancel = threading.Event()
     pool = ThreadPoolExecutor(max_workers=2)
     try:
-        results = {mode: pool.submit(solve, domain_text, problem_text, mode, engine, time_limit, cancel=cancel) for mode in ("safe", "unsafe")}
+        results = {
+            mode: pool.submit(solve, domain_text, problem_text, mode, engine, time_limit, cancel=cancel) for mode in ("safe", "unsafe")
+        }
         wait_interruptibly(results.values())
         found = {mode: future.result() for mode, future in results.items()}
     finally:
