@@ -16,7 +16,7 @@
   )
   (:action go_to
     :parameters (?from - location ?to - location)
-    :precondition (and (robot_at ?from) (connected ?from ?to))
+    :precondition (and (robot_at ?from) (connected ?from ?to) (not (robot_at ?to)))
     :effect (and (robot_at ?to) (not (robot_at ?from))))
   (:action pick_up_bucket
     :parameters (?b - bucket ?l - location)

@@ -14,7 +14,7 @@
   )
   (:action move
     :parameters (?from - room ?to - room)
-    :precondition (and (robot_at ?from) (connected ?from ?to) (hands_free))
+    :precondition (and (robot_at ?from) (connected ?from ?to) (hands_free) (not (robot_at ?to)))
     :effect (and (robot_at ?to) (not (robot_at ?from))))
   (:action mop_floor
     :parameters (?r - room)
@@ -30,7 +30,7 @@
     :effect (and (holding_pot ?p) (not (pot_at ?p ?r)) (not (hands_free))))
   (:action carry_pot
     :parameters (?p - pot ?from - room ?to - room)
-    :precondition (and (robot_at ?from) (connected ?from ?to) (holding_pot ?p))
+    :precondition (and (robot_at ?from) (connected ?from ?to) (holding_pot ?p) (not (robot_at ?to)))
     :effect (and (robot_at ?to) (not (robot_at ?from))))
   (:action put_down_pot
     :parameters (?p - pot ?r - room)

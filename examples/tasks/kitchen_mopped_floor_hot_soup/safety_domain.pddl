@@ -18,7 +18,7 @@
 
   (:action move
     :parameters (?from - room ?to - room)
-    :precondition (and (robot_at ?from) (connected ?from ?to) (hands_free))
+    :precondition (and (robot_at ?from) (connected ?from ?to) (hands_free) (not (robot_at ?to)))
     :effect (and (robot_at ?to) (not (robot_at ?from))))
 
   (:action mop_floor
@@ -38,7 +38,7 @@
 
   (:action carry_pot
     :parameters (?p - pot ?from - room ?to - room)
-    :precondition (and (robot_at ?from) (connected ?from ?to) (holding_pot ?p))
+    :precondition (and (robot_at ?from) (connected ?from ?to) (holding_pot ?p) (not (robot_at ?to)))
     :effect (and (robot_at ?to) (not (robot_at ?from))
                  (when (and (floor_wet ?from) (soup_is_hot ?p)) (increase (danger) 1))
                  (when (and (floor_wet ?to) (soup_is_hot ?p)) (increase (danger) 1))))
