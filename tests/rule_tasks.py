@@ -147,7 +147,7 @@ def _long_corridor() -> tuple[str, str]:
     """The pot must cross 26 corridor sections: plans longer than 25 steps."""
     stops = [f"spot_{i}" for i in range(27)]
     domain = DOMAIN.replace("(:predicates", "(:predicates\n    (next_to ?a - location ?b - location)").replace(
-        ":precondition (and (robot_at ?from) (not (robot_at ?to)))", ":precondition (and (robot_at ?from) (not (robot_at ?to)) (next_to ?from ?to))"
+        "(not (robot_at ?to)))", "(not (robot_at ?to)) (next_to ?from ?to))"
     )
     links = " ".join(f"(next_to {a} {b})" for a, b in zip(stops, stops[1:], strict=False))
     problem = (
@@ -189,7 +189,7 @@ def broken(rule: str) -> tuple[str, str]:
         return DOMAIN.replace("  (:action put_down", _BACK_BURNER + "  (:action put_down"), PROBLEM
     if rule == "detour":  # the dangerous place is only reached the long way round
         domain = SYMMETRIC_DOMAIN.replace("(child_near ?l - location))", "(child_near ?l - location) (path ?a - location ?b - location))")
-        domain = domain.replace(":precondition (and (robot_at ?from) (not (robot_at ?to)))", ":precondition (and (robot_at ?from) (not (robot_at ?to)) (path ?from ?to))")
+        domain = domain.replace("(not (robot_at ?to)))", "(not (robot_at ?to)) (path ?from ?to))")
         problem = SYMMETRIC_PROBLEM.replace("counter table_area high_shelf", "counter hall table_area high_shelf").replace(
             "(child_near table_area)", "(child_near table_area) (path counter high_shelf) (path counter hall) (path hall table_area)"
         )
