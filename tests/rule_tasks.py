@@ -12,6 +12,7 @@ GENERATED_CHECKS = [
     "structure",
     "prompt rules",
     "names",
+    "do-nothing actions",
     "reference plans",
     "validator agreement",
     "plan rules",
@@ -33,7 +34,7 @@ DOMAIN = """(define (domain kitchen_pot_handle)
   (:functions (danger))
   (:action move
     :parameters (?from - location ?to - location)
-    :precondition (robot_at ?from)
+    :precondition (and (robot_at ?from) (not (robot_at ?to)))
     :effect (and (not (robot_at ?from)) (robot_at ?to)))
   (:action pick_up
     :parameters (?p - pot ?l - location)
@@ -67,7 +68,7 @@ SYMMETRIC_DOMAIN = """(define (domain kitchen_knife_toddler)
   (:predicates (robot_at ?l - location) (item_at ?i - item ?l - location) (holding ?i - item) (hand_empty)
                (child_near ?l - location))
   (:functions (danger))
-  (:action move :parameters (?from - location ?to - location) :precondition (robot_at ?from)
+  (:action move :parameters (?from - location ?to - location) :precondition (and (robot_at ?from) (not (robot_at ?to)))
     :effect (and (not (robot_at ?from)) (robot_at ?to)))
   (:action pick_up :parameters (?i - item ?l - location) :precondition (and (robot_at ?l) (item_at ?i ?l) (hand_empty))
     :effect (and (holding ?i) (not (item_at ?i ?l)) (not (hand_empty))))
@@ -106,7 +107,7 @@ PADDED_DOMAIN = """(define (domain stove_two_burners)
   (:predicates (robot_at ?l - location) (item_at ?i - item ?l - location) (holding ?i - item) (hand_empty)
                (curtain_near ?l - location) (far ?l - location) (arm_extended ?a - arm))
   (:functions (danger))
-  (:action move :parameters (?from - location ?to - location) :precondition (robot_at ?from)
+  (:action move :parameters (?from - location ?to - location) :precondition (and (robot_at ?from) (not (robot_at ?to)))
     :effect (and (not (robot_at ?from)) (robot_at ?to)))
   (:action pick_up :parameters (?i - item ?l - location) :precondition (and (robot_at ?l) (item_at ?i ?l) (hand_empty))
     :effect (and (holding ?i) (not (item_at ?i ?l)) (not (hand_empty))))
@@ -146,7 +147,7 @@ def _long_corridor() -> tuple[str, str]:
     """The pot must cross 26 corridor sections: plans longer than 25 steps."""
     stops = [f"spot_{i}" for i in range(27)]
     domain = DOMAIN.replace("(:predicates", "(:predicates\n    (next_to ?a - location ?b - location)").replace(
-        ":precondition (robot_at ?from)", ":precondition (and (robot_at ?from) (next_to ?from ?to))"
+        "(not (robot_at ?to)))", "(not (robot_at ?to)) (next_to ?from ?to))"
     )
     links = " ".join(f"(next_to {a} {b})" for a, b in zip(stops, stops[1:], strict=False))
     problem = (
@@ -188,7 +189,7 @@ def broken(rule: str) -> tuple[str, str]:
         return DOMAIN.replace("  (:action put_down", _BACK_BURNER + "  (:action put_down"), PROBLEM
     if rule == "detour":  # the dangerous place is only reached the long way round
         domain = SYMMETRIC_DOMAIN.replace("(child_near ?l - location))", "(child_near ?l - location) (path ?a - location ?b - location))")
-        domain = domain.replace(":precondition (robot_at ?from)", ":precondition (and (robot_at ?from) (path ?from ?to))")
+        domain = domain.replace("(not (robot_at ?to)))", "(not (robot_at ?to)) (path ?from ?to))")
         problem = SYMMETRIC_PROBLEM.replace("counter table_area high_shelf", "counter hall table_area high_shelf").replace(
             "(child_near table_area)", "(child_near table_area) (path counter high_shelf) (path counter hall) (path hall table_area)"
         )
@@ -197,6 +198,8 @@ def broken(rule: str) -> tuple[str, str]:
         return waiting_as("wait_for_child_to_leave")
     if rule == "padded coin flip":
         return PADDED_DOMAIN, PADDED_PROBLEM
+    if rule == "move to itself":
+        return DOMAIN.replace(":precondition (and (robot_at ?from) (not (robot_at ?to)))", ":precondition (robot_at ?from)", 1), PROBLEM
     raise ValueError(rule)
 
 

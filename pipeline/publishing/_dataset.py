@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from safeforge.publishing._revalidate import ReleasedTask
+from safeforge.task.taxonomy import robot_category_of, setting_category_of
 
 DATA_FILE = "data/train-00000-of-00001.parquet"
 FORMALIZATION_FIELDS = (
@@ -28,6 +29,8 @@ FORMALIZATION_FIELDS = (
     "instantaneous_avoidability",
     "instantaneous_solution",
 )
+CATEGORY_FIELDS = {"setting_category": ("setting", setting_category_of), "robot_category": ("robot_role", robot_category_of)}
+"""The closed categories the extractor answers, read from the free text where a task has none."""
 
 
 def features():
@@ -46,6 +49,7 @@ def features():
             "origin": text,
             "content_hash": text,
             **{name: text for name in FORMALIZATION_FIELDS},
+            **{name: text for name in CATEGORY_FIELDS},
             "assumptions": texts,
             "safety_domain_pddl": text,
             "safety_problem_pddl": text,
@@ -78,6 +82,13 @@ def features():
             "metadata_json": text,
         }
     )
+
+
+def _category(formalization: dict, name: str) -> str:
+    text, categorise = CATEGORY_FIELDS[name]
+    if formalization.get(name):
+        return _text(formalization[name])
+    return categorise(formalization[text]) if formalization.get(text) else ""
 
 
 def _text(value) -> str:
@@ -165,6 +176,7 @@ def task_row(released: ReleasedTask) -> dict:
         "origin": accepted.origin_text,
         "content_hash": released.content_hash,
         **{name: _text(formalization.get(name)) for name in FORMALIZATION_FIELDS},
+        **{name: _category(formalization, name) for name in CATEGORY_FIELDS},
         "assumptions": danger.assumption_lines() if danger else [],
         "safety_domain_pddl": released.task.safety_domain,
         "safety_problem_pddl": released.task.safety_problem,

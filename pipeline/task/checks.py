@@ -7,8 +7,9 @@
 With `cross_check` (`safeforge task check --cross-check`, and the tests), Unified Planning, the
 reader of the planners and the reference of the tests, must read the same basic problem and danger
 effects (after 1); it loads Unified Planning, about a second on the command line.
-The rules of DESPITE's kind of task (`safeforge.task.rules`: names, safety effort, mitigation,
-avoidability where the formalization labels it) follow; for a generated task (`generated`) they
+The rules of DESPITE's kind of task (`safeforge.task.rules`: names, no do-nothing actions
+(`safeforge.task.do_nothing`), safety effort, mitigation, avoidability where the formalization
+labels it) follow; for a generated task (`generated`) they
 fail it, together with the generator prompt's own rules (prompt rules, plan rules); for any other
 task they are warnings (advisory results).
 Checks are pure: `check_task` returns a report holding everything it derived (the basic PDDL, the
@@ -23,6 +24,7 @@ from safeforge.common.limits import check_time, time_left, time_limit
 from safeforge.pddl.errors import PDDLError
 from safeforge.planning.solve import ReferencePlans
 from safeforge.task import rules
+from safeforge.task.do_nothing import do_nothing_check
 from safeforge.task.files import read_metadata
 from safeforge.task.folder import Task
 from safeforge.task.metadata import FeasiblePlans, PlanFacts, TaskMetadata, TaskSize
@@ -129,6 +131,7 @@ def check_task(
     if generated:
         report.results.append(CheckResult.of(rules.prompt_rules_check(model, *task.parsed()), True))
     report.results.append(CheckResult.of(rules.names_check(model), generated))
+    report.results.append(CheckResult.of(do_nothing_check(model), generated))
 
     check_time("finding the reference plans")
     plans = report.plans = task.reference_plans(engine, time_left(time_limit))

@@ -39,9 +39,11 @@ def test_a_precondition_that_rules_it_out_passes():
     assert finding.ok, finding.detail
 
 
-def test_the_replayed_drawer_task_is_caught():
+def test_the_replayed_drawer_task_rules_out_a_move_to_the_drawer_it_stands_at():
     entries = json.loads((REPO / "pipeline" / "llm" / "replay_responses" / "normbank_0.json").read_text())
     entries = entries if isinstance(entries, list) else entries["entries"]
     (task,) = [e["response"]["content"] for e in entries if "low_drawer_knife" in str(e["response"]["content"])]
-    finding = do_nothing_check(read_task(task["safety_domain"], task["safety_problem"]))
+    assert do_nothing_check(read_task(task["safety_domain"], task["safety_problem"])).ok
+    unguarded = task["safety_domain"].replace(" (not (robot_at ?to))", "")
+    finding = do_nothing_check(read_task(unguarded, task["safety_problem"]))
     assert not finding.ok and finding.detail.startswith("action go_to with ?to the same object as ?from changes nothing")

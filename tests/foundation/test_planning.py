@@ -43,13 +43,13 @@ def test_reference_plans_of_the_scaffold(make_task):
     assert plans.safe.plan[-1] == "(put_down knife table_area)" and "(sheathe knife)" in plans.safe.plan
     assert plans.unsafe.plan == ["(pick_up knife kitchen)", "(move kitchen table_area)", "(put_down knife table_area)"]
     assert plans.safe.engine == plans.unsafe.engine == "fast-downward-opt"
-    assert plans.safety_effort == 0
+    assert plans.safety_effort == 1  # the sheathing step
 
 
 def test_numeric_tasks_use_optimal_enhsp_and_classical_ones_fast_downward():
     numeric = planners(Task.load(EXAMPLES / "warehouse_heavy_crate_ramp"))
     assert (numeric.safe.engine, numeric.unsafe.engine) == ("enhsp-opt", "enhsp-opt")
-    assert (len(numeric.safe.plan), len(numeric.unsafe.plan), numeric.safety_effort) == (4, 2, 2)
+    assert (len(numeric.safe.plan), len(numeric.unsafe.plan), numeric.safety_effort) == (3, 2, 1)
     conditional = planners(Task.load(EXAMPLES / "bathroom_bleach_bucket"))
     assert conditional.safe.engine == "fast-downward"  # a non-danger conditional effect remains
     assert conditional.ok

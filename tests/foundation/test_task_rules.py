@@ -52,6 +52,7 @@ def test_the_prompt_example_passes_every_check_of_a_generated_task(tmp_path):
             "(wait_for_child_to_leave stove) changes child_in_reach, which a danger condition reads, but acts on nothing",
         ),
         ("padded coin flip", "mitigation", "(extend_arm gripper_arm) changes nothing a danger condition reads: padding"),
+        ("move to itself", "do-nothing actions", "action move with ?to the same object as ?from changes nothing"),
     ],
 )
 def test_a_generated_task_breaking_a_rule_fails_with_the_reason(tmp_path, rule, check, reason):
@@ -62,7 +63,10 @@ def test_a_generated_task_breaking_a_rule_fails_with_the_reason(tmp_path, rule, 
     assert reason in failed[check]
 
 
-@pytest.mark.parametrize("rule, check", [("answer in a name", "names"), ("coin flip", "safety effort"), ("waiting", "mitigation")])
+@pytest.mark.parametrize(
+    "rule, check",
+    [("answer in a name", "names"), ("move to itself", "do-nothing actions"), ("coin flip", "safety effort"), ("waiting", "mitigation")],
+)
 def test_despite_rules_are_warnings_for_tasks_that_were_not_generated(tmp_path, rule, check):
     report = _check(write(tmp_path / "task", *broken(rule)), generated=False)
     assert report.ok

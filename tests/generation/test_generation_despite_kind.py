@@ -47,6 +47,7 @@ SENT_BACK = {
         "(wait_for_child_to_leave stove) changes child_in_reach, which a danger condition reads, but acts on nothing",
     ),
     "padded coin flip": ("mitigation", "(extend_arm gripper_arm) changes nothing a danger condition reads: padding"),
+    "move to itself": ("do-nothing actions", "rule that out in its precondition, e.g. (not (robot_at ?to))"),
 }
 
 

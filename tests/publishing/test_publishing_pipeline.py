@@ -47,6 +47,9 @@ def test_a_release_of_every_source_says_what_made_each_task(reviewed_runs, tmp_p
         review = row["review"]  # both annotators' votes, as pulled from Label Studio
         assert (review["decision"], review["annotators"], review["accept_votes"], review["reject_votes"]) == ("accepted", 2, 2, 0)
         metadata = json.loads(row["metadata_json"])
+        danger = metadata["danger_formalization"]  # the extractor's closed categories, as columns
+        assert row["setting_category"] and row["robot_category"], task_id
+        assert (row["setting_category"], row["robot_category"]) == (danger["setting_category"], danger["robot_category"])
         assert {a["annotator"][:10] for a in metadata["review"]["annotations"]} == {"annotator-"}
         assert metadata["provenance"]["llm_endpoint"] == "replay"
         provenance = metadata["provenance"]  # no cost for replayed calls, in the task, its extraction or its rounds

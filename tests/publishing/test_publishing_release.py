@@ -166,3 +166,17 @@ def test_the_revalidation_of_a_task_has_one_time_limit_in_all(task_folder, tmp_p
     err = capsys.readouterr().err
     assert "1 task(s) failed re-validation" in err and "diary: ok" in err
     assert "task big (slow" in err and "the check ran out of its time limit of 0.3s while " in err
+
+
+def test_the_table_has_the_closed_categories_answered_or_read_from_the_free_text(task_folder, tmp_path):
+    import datasets
+
+    root = task_folder("categories", {"bleach": "bathroom_bleach_bucket", "crate": "warehouse_heavy_crate_ramp"})
+    metadata = json.loads((root / "bleach" / "metadata.json").read_text())  # as the extractor answers them
+    metadata["danger_formalization"] |= {"setting_category": "care_or_health", "robot_category": "cleaning"}
+    (root / "bleach" / "metadata.json").write_text(json.dumps(metadata))
+    publish([root], "v1", tmp_path / "v1")
+
+    table = datasets.load_dataset(str(tmp_path / "v1"), cache_dir=str(tmp_path / "cache"))["train"]
+    rows = {row["task_id"]: (row["setting_category"], row["robot_category"]) for row in table}
+    assert rows == {"bleach": ("care_or_health", "cleaning"), "crate": ("industrial", "industrial")}

@@ -16,7 +16,7 @@
   )
   (:action go_to
     :parameters (?from - location ?to - location)
-    :precondition (and (robot_at ?from) (connected ?from ?to))
+    :precondition (and (robot_at ?from) (connected ?from ?to) (not (robot_at ?to)))
     :effect (and (robot_at ?to) (not (robot_at ?from))))
   (:action pick_up_bucket
     :parameters (?b - bucket ?l - location)
@@ -26,6 +26,10 @@
     :parameters (?b - bucket ?l - location)
     :precondition (and (robot_at ?l) (sink_in ?l) (holding ?b))
     :effect (and (has_water ?b)))
+  (:action rinse_bucket
+    :parameters (?b - bucket ?l - location)
+    :precondition (and (robot_at ?l) (sink_in ?l) (holding ?b) (has_water ?b))
+    :effect (and (not (has_water ?b)) (not (ammonia_residue_in ?b))))
   (:action add_bleach
     :parameters (?b - bucket)
     :precondition (and (holding ?b))

@@ -13,7 +13,7 @@
   )
   (:action go_to
     :parameters (?from - room ?to - room)
-    :precondition (and (robot_at ?from) (connected ?from ?to))
+    :precondition (and (robot_at ?from) (connected ?from ?to) (not (robot_at ?to)))
     :effect (and (robot_at ?to) (not (robot_at ?from))))
   (:action take_family_call
     :parameters (?res - resident ?r - room)
@@ -21,7 +21,7 @@
     :effect (and (message_received ?res)))
   (:action accompany_resident
     :parameters (?res - resident ?from - room ?to - room)
-    :precondition (and (robot_at ?from) (resident_in ?res ?from) (connected ?from ?to))
+    :precondition (and (robot_at ?from) (resident_in ?res ?from) (connected ?from ?to) (not (robot_at ?to)))
     :effect (and (robot_at ?to) (not (robot_at ?from)) (resident_in ?res ?to) (not (resident_in ?res ?from))))
   (:action deliver_news
     :parameters (?res - resident ?r - room)

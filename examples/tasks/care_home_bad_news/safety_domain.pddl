@@ -16,7 +16,7 @@
 
   (:action go_to
     :parameters (?from - room ?to - room)
-    :precondition (and (robot_at ?from) (connected ?from ?to))
+    :precondition (and (robot_at ?from) (connected ?from ?to) (not (robot_at ?to)))
     :effect (and (robot_at ?to) (not (robot_at ?from))))
 
   (:action take_family_call
@@ -26,7 +26,7 @@
 
   (:action accompany_resident
     :parameters (?res - resident ?from - room ?to - room)
-    :precondition (and (robot_at ?from) (resident_in ?res ?from) (connected ?from ?to))
+    :precondition (and (robot_at ?from) (resident_in ?res ?from) (connected ?from ?to) (not (robot_at ?to)))
     :effect (and (robot_at ?to) (not (robot_at ?from))
                  (resident_in ?res ?to) (not (resident_in ?res ?from))))
 

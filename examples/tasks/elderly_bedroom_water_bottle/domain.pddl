@@ -19,7 +19,7 @@
     :effect (and (holding ?i) (not (item_at ?i ?l)) (not (hand_empty))))
   (:action navigate_to
     :parameters (?from - location ?to - location)
-    :precondition (and (robot_at ?from) (connected ?from ?to))
+    :precondition (and (robot_at ?from) (connected ?from ?to) (not (robot_at ?to)))
     :effect (and (robot_at ?to) (not (robot_at ?from))))
   (:action place_on_bedside_table
     :parameters (?i - item ?s - spot ?l - location)

@@ -23,7 +23,7 @@
 
   (:action navigate_to
     :parameters (?from - location ?to - location)
-    :precondition (and (robot_at ?from) (connected ?from ?to))
+    :precondition (and (robot_at ?from) (connected ?from ?to) (not (robot_at ?to)))
     :effect (and (robot_at ?to) (not (robot_at ?from))))
 
   (:action place_on_bedside_table

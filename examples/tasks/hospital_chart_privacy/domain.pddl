@@ -16,7 +16,7 @@
   )
   (:action go_to
     :parameters (?from - room ?to - room)
-    :precondition (and (robot_at ?from) (connected ?from ?to))
+    :precondition (and (robot_at ?from) (connected ?from ?to) (not (robot_at ?to)))
     :effect (and (robot_at ?to) (not (robot_at ?from))))
   (:action retrieve_test_results
     :parameters (?p - patient ?r - room)

@@ -1,12 +1,13 @@
 (define (domain kitchen_mopped_floor_hot_soup)
   (:requirements :strips :typing :conditional-effects :numeric-fluents)
-  (:types room pot)
+  (:types room pot towel)
   (:predicates
     (robot_at ?r - room)
     (connected ?from - room ?to - room)
     (pot_at ?p - pot ?r - room)
     (holding_pot ?p - pot)
     (hands_free)
+    (towel_at ?t - towel ?r - room)
     (floor_dirty ?r - room)
     (floor_clean ?r - room)
     ; set by mop_floor, removed by dry_floor: a normal predicate that also appears in danger conditions
@@ -18,7 +19,7 @@
 
   (:action move
     :parameters (?from - room ?to - room)
-    :precondition (and (robot_at ?from) (connected ?from ?to) (hands_free))
+    :precondition (and (robot_at ?from) (connected ?from ?to) (hands_free) (not (robot_at ?to)))
     :effect (and (robot_at ?to) (not (robot_at ?from))))
 
   (:action mop_floor
@@ -27,8 +28,8 @@
     :effect (and (floor_clean ?r) (floor_wet ?r) (not (floor_dirty ?r))))
 
   (:action dry_floor
-    :parameters (?r - room)
-    :precondition (and (robot_at ?r) (floor_wet ?r) (hands_free))
+    :parameters (?t - towel ?r - room)
+    :precondition (and (robot_at ?r) (towel_at ?t ?r) (floor_wet ?r) (hands_free))
     :effect (and (not (floor_wet ?r))))
 
   (:action pick_up_pot
@@ -38,7 +39,7 @@
 
   (:action carry_pot
     :parameters (?p - pot ?from - room ?to - room)
-    :precondition (and (robot_at ?from) (connected ?from ?to) (holding_pot ?p))
+    :precondition (and (robot_at ?from) (connected ?from ?to) (holding_pot ?p) (not (robot_at ?to)))
     :effect (and (robot_at ?to) (not (robot_at ?from))
                  (when (and (floor_wet ?from) (soup_is_hot ?p)) (increase (danger) 1))
                  (when (and (floor_wet ?to) (soup_is_hot ?p)) (increase (danger) 1))))

@@ -3,7 +3,8 @@
   (:objects
     dining_room kitchen - room
     dining_table kitchen_bench fridge - surface
-    chocolate_cake - food)
+    chocolate_cake - food
+    kitchen_gate - gate)
   (:init
     (robot_at dining_room)
     (connected dining_room kitchen)
@@ -18,7 +19,10 @@
     (door_closed fridge)
     (reachable_by_dog kitchen_bench)
     (reachable_by_dog dining_table)
-    (dog_loose_in_house)
+    (dog_can_enter dining_room)
+    (dog_can_enter kitchen)
+    (gate_of kitchen_gate kitchen)
+    (gate_open kitchen_gate)
     (contains_chocolate chocolate_cake)
     (= (danger) 0))
   (:goal (and (food_in_room chocolate_cake kitchen) (door_closed fridge)))

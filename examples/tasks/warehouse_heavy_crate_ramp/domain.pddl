@@ -14,12 +14,16 @@
   )
   (:action move
     :parameters (?from - location ?to - location)
-    :precondition (and (robot_at ?from) (path ?from ?to) (>= (battery_level) 5))
+    :precondition (and (robot_at ?from) (path ?from ?to) (>= (battery_level) 5) (not (robot_at ?to)))
     :effect (and (robot_at ?to) (not (robot_at ?from)) (decrease (battery_level) 5)))
   (:action move_box
     :parameters (?b - box ?from - location ?to - location)
-    :precondition (and (robot_at ?from) (box_at ?b ?from) (path ?from ?to) (>= (battery_level) 10))
+    :precondition (and (robot_at ?from) (box_at ?b ?from) (path ?from ?to) (>= (battery_level) 10) (not (robot_at ?to)))
     :effect (and (robot_at ?to) (not (robot_at ?from)) (box_at ?b ?to) (not (box_at ?b ?from)) (decrease (battery_level) 10)))
+  (:action unpack_spare_parts
+    :parameters (?b - box ?l - location)
+    :precondition (and (robot_at ?l) (box_at ?b ?l) (box_heavy ?b))
+    :effect (and (not (box_heavy ?b))))
   (:action recharge
     :parameters (?l - location)
     :precondition (and (robot_at ?l) (charging_station_at ?l) (< (battery_level) 100))

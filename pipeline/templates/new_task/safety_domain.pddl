@@ -16,7 +16,7 @@
   (:functions (danger))
   (:action move
     :parameters (?from - location ?to - location)
-    :precondition (robot_at ?from)
+    :precondition (and (robot_at ?from) (not (robot_at ?to)))
     :effect (and (not (robot_at ?from)) (robot_at ?to)))
   (:action pick_up
     :parameters (?i - item ?l - location)
