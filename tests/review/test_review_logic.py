@@ -233,9 +233,11 @@ def test_marks_show_in_compare_all_which_fields_each_annotation_changed():
     html = marks_html([erin, finn], outcome, ORIGINAL)
     assert ':has(> div > [data-annotation-id="11"]) > .sf-root .sf-fix-setting' in html
     assert ':has(> div > [data-annotation-id="11"]) > .sf-root .sf-fix-robot_task' in html
-    assert '"✎ changed: setting, robot task"' in html and 'data-annotation-id="12"' not in html
+    assert '"✎ changed: setting, robot task"' in html and '[data-annotation-id="12"]) > .sf-root .sf-fix' not in html
+    assert '[data-annotation-id="12"]) > .sf-root::before { content: "finn · annotation 12 · reject";' in html  # its column named
     assert '<div class="sf-queue-note">Needs adjudication: votes split: 1 accept, 1 reject</div>' in html
-    assert marks_html([finn], decide([finn], ReviewRules(), ORIGINAL), ORIGINAL) == ""
+    alone = marks_html([finn], decide([finn], ReviewRules(), ORIGINAL), ORIGINAL)
+    assert ".sf-fix" not in alone and "sf-queue-note" not in alone
     assert set(FIELD_LABELS) == set(CORRECTABLE_FIELDS)
 
 
