@@ -11,6 +11,7 @@ from safeforge.common.limits import beyond, current_limits, time_limit
 from safeforge.common.printable import printable
 from safeforge.task.authoring import scaffold_task
 from safeforge.task.checks import check_task, record_check
+from safeforge.task.diagnostics import diagnose, read_problem
 from safeforge.task.folder import Task
 
 
@@ -54,11 +55,15 @@ def register(subparsers) -> None:
 def _check(args) -> int:
     with time_limit(args.time_limit, "the check"):
         task = Task.load(args.task)
+        if args.json and (problem := read_problem(task)) is not None:  # the read error as the one diagnostic
+            print(json.dumps({"task_id": task.task_id, "ok": False, "checks": [], "diagnostics": [problem.to_dict()]}, indent=2))
+            return 1
         report = check_task(task, engine=args.engine, time_limit=args.time_limit, cross_check=args.cross_check)
     record_check(task.path, report)
     if args.json:
         waivers = [waiver.model_dump(exclude_none=True) for waiver in task.metadata.waivers]
-        print(json.dumps({**report.to_dict(), "waivers": waivers}, indent=2))
+        found = [d.to_dict() for d in diagnose(task, report)]
+        print(json.dumps({**report.to_dict(), "waivers": waivers, "diagnostics": found}, indent=2))
     else:
         print(printable(f"task {task.task_id} ({task.path})"))
         for waiver in task.metadata.waivers:

@@ -12,6 +12,7 @@ import socket
 import subprocess
 import tarfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -301,7 +302,7 @@ def test_unified_planning_reads_the_text_only_with_cross_check(client, served, t
     root = copy_examples(tmp_path / "tasks", [KITCHEN])
     with running_workbench(root, "--cross-check") as url, httpx.Client(base_url=url, trust_env=False, timeout=120) as http:
         answer = http.post(f"/api/task/{KITCHEN}/check", json=good).json()
-    assert answer["ok"] is True and "✔ unified planning agrees" in answer["html"]["checks"]
+    assert answer["ok"] is True and "✔ unified planning agrees" in answer["html"]["checks"], answer["diagnostics"]
 
 
 def test_a_check_has_one_time_limit_in_all(tmp_path):
@@ -317,3 +318,31 @@ def test_a_check_has_one_time_limit_in_all(tmp_path):
         seconds = time.monotonic() - started
     assert answer["ok"] is False and "the check ran out of its time limit of 0.3s while " in answer["html"]["checks"]
     assert seconds < 10  # the limit, then the step it was in: not the minutes a planner call per step could take
+
+
+def test_the_list_answers_within_a_second_while_two_long_checks_run(tmp_path):
+    """Checks run in check processes of their own: page loads never wait behind them; Stop ends them."""
+    root = copy_examples(tmp_path / "tasks", ["bathroom_bleach_bucket"])
+    slow = ["slow_a", "slow_b"]
+    for name in slow:
+        shutil.copytree(root / "bathroom_bleach_bucket", root / name)
+        add_idle_actions(root / name, 3000)
+    with running_workbench(root, "--time-limit", "300") as url, httpx.Client(base_url=url, trust_env=False, timeout=300) as http:
+        assert http.get("/").status_code == 200  # the rows, listed once and kept until the files change
+        with ThreadPoolExecutor(2) as pool:
+            checks = [pool.submit(http.post, f"/api/task/{name}/check", json=texts(root / name)) for name in slow]
+            deadline = time.monotonic() + 120
+            while not all(_checking(http, name) for name in slow):
+                assert time.monotonic() < deadline, "the two checks did not start"
+                time.sleep(0.2)
+            for _ in range(3):
+                started = time.monotonic()
+                assert http.get("/").status_code == 200 and http.get("/static/workbench.css").status_code == 200
+                assert time.monotonic() - started < 1.0
+            assert [http.post(f"/api/task/{name}/stop", json={}).json() for name in slow] == [{"stopped": True}] * 2
+            assert [check.result().json() for check in checks] == [{"stopped": True}] * 2
+
+
+def _checking(http: httpx.Client, key: str) -> bool:
+    progress = http.get(f"/api/task/{key}/progress").json()["check"]
+    return progress is not None and progress["stage"] in ("reading the text", "checking: structure, then the planners look for the reference plans")

@@ -38,7 +38,7 @@ def running_workbench(folder: Path, *options: str, env: dict | None = None) -> I
     try:
         url = _announced_url(process)
         deadline = time.monotonic() + 60
-        while httpx.get(url + "/", trust_env=False).status_code != 200:
+        while httpx.get(url + "/", trust_env=False, timeout=120).status_code != 200:  # the first list reads every task
             if time.monotonic() > deadline:
                 raise TimeoutError("the workbench does not answer")
             time.sleep(0.2)

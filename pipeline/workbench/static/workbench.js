@@ -4,6 +4,15 @@
 "use strict";
 
 const CHECK_DELAY_MS = 600;
+const PROGRESS_MS = 500;
+
+async function getJSON(url) {
+  try {
+    return await (await fetch(url)).json();
+  } catch (error) {
+    return {};
+  }
+}
 
 async function postJSON(url, body) {
   const response = await fetch(url, {
@@ -122,6 +131,7 @@ function setUpTask(main) {
   const saveButton = document.getElementById("save");
   const revertButton = document.getElementById("revert");
   const saveMessage = document.getElementById("save-message");
+  const stopButton = document.getElementById("stop");
   const base = { "safety_domain.pddl": main.dataset.baseDomain, "safety_problem.pddl": main.dataset.baseProblem };
   let timer = null;
   let asked = 0;
@@ -141,20 +151,43 @@ function setUpTask(main) {
       if (section) section.innerHTML = html; // rendered and escaped by the server
     }
     editors.forEach((editor) => editor.mark(answer.diagnostics));
-    const problems = answer.diagnostics.length;
-    if (answer.ok) setStatus("the check passes", "good");
-    else setStatus(`the check fails: ${problems} problem${problems === 1 ? "" : "s"}`, "bad");
+    const errors = answer.diagnostics.length - answer.warnings;
+    const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+    if (answer.ok && !answer.warnings) setStatus("the check passes", "good");
+    else if (answer.ok) setStatus(`the check passes with ${plural(answer.warnings, "warning")}`, "warn");
+    else if (answer.ok === null) setStatus(errors ? `${plural(errors, "problem")}` : "the structure holds; not checked with the planners", "");
+    else setStatus(`the check fails: ${plural(errors, "problem")}`, "bad");
     shown += 1;
     document.body.dataset.checksShown = String(shown); // how many answers the page has shown
+  }
+
+  function showError(message) {
+    setStatus("the check did not run: see below", "bad");
+    const section = document.querySelector('[data-section="diagnostics"]');
+    const error = document.createElement("p");
+    error.className = "bad";
+    error.textContent = message; // the server's message, as it wrote it
+    section.replaceChildren(error);
+    document.querySelector('[data-section="checks"]').replaceChildren();
+    shown += 1;
+    document.body.dataset.checksShown = String(shown);
   }
 
   async function check() {
     asked += 1;
     const mine = asked;
     setStatus("checking…", "busy");
+    if (stopButton) stopButton.hidden = false;
+    const watching = setInterval(async () => {
+      const progress = (await getJSON(`${api}/progress`)).check;
+      if (mine === asked && progress) setStatus(`checking: ${progress.stage} (${progress.seconds.toFixed(1)} s of ${progress.time_limit} s)`, "busy");
+    }, PROGRESS_MS);
     const answer = await postJSON(`${api}/check`, texts());
+    clearInterval(watching);
     if (mine !== asked || answer.superseded) return; // a newer check is on its way
-    if (answer.error) setStatus(answer.error, "bad");
+    if (stopButton) stopButton.hidden = true;
+    if (answer.stopped) setStatus("check stopped: edit the text or press Check again", "");
+    else if (answer.error) showError(answer.error);
     else show(answer);
   }
 
@@ -170,6 +203,7 @@ function setUpTask(main) {
 
   editors.forEach((editor) => editor.textarea.addEventListener("input", changed));
   document.getElementById("recheck")?.addEventListener("click", check);
+  stopButton?.addEventListener("click", () => postJSON(`${api}/stop`, {}));
   revertButton?.addEventListener("click", () => {
     editors.forEach((editor) => { editor.textarea.value = editor.saved; });
     changed();
