@@ -12,6 +12,7 @@ import pytest
 from workbench_helpers import (
     checks_shown,
     copy_examples,
+    editor_text,
     hostile_task,
     replace_in_editor,
     running_workbench,
@@ -40,6 +41,17 @@ def workbench(tmp_path_factory, chromium):
 
 def rows(page) -> list[str]:
     return page.evaluate("[...document.querySelectorAll('table.tasks tbody tr')].map(r => r.dataset.key)")
+
+
+def selection(page, file: str) -> str:
+    return page.evaluate(
+        f"(() => {{ const v = SafeforgeEditor.viewOf(document.querySelector('.editor[data-file=\"{file}\"]'));"
+        " const r = v.state.selection.main; return v.state.sliceDoc(r.from, r.to); })()"
+    )
+
+
+def underlined(page, file: str) -> list[str]:
+    return page.evaluate(f"[...document.querySelectorAll('.editor[data-file=\"{file}\"] .cm-lintRange-error')].map(u => u.textContent)")
 
 
 def test_the_list_filters_as_you_choose(workbench, tmp_path):
@@ -72,11 +84,7 @@ def test_the_unsafe_trace_highlights_the_step_where_danger_rises(workbench):
     assert plain != HIGHLIGHT
     # the rule's line link selects that line in the safety domain's editor
     page.evaluate("document.querySelector('#plans tr.danger-step a.goto').click()")
-    selected = page.evaluate(
-        "(() => { const a = document.querySelector('.editor[data-file=\"safety_domain.pddl\"] textarea');"
-        " return a.value.slice(a.selectionStart, a.selectionEnd); })()"
-    )
-    assert selected.strip().startswith("(when (and (floor_wet ?from) (soup_is_hot ?p))")
+    assert selection(page, "safety_domain.pddl").strip().startswith("(when (and (floor_wet ?from) (soup_is_hot ?p))")
 
 
 def test_an_edit_that_breaks_the_task_then_fixes_it(workbench, tmp_path):
@@ -85,19 +93,18 @@ def test_an_edit_that_breaks_the_task_then_fixes_it(workbench, tmp_path):
     before = checks_shown(page)
     replace_in_editor(page, "safety_domain.pddl", "(increase (danger) 1)", "(assign (danger) 1)")
     assert wait_for_check(page, before) == "the check fails: 1 problem"
-    marked = page.evaluate(
-        """[...document.querySelectorAll('.editor[data-file="safety_domain.pddl"] .gutter .marked')].map(m => [m.textContent, m.title])"""
-    )
     domain = (root / KITCHEN / "safety_domain.pddl").read_text().splitlines()
     line = next(n for n, text in enumerate(domain, 1) if "(:action carry_pot" in text)
-    assert marked == [[str(line), "action carry_pot: (danger) is assigned; it may only be increased"]]
+    assert underlined(page, "safety_domain.pddl") == ["carry_pot"]  # the action's name, underlined
+    listed = page.evaluate("[...document.querySelectorAll('.editor[data-file=\"safety_domain.pddl\"] .file-diagnostics li')].map(l => l.textContent)")
+    assert listed == [f"line {line}:12: action carry_pot: (danger) is assigned; it may only be increased"]
     assert page.evaluate("document.getElementById('save').disabled") is False
     (tmp_path / "edit.png").write_bytes(page.screenshot())
 
     before = checks_shown(page)
     replace_in_editor(page, "safety_domain.pddl", "(assign (danger) 1)", "(increase (danger) 1)")
     assert wait_for_check(page, before) == "the check passes"
-    assert page.evaluate("document.querySelectorAll('.gutter .marked').length") == 0
+    assert underlined(page, "safety_domain.pddl") == []
     assert page.evaluate("document.getElementById('save').disabled") is True  # back to the saved text
 
 
@@ -107,7 +114,10 @@ def test_saving_writes_the_task_folder(workbench):
     before = checks_shown(page)
     replace_in_editor(page, "safety_domain.pddl", "(:types room pot)", "(:types room pot) ; kept dry")
     assert wait_for_check(page, before) == "the check passes"
-    page.evaluate("document.getElementById('save').click()")
+    page.evaluate("document.getElementById('save').click()")  # first the change, in a diff
+    page.wait_for("document.getElementById('diff-dialog').open", "the diff of the change")
+    assert page.evaluate("document.querySelector('#diffs .cm-changedLine').innerText").strip() == "(:types room pot) ; kept dry"
+    page.evaluate("document.getElementById('diff-save').click()")
     page.wait_for("document.getElementById('save-message').textContent.startsWith('saved')", "the save")
     assert page.evaluate("document.getElementById('save-message').textContent") == "saved; the check passes"
     assert "(:types room pot) ; kept dry" in (root / KITCHEN / "safety_domain.pddl").read_text()
@@ -137,8 +147,7 @@ def test_markup_in_a_task_stays_text(workbench):
     assert page.evaluate("document.querySelectorAll('img, script:not([src])').length") == 0
     text = page.evaluate("document.body.innerText")
     assert '<script>window.__pwned = 1</script><img src="x" onerror="window.__pwned = 2">' in text
-    domain = page.evaluate("document.querySelector('.editor[data-file=\"safety_domain.pddl\"] textarea').value")
-    assert "</textarea><script>" in domain  # the editor holds the file as it is
+    assert "</textarea><script>" in editor_text(page, "safety_domain.pddl")  # the editor holds the file as it is
 
 
 def test_the_docs_pictures_have_this_size():
