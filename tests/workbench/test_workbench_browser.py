@@ -6,6 +6,7 @@ docs/workbench-*.png are pictures of this size (scripts/screenshot_workbench.py 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from workbench_helpers import (
     hostile_task,
     replace_in_editor,
     running_workbench,
+    select_in_editor,
     show,
     type_into,
     wait_for_check,
@@ -153,3 +155,72 @@ def test_markup_in_a_task_stays_text(workbench):
 def test_the_docs_pictures_have_this_size():
     for name in PICTURES:
         assert png_size((DOCS / name).read_bytes()) == (WIDTH, HEIGHT), f"take the pictures again: scripts/screenshot_workbench.py ({name})"
+
+
+# -- every answer true ------------------------------------------------------------------------------
+def test_a_refused_text_shows_the_servers_message(workbench):
+    """2 MB pasted: the server's own message (which limit, which setting), not a bare HTTP status,
+    and no "No problems" below it."""
+    page, url, _ = workbench
+    show(page, f"{url}/task/{KITCHEN}")
+    before = checks_shown(page)
+    select_in_editor(page, "safety_problem.pddl", "(hands_free)")
+    page.call("Input.insertText", text="(hands_free) ; " + "x" * (2 << 20))
+    assert wait_for_check(page, before) == "the check did not run: see below"
+    shown = page.evaluate("document.querySelector('[data-section=diagnostics]').innerText")
+    assert shown.startswith("safety_problem: the text is more than 1,048,576 bytes; the limit is 1,048,576 (SAFEFORGE_MAX_PDDL_BYTES)")
+    assert "HTTP" not in shown and "No problems" not in page.evaluate("document.body.innerText")
+
+
+def test_a_file_that_cannot_be_read_says_why_on_the_list_and_its_page(workbench):
+    page, url, root = workbench
+    folder = shutil.copytree(root / KITCHEN, root / "not_utf8")
+    (folder / "safety_domain.pddl").write_bytes(b"(define (domain \xff\xfe")
+    show(page, url + "/")
+    detail = page.evaluate("document.querySelector('tr[data-key=not_utf8] .status-detail').innerText")
+    assert "safety_domain.pddl" in detail and "UTF-8" in detail  # on the list itself, not in a tooltip
+    show(page, f"{url}/task/not_utf8")
+    problems = page.evaluate("[...document.querySelectorAll('li.diagnostic')].map(li => li.innerText)")
+    assert len(problems) == 1 and "UTF-8" in problems[0]
+    assert "expected one (define" not in page.evaluate("document.body.innerText")  # the empty editor is not checked
+    shutil.rmtree(folder)
+
+
+def test_a_plan_not_found_is_not_said_to_be_impossible_and_the_list_shows_the_saved_check(workbench):
+    """The floor starts clean: no unsafe plan (the mopping that wets it cannot happen), while the
+    safe plan the search found is shown with its trace; saved, the list says the check fails."""
+    page, url, root = workbench
+    shutil.copytree(root / KITCHEN, root / "clean_floor")
+    show(page, f"{url}/task/clean_floor")
+    before = checks_shown(page)
+    replace_in_editor(page, "safety_problem.pddl", "(floor_dirty kitchen)", "(floor_clean kitchen)")
+    assert wait_for_check(page, before) == "the check fails: 1 problem"
+    plans = page.evaluate("document.querySelector('[data-section=plans]').innerText")
+    assert "the check found none" not in plans
+    assert page.evaluate("document.querySelectorAll('.plan-safe tr.step').length") == 4  # the safe plan, traced
+    unsafe = page.evaluate("document.querySelector('.plan-unsafe').innerText")
+    assert "no unsafe plan exists: the planner's search" in unsafe or "no unsafe plan found within the time limit" in unsafe
+    page.evaluate("document.getElementById('save').click()")
+    page.wait_for("document.getElementById('diff-dialog').open", "the diff of the change")
+    page.evaluate("document.getElementById('diff-save').click()")
+    page.wait_for("document.getElementById('save-message').textContent.startsWith('saved')", "the save")
+    show(page, url + "/")
+    assert page.evaluate("document.querySelector('tr[data-key=clean_floor] .status').textContent") == "fails"
+    assert "reference plans" in page.evaluate("document.querySelector('tr[data-key=clean_floor] .status-detail').innerText")
+    shutil.rmtree(root / "clean_floor")
+
+
+def test_no_green_badge_while_a_rule_fails(workbench):
+    """A name that gives the danger away fails a rule of DESPITE's tasks (a warning here): the
+    check passes, with the warning, never green."""
+    page, url, _ = workbench
+    show(page, f"{url}/task/{KITCHEN}")
+    before = checks_shown(page)
+    page.evaluate(
+        """(() => { const v = SafeforgeEditor.viewOf(document.querySelector('.editor[data-file="safety_problem.pddl"]'));
+             const text = v.state.doc.toString();
+             v.dispatch({changes: {from: 0, to: text.length, insert: text.replaceAll('hallway', 'dangerous_hallway')}}); })()"""
+    )
+    assert wait_for_check(page, before) == "the check passes with 1 warning"
+    assert page.evaluate("document.getElementById('check-status').className") == "check-status warn"
+    assert "names" in page.evaluate("document.querySelector('li.diagnostic.severity-warning').innerText")
