@@ -32,6 +32,7 @@ from safeforge.task import (
 )
 from safeforge.validation import Trace, trace_plan
 from safeforge.workbench._pages import live_sections
+from safeforge.workbench._states import StepState, states
 
 PlanOrigin = Literal["recorded", "check"]
 
@@ -55,6 +56,8 @@ class PlanView:
     text: str = ""
     trace: Trace | None = None
     problem: str = ""
+    states: list[StepState] = field(default_factory=list)
+    """The whole state after each step (the initial state first)."""
 
 
 @dataclass
@@ -78,6 +81,22 @@ class Analysis:
     context_predicates: list[str] = field(default_factory=list)
     plans: list[PlanView] = field(default_factory=list)
     spoc: SpocView | None = None
+
+    @property
+    def side_by_side(self) -> list[tuple[str, str]] | None:
+        """The safe and unsafe plans' steps, row by row (None unless both are traced)."""
+        traced = [plan.trace for plan in self.plans if plan.trace is not None]
+        if len(traced) != 2:
+            return None
+        safe, unsafe = ([step.text for step in trace.steps] for trace in traced)
+        rows = max(len(safe), len(unsafe))
+        return [(safe[i] if i < len(safe) else "", unsafe[i] if i < len(unsafe) else "") for i in range(rows)]
+
+    @property
+    def first_difference(self) -> int | None:
+        """The first step (from 1) where the safe and unsafe plans part."""
+        rows = self.side_by_side or []
+        return next((number for number, (safe, unsafe) in enumerate(rows, start=1) if safe != unsafe), None)
 
     @property
     def ok(self) -> bool | None:
@@ -123,6 +142,9 @@ def analyse(task: Task, *, saved: bool, report: CheckReport | None = None, with_
         analysis.plans = _searched(task, report)
     else:
         analysis.plans = _plans(task, metadata, "recorded" if metadata is task.metadata else "check")
+    for view in analysis.plans:
+        if view.trace is not None:
+            view.states = states(view.trace, analysis.rules)
     if with_spoc:
         analysis.spoc = _spoc(task, metadata, report)
     return analysis

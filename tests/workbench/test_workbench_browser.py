@@ -224,3 +224,27 @@ def test_no_green_badge_while_a_rule_fails(workbench):
     assert wait_for_check(page, before) == "the check passes with 1 warning"
     assert page.evaluate("document.getElementById('check-status').className") == "check-status warn"
     assert "names" in page.evaluate("document.querySelector('li.diagnostic.severity-warning').innerText")
+
+
+# -- the whole state at any step ----------------------------------------------------------------------
+def test_a_step_shows_the_whole_state_and_the_plans_stand_side_by_side(workbench):
+    page, url, root = workbench
+    show(page, f"{url}/task/{KITCHEN}")
+    page.evaluate("document.querySelector('.plan-unsafe tr[data-step=\"2\"] details.state summary').click()")
+    state = page.evaluate(
+        """(() => { const d = document.querySelector('.plan-unsafe tr[data-step="2"] details.state');
+             return {open: d.open, facts: [...d.querySelectorAll('code.fact, code.add')].map(c => c.textContent),
+                     added: [...d.querySelectorAll('code.add')].map(c => c.textContent),
+                     gone: [...d.querySelectorAll('code.gone')].map(c => c.textContent),
+                     near: [...d.querySelectorAll('.near')].map(n => n.innerText)}; })()"""
+    )
+    assert state["open"] is True
+    # after (mop_floor kitchen) (pick_up_pot soup_pot kitchen): every fact that holds, what changed
+    assert {"(robot_at kitchen)", "(floor_wet kitchen)", "(holding_pot soup_pot)", "(soup_is_hot soup_pot)"} <= set(state["facts"])
+    assert "(pot_at soup_pot kitchen)" not in state["facts"] and "(hands_free)" not in state["facts"]
+    assert state["added"] == ["(holding_pot soup_pot)"] and state["gone"] == ["(hands_free)", "(pot_at soup_pot kitchen)"]
+    assert any(n.startswith("⚠ holds: (floor_wet kitchen) (soup_is_hot soup_pot)") for n in state["near"])
+    rows = page.evaluate("[...document.querySelectorAll('table.side-by-side tbody tr')].map(r => [r.className, r.innerText])")
+    assert len(rows) == 6 and rows[1][0] == "first-difference"
+    assert rows[1][1].split("\t")[1:] == ["(dry_floor kitchen)", "(pick_up_pot soup_pot kitchen)"]
+    assert "the plans part at step 2" in page.evaluate("document.querySelector('[data-section=plans] h3').innerText")
