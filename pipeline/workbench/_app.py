@@ -10,6 +10,7 @@ that are not JSON (a form of another site cannot post to it), forbids inline scr
 from __future__ import annotations
 
 import os
+import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -53,11 +54,12 @@ from safeforge.workbench._workspace import WorkbenchError, Workspace, text_sha25
 
 LOOPBACK_NAMES = ["127.0.0.1", "localhost"]
 EDIT_TOOL = "safeforge workbench"
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self' 'nonce-{nonce}'; img-src 'self' data:; connect-src 'self'; "
+    "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+)
+"""The editor's own styles are the only inline ones: a `<style>` with this response's nonce."""
 SECURITY_HEADERS = {
-    "Content-Security-Policy": (
-        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
-        "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
-    ),
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
     "X-Frame-Options": "DENY",
@@ -159,8 +161,10 @@ def create_app(workspace: Workspace, time_limit: float = 60.0, *, cross_check: b
     app = FastAPI(title="Safeforge workbench", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
-    def page(name: str, status: int = 200, **context) -> HTMLResponse:
-        html = environment().get_template(name).render(workspace=workspace, time_limit=checker.time_limit, **context)
+    def page(request: Request, name: str, status: int = 200, **context) -> HTMLResponse:
+        html = environment().get_template(name).render(
+            workspace=workspace, time_limit=checker.time_limit, nonce=request.state.nonce, **context
+        )
         return HTMLResponse(html, status_code=status)
 
     def opened(key: str) -> _Folder:
@@ -170,7 +174,7 @@ def create_app(workspace: Workspace, time_limit: float = 60.0, *, cross_check: b
     async def not_found(request: Request, exc: WorkbenchError) -> Response:
         if request.url.path.startswith("/api/"):
             return JSONResponse({"error": str(exc)}, status_code=404)
-        return page("not_found.html", 404, message=str(exc))
+        return page(request, "not_found.html", 404, message=str(exc))
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> Response:
@@ -186,6 +190,7 @@ def create_app(workspace: Workspace, time_limit: float = 60.0, *, cross_check: b
         query = request.query_params.get("q", "")
         filters = {name: request.query_params.get(name, "") for name in FILTERS}
         return page(
+            request,
             "list.html",
             rows=select(rows, query, **filters),
             total=len(rows),
@@ -196,10 +201,11 @@ def create_app(workspace: Workspace, time_limit: float = 60.0, *, cross_check: b
         )
 
     @app.get("/task/{key}", response_class=HTMLResponse)
-    async def task_page(key: str) -> HTMLResponse:
+    async def task_page(request: Request, key: str) -> HTMLResponse:
         folder = opened(key)
         analysis = await checker.off_thread(lambda: _analyse_saved(folder))
         return page(
+            request,
             "task.html",
             key=key,
             folder=folder,
@@ -310,8 +316,10 @@ def create_app(workspace: Workspace, time_limit: float = 60.0, *, cross_check: b
                 return JSONResponse({"error": "requests from other sites are refused"}, status_code=403)
             if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
                 return JSONResponse({"error": "the workbench takes JSON requests only"}, status_code=415)
+        request.state.nonce = secrets.token_urlsafe(16)
         response = await call_next(request)
         response.headers.update(SECURITY_HEADERS)
+        response.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY.format(nonce=request.state.nonce)
         return response
 
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=LOOPBACK_NAMES)

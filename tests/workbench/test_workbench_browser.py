@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -248,3 +249,53 @@ def test_a_step_shows_the_whole_state_and_the_plans_stand_side_by_side(workbench
     assert len(rows) == 6 and rows[1][0] == "first-difference"
     assert rows[1][1].split("\t")[1:] == ["(dry_floor kitchen)", "(pick_up_pot soup_pot kitchen)"]
     assert "the plans part at step 2" in page.evaluate("document.querySelector('[data-section=plans] h3').innerText")
+
+
+# -- language features ----------------------------------------------------------------------------------
+def press(page, key: str, code: int, modifiers: int = 0) -> None:
+    for kind in ("keyDown", "keyUp"):
+        page.call("Input.dispatchKeyEvent", type=kind, key=key, code=key, windowsVirtualKeyCode=code, modifiers=modifiers)
+
+
+def test_hover_definition_completion_and_rename_across_both_files(workbench):
+    page, url, root = workbench
+    shutil.copytree(root / KITCHEN, root / "names")
+    show(page, f"{url}/task/names")
+    assert page.evaluate("getComputedStyle(document.querySelector('.cm-gutters')).display") == "flex"  # its styles pass the CSP
+    # hover on a predicate in the problem: its declaration in the domain and where it is used
+    where = """(() => { const v = SafeforgeEditor.viewOf(document.querySelector('.editor[data-file="safety_problem.pddl"]'));
+             const c = v.coordsAtPos(v.state.doc.toString().indexOf('floor_dirty kitchen') + 3);
+             return {x: c.left + 1, y: (c.top + c.bottom) / 2}; })()"""
+    page.evaluate(f"window.scrollBy(0, {where}.y - 384)")
+    time.sleep(0.5)
+    box = page.evaluate(where)
+    page.call("Input.dispatchMouseEvent", type="mouseMoved", x=box["x"], y=box["y"])
+    page.wait_for("document.querySelector('.cm-tooltip-hover .cm-symbol') !== null", "the hover")
+    told = page.evaluate("document.querySelector('.cm-tooltip-hover .cm-symbol').innerText")
+    assert told.startswith("predicate floor_dirty (floor_dirty ?r - room)")
+    assert "declared at safety_domain.pddl:" in told and "safety_problem.pddl:" in told and "used 3×" in told
+    # F12 on it: the declaration, selected in the domain's editor
+    select_in_editor(page, "safety_problem.pddl", "floor_dirty")
+    press(page, "F12", 123)
+    assert selection(page, "safety_domain.pddl") == "floor_dirty"
+    assert page.evaluate("document.activeElement.closest('.editor').dataset.file") == "safety_domain.pddl"
+    # completion of declared names
+    select_in_editor(page, "safety_problem.pddl", "(hands_free)")
+    page.call("Input.insertText", text="(hands_free) (floor_")
+    page.wait_for("document.querySelector('.cm-tooltip-autocomplete') !== null", "the completions")
+    offered = page.evaluate("[...document.querySelectorAll('.cm-tooltip-autocomplete li')].map(li => li.innerText)")
+    assert {"floor_clean", "floor_wet", "floor_dirty"} <= {o.split()[0] for o in offered}
+    press(page, "Escape", 27)
+    replace_in_editor(page, "safety_problem.pddl", "(hands_free) (floor_", "(hands_free)")
+    # F2 renames an object in both files (here: the problem's every use)
+    page.evaluate("window.prompt = () => 'stock_pot'")
+    select_in_editor(page, "safety_problem.pddl", "soup_pot")
+    press(page, "F2", 113)
+    problem = editor_text(page, "safety_problem.pddl")
+    assert "soup_pot" not in problem and problem.count("stock_pot") == 3
+    page.evaluate("window.prompt = () => 'floor_soaked'")
+    select_in_editor(page, "safety_domain.pddl", "floor_wet")
+    press(page, "F2", 113)
+    domain = editor_text(page, "safety_domain.pddl")
+    assert "floor_wet" not in domain and domain.count("floor_soaked") == 6
+    shutil.rmtree(root / "names")

@@ -44,7 +44,7 @@ export function create(parent, options) {
     lineNumbers(), highlightActiveLineGutter(), highlightSpecialChars(), history(), foldGutter(), drawSelection(),
     EditorState.allowMultipleSelections.of(true), indentOnInput(), syntaxHighlighting(colours), bracketMatching(),
     closeBrackets(), rectangularSelection(), crosshairCursor(), highlightActiveLine(), highlightSelectionMatches(),
-    search({ top: true }), lintGutter(), pddlLanguage, pddlIndent, pddlFolding, theme,
+    search({ top: true }), lintGutter(), pddlLanguage, pddlIndent, pddlFolding, theme, EditorView.cspNonce.of(nonce()),
     autocompletion({ override: [(context) => complete(context, options)] }),
     hoverTooltip((view, pos) => hover(view, pos, options)),
     readOnly.of(EditorState.readOnly.of(Boolean(options.readOnly))),
@@ -66,6 +66,11 @@ export function create(parent, options) {
   const view = new EditorView({ doc: options.doc, extensions: features, parent });
   view.safeforgeFile = options.file;
   return view;
+}
+
+/** The nonce the page's Content-Security-Policy allows the editor's <style> with. */
+function nonce() {
+  return document.querySelector('meta[name="csp-nonce"]')?.content || "";
 }
 
 /** Underline the check's diagnostics of this file: [{line, column, end_column, severity, message}]. */
@@ -102,7 +107,8 @@ export function diff(parent, original, edited) {
     doc: edited,
     parent,
     extensions: [
-      lineNumbers(), syntaxHighlighting(colours), pddlLanguage, theme, EditorState.readOnly.of(true), EditorView.editable.of(false),
+      lineNumbers(), syntaxHighlighting(colours), pddlLanguage, theme, EditorView.cspNonce.of(nonce()),
+      EditorState.readOnly.of(true), EditorView.editable.of(false),
       unifiedMergeView({ original, mergeControls: false, highlightChanges: true, gutter: true }),
     ],
   });
