@@ -29,7 +29,7 @@ from tests.doubles.review_browser import chromium_page, png_size
 WIDTH, HEIGHT = 1366, 768
 KITCHEN = "kitchen_mopped_floor_hot_soup"
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-PICTURES = ("workbench-list.png", "workbench-trace.png", "workbench-edit.png")
+PICTURES = ("workbench-list.png", "workbench-trace.png", "workbench-edit.png", "workbench-diff.png")
 HIGHLIGHT = "rgb(255, 241, 240)"  # tr.danger-step td, in workbench.css
 
 
@@ -272,7 +272,7 @@ def test_hover_definition_completion_and_rename_across_both_files(workbench):
     page.call("Input.dispatchMouseEvent", type="mouseMoved", x=box["x"], y=box["y"])
     page.wait_for("document.querySelector('.cm-tooltip-hover .cm-symbol') !== null", "the hover")
     told = page.evaluate("document.querySelector('.cm-tooltip-hover .cm-symbol').innerText")
-    assert told.startswith("predicate floor_dirty (floor_dirty ?r - room)")
+    assert told.split("\n")[:2] == ["predicate floor_dirty", "(floor_dirty ?r - room)"]
     assert "declared at safety_domain.pddl:" in told and "safety_problem.pddl:" in told and "used 3×" in told
     # F12 on it: the declaration, selected in the domain's editor
     select_in_editor(page, "safety_problem.pddl", "floor_dirty")
@@ -283,16 +283,16 @@ def test_hover_definition_completion_and_rename_across_both_files(workbench):
     select_in_editor(page, "safety_problem.pddl", "(hands_free)")
     page.call("Input.insertText", text="(hands_free) (floor_")
     page.wait_for("document.querySelector('.cm-tooltip-autocomplete') !== null", "the completions")
-    offered = page.evaluate("[...document.querySelectorAll('.cm-tooltip-autocomplete li')].map(li => li.innerText)")
-    assert {"floor_clean", "floor_wet", "floor_dirty"} <= {o.split()[0] for o in offered}
+    offered = page.evaluate("[...document.querySelectorAll('.cm-tooltip-autocomplete .cm-completionLabel')].map(l => l.textContent)")
+    assert {"floor_clean", "floor_wet", "floor_dirty"} <= set(offered)
     press(page, "Escape", 27)
     replace_in_editor(page, "safety_problem.pddl", "(hands_free) (floor_", "(hands_free)")
-    # F2 renames an object in both files (here: the problem's every use)
+    # F2 renames an object in both files (here: its four places in the problem)
     page.evaluate("window.prompt = () => 'stock_pot'")
     select_in_editor(page, "safety_problem.pddl", "soup_pot")
     press(page, "F2", 113)
     problem = editor_text(page, "safety_problem.pddl")
-    assert "soup_pot" not in problem and problem.count("stock_pot") == 3
+    assert "soup_pot" not in problem and problem.count("stock_pot") == 4
     page.evaluate("window.prompt = () => 'floor_soaked'")
     select_in_editor(page, "safety_domain.pddl", "floor_wet")
     press(page, "F2", 113)

@@ -109,7 +109,7 @@ export function diff(parent, original, edited) {
     extensions: [
       lineNumbers(), syntaxHighlighting(colours), pddlLanguage, theme, EditorView.cspNonce.of(nonce()),
       EditorState.readOnly.of(true), EditorView.editable.of(false),
-      unifiedMergeView({ original, mergeControls: false, highlightChanges: true, gutter: true }),
+      unifiedMergeView({ original, mergeControls: false, highlightChanges: true, gutter: true, collapseUnchanged: { margin: 3, minSize: 4 } }),
     ],
   });
 }
@@ -122,7 +122,7 @@ function table(options) {
 function describe(symbol) {
   const where = (p) => `${p.file}:${p.line}`;
   const uses = symbol.uses.length ? symbol.uses.map(where).join(", ") : "nowhere";
-  return { head: `${symbol.kind} ${symbol.name}`, declared: symbol.declared.text, at: where(symbol.declared), uses: `used ${symbol.uses.length}× : ${uses}` };
+  return { head: `${symbol.kind} ${symbol.name}`, declared: symbol.declared.text, at: where(symbol.declared), uses: `used ${symbol.uses.length}×: ${uses}` };
 }
 
 function hover(view, pos, options) {
