@@ -11,7 +11,8 @@ from safeforge.common.limits import beyond, current_limits, time_limit
 from safeforge.common.printable import printable
 from safeforge.task.authoring import scaffold_task
 from safeforge.task.checks import check_task, record_check
-from safeforge.task.diagnostics import diagnose, read_problem
+from safeforge.task.diagnostics import Diagnostic, diagnose, read_problem
+from safeforge.task.files import SAFETY_DOMAIN, SAFETY_PROBLEM, TaskError, read_task_file
 from safeforge.task.folder import Task
 
 
@@ -54,10 +55,10 @@ def register(subparsers) -> None:
 
 def _check(args) -> int:
     with time_limit(args.time_limit, "the check"):
-        task = Task.load(args.task)
-        if args.json and (problem := read_problem(task)) is not None:  # the read error as the one diagnostic
-            print(json.dumps({"task_id": task.task_id, "ok": False, "checks": [], "diagnostics": [problem.to_dict()]}, indent=2))
+        if args.json and (problem := _read_problem(Path(args.task))) is not None:  # the read error as the one diagnostic
+            print(json.dumps({"task_id": Path(args.task).name, "ok": False, "checks": [], "diagnostics": [problem.to_dict()]}, indent=2))
             return 1
+        task = Task.load(args.task)
         report = check_task(task, engine=args.engine, time_limit=args.time_limit, cross_check=args.cross_check)
     record_check(task.path, report)
     if args.json:
@@ -81,6 +82,16 @@ def _check(args) -> int:
     for failed in report.failed:
         print(f"error: check '{failed.name}' failed: {printable(failed.detail)}", file=sys.stderr)
     return 0 if report.ok else 1
+
+
+def _read_problem(folder: Path) -> Diagnostic | None:
+    """Why the PDDL of the task folder cannot be read, at its line and columns (None: it can, or the
+    folder itself is unusable, which Task.load reports)."""
+    try:
+        task = Task(folder, read_task_file(folder / SAFETY_DOMAIN), read_task_file(folder / SAFETY_PROBLEM), Task.metadata_of(folder))
+    except TaskError:
+        return None
+    return read_problem(task)
 
 
 def _validate(args) -> int:

@@ -346,3 +346,24 @@ def test_the_list_answers_within_a_second_while_two_long_checks_run(tmp_path):
 def _checking(http: httpx.Client, key: str) -> bool:
     progress = http.get(f"/api/task/{key}/progress").json()["check"]
     return progress is not None and progress["stage"] in ("reading the text", "checking: structure, then the planners look for the reference plans")
+
+
+def test_the_page_and_task_check_json_give_the_same_diagnostics(client, served, tmp_path):
+    """Every problem at once, with its line and columns: one list for the page and `task check --json`."""
+    folder = Path(shutil.copytree(served[1] / KITCHEN, tmp_path / KITCHEN))
+    domain = folder / "safety_domain.pddl"
+    text = domain.read_text().replace("(not (robot_at ?from))))", "(not (robot_at ?from)) (increase (danger) 1)))", 1)
+    domain.write_text(text.replace("(increase (danger) 1))\n", "(assign (danger) 1))\n", 1))
+    answer = client.post(f"/api/task/{KITCHEN}/check", json=texts(folder)).json()
+    checked = subprocess.run([*SAFEFORGE, "task", "check", str(folder), "--json"], capture_output=True, text=True, timeout=120)
+    assert len(answer["diagnostics"]) == 2 and answer["diagnostics"] == json.loads(checked.stdout)["diagnostics"]
+    assert answer["html"]["diagnostics"].count('class="diagnostic severity-error"') == 2
+
+
+def test_a_text_over_the_limit_gets_the_servers_message_not_itself_back(client, served):
+    body = {**texts(served[1] / KITCHEN), "safety_domain": "x" * (2 << 20)}
+    refused = client.post(f"/api/task/{KITCHEN}/check", json=body)
+    assert refused.status_code == 422 and len(refused.content) < 1000
+    assert refused.json() == {
+        "error": "safety_domain: the text is more than 1,048,576 bytes; the limit is 1,048,576 (SAFEFORGE_MAX_PDDL_BYTES)"
+    }
