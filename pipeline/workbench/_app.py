@@ -162,8 +162,10 @@ def create_app(workspace: Workspace, time_limit: float = 60.0, *, cross_check: b
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     def page(request: Request, name: str, status: int = 200, **context) -> HTMLResponse:
-        html = environment().get_template(name).render(
-            workspace=workspace, time_limit=checker.time_limit, nonce=request.state.nonce, **context
+        html = (
+            environment()
+            .get_template(name)
+            .render(workspace=workspace, time_limit=checker.time_limit, nonce=request.state.nonce, **context)
         )
         return HTMLResponse(html, status_code=status)
 

@@ -71,7 +71,12 @@ def _rule(rule) -> _Rule | None:
     for part in parts:
         positive = not (isinstance(part, SList) and part and str(part[0]).lower() == "not")
         atom = part if positive else (part[1] if len(part) == 2 else None)
-        if not isinstance(atom, SList) or not atom or any(isinstance(a, SList) for a in atom) or str(atom[0]).lower() in ("or", "forall", "exists", "="):
+        if (
+            not isinstance(atom, SList)
+            or not atom
+            or any(isinstance(a, SList) for a in atom)
+            or str(atom[0]).lower() in ("or", "forall", "exists", "=")
+        ):
             return None
         literals.append((positive, tuple(str(a).lower() for a in atom)))
     return _Rule(rule.action, rule.condition, rule.line, literals) if literals else None

@@ -142,7 +142,9 @@ def test_check_json_lists_every_diagnostic_at_its_line_and_columns(tmp_path):
     assert [(d["check"], d["severity"], d["file"]) for d in found] == [("structure", "error", "safety_domain.pddl")] * 3
     named = [lines[d["line"] - 1][d["column"] - 1 : d["end_column"] - 1] for d in found]
     assert named == ["move", "dry_floor", "carry_pot"]  # each underlines the action it is about
-    (folder / "safety_problem.pddl").write_text((folder / "safety_problem.pddl").read_text().replace("(hands_free)", "(hands_free) (spoon)"))
+    (folder / "safety_problem.pddl").write_text(
+        (folder / "safety_problem.pddl").read_text().replace("(hands_free)", "(hands_free) (spoon)")
+    )
     unreadable = run("task", "check", str(folder), "--json")
     (read,) = json.loads(unreadable.stdout)["diagnostics"]
     line = (folder / "safety_problem.pddl").read_text().splitlines()[read["line"] - 1]

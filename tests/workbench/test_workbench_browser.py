@@ -99,7 +99,9 @@ def test_an_edit_that_breaks_the_task_then_fixes_it(workbench, tmp_path):
     domain = (root / KITCHEN / "safety_domain.pddl").read_text().splitlines()
     line = next(n for n, text in enumerate(domain, 1) if "(:action carry_pot" in text)
     assert underlined(page, "safety_domain.pddl") == ["carry_pot"]  # the action's name, underlined
-    listed = page.evaluate("[...document.querySelectorAll('.editor[data-file=\"safety_domain.pddl\"] .file-diagnostics li')].map(l => l.textContent)")
+    listed = page.evaluate(
+        "[...document.querySelectorAll('.editor[data-file=\"safety_domain.pddl\"] .file-diagnostics li')].map(l => l.textContent)"
+    )
     assert listed == [f"line {line}:12: action carry_pot: (danger) is assigned; it may only be increased"]
     assert page.evaluate("document.getElementById('save').disabled") is False
     (tmp_path / "edit.png").write_bytes(page.screenshot())
