@@ -6,11 +6,13 @@ docs/workbench-*.png are pictures of this size (scripts/screenshot_workbench.py 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
 from pathlib import Path
 
 import pytest
+from slow_tasks import add_idle_actions
 from workbench_helpers import (
     checks_shown,
     copy_examples,
@@ -301,3 +303,19 @@ def test_hover_definition_completion_and_rename_across_both_files(workbench):
     domain = editor_text(page, "safety_domain.pddl")
     assert "floor_wet" not in domain and domain.count("floor_soaked") == 6
     shutil.rmtree(root / "names")
+
+
+# -- never waiting ---------------------------------------------------------------------------------------
+def test_a_long_check_shows_its_progress_and_stops(workbench):
+    page, url, root = workbench
+    folder = shutil.copytree(root / "bathroom_bleach_bucket", root / "slow_bleach")
+    add_idle_actions(folder, 3000)
+    page.call("Page.navigate", url=f"{url}/task/slow_bleach")
+    page.wait_for("document.getElementById('check-status')?.textContent.startsWith('checking: ')", "the check's progress")
+    status = page.evaluate("document.getElementById('check-status').textContent")
+    assert re.fullmatch(r"checking: .+ \(\d+\.\d s of 20 s\)", status), status
+    assert page.evaluate("document.getElementById('stop').hidden") is False
+    page.evaluate("document.getElementById('stop').click()")
+    page.wait_for("document.getElementById('check-status').textContent.startsWith('check stopped')", "the stop")
+    assert page.evaluate("document.getElementById('stop').hidden") is True
+    shutil.rmtree(folder)
