@@ -124,6 +124,17 @@ class Checker:
         self._jobs: dict[Path, _Job] = {}
         self._reports: OrderedDict[tuple, tuple[CheckReport | None, dict]] = OrderedDict()
         self._closed = False
+        threading.Thread(target=self._warm, args=(slots,), daemon=True, name="workbench-warm").start()
+
+    def _warm(self, count: int) -> None:
+        """Start the check processes before the first check needs them."""
+        for _ in range(count):
+            process = _CheckProcess(self.cross_check)
+            with self._lock:
+                if self._closed:
+                    process.end()
+                    return
+                self._idle.append(process)
 
     def close(self) -> None:
         with self._lock:
