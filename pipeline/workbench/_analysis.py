@@ -124,6 +124,8 @@ def run_check(task: Task, time_limit: float, cross_check: bool = False) -> Check
 def analyse(task: Task, *, saved: bool, report: CheckReport | None = None, with_spoc: bool = False) -> Analysis:
     """What the page shows for `task`; `saved`: its text is the folder's (then the recorded plans
     and the derived files on disk are what it shows)."""
+    if report is not None and (late := [r for r in report.failed if r.name == "time limit"]):  # not read again, unbounded
+        return Analysis(None, [Diagnostic(late[0].name, late[0].detail)], checks=report.results)
     if (problem := read_problem(task)) is not None:
         return Analysis(None, [problem])
     analysis = Analysis(task, diagnose(task, report))
