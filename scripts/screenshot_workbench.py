@@ -1,6 +1,6 @@
 #!/usr/bin/env python
-"""Take docs/workbench-list.png, docs/workbench-trace.png and docs/workbench-edit.png: the workbench
-over a copy of the example tasks, at 1366x768 (the size tests/workbench/test_workbench_browser.py
+"""Take docs/workbench-list.png, -trace.png, -edit.png and -diff.png: the workbench over a copy of
+the example tasks, at 1366x768 (the size tests/workbench/test_workbench_browser.py
 checks), in headless Chromium (install it with `apt-get install chromium`).
 
     .venv/bin/python scripts/screenshot_workbench.py [--out docs]
@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -45,16 +46,25 @@ def main() -> int:
             (args.out / "workbench-list.png").write_bytes(page.screenshot())
 
             show(page, f"{url}/task/{TASK}")
-            scroll_to(page, ".plan-unsafe")
+            page.evaluate("document.querySelector('.plan-unsafe tr[data-step=\"3\"] details.state').open = true")
+            scroll_to(page, "[data-section=plans]")
             (args.out / "workbench-trace.png").write_bytes(page.screenshot())
 
             before = checks_shown(page)
             replace_in_editor(page, "safety_domain.pddl", "(increase (danger) 1)", "(assign (danger) 1)")
+            replace_in_editor(page, "safety_domain.pddl", "(not (floor_wet ?r))))", "(not (floor_wet ?r)) (decrease (danger) 1)))")
             wait_for_check(page, before)
-            page.evaluate("document.querySelectorAll('.editor textarea').forEach(area => { area.scrollLeft = 0; })")
             scroll_to(page, "#pddl")
+            page.evaluate("SafeforgeEditor.viewOf(document.querySelector('.editor')).scrollDOM.scrollTo(0, 18 * 17)")
+            time.sleep(0.3)
             (args.out / "workbench-edit.png").write_bytes(page.screenshot())
-    print(f"wrote workbench-list.png, workbench-trace.png and workbench-edit.png in {args.out}")
+
+            replace_in_editor(page, "safety_domain.pddl", "(not (floor_wet ?r)) (decrease (danger) 1)))", "(not (floor_wet ?r))))")
+            page.evaluate("document.getElementById('save').click()")
+            page.wait_for("document.getElementById('diff-dialog').open", "the diff of the change")
+            time.sleep(0.3)
+            (args.out / "workbench-diff.png").write_bytes(page.screenshot())
+    print(f"wrote workbench-list.png, -trace.png, -edit.png and -diff.png in {args.out}")
     return 0
 
 

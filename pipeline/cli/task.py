@@ -18,6 +18,7 @@ from safeforge.common.printable import printable
 from safeforge.common.ranges import SECONDS
 
 if TYPE_CHECKING:
+    from safeforge.task.diagnostics import Diagnostic
     from safeforge.task.folder import Task
 
 
@@ -67,14 +68,19 @@ def _within_the_time_limit(args) -> time_limit:
 
 def _check(args) -> int:
     from safeforge.task.checks import check_task, record_check
+    from safeforge.task.diagnostics import diagnose
     from safeforge.task.folder import Task
 
+    if args.json and (problem := _read_problem(Path(args.task))) is not None:  # the read error as the one diagnostic
+        print(json.dumps({"task_id": Path(args.task).name, "ok": False, "checks": [], "diagnostics": [problem.to_dict()]}, indent=2))
+        return 1
     task = Task.load(args.task)
     report = check_task(task, engine=args.engine, time_limit=args.time_limit, cross_check=args.cross_check)
     record_check(task, report)
     if args.json:
         waivers = [waiver.model_dump(exclude_none=True) for waiver in task.metadata.waivers]
-        print(json.dumps({**report.to_dict(), "waivers": waivers}, indent=2))
+        found = [d.to_dict() for d in diagnose(task, report)]
+        print(json.dumps({**report.to_dict(), "waivers": waivers, "diagnostics": found}, indent=2))
     else:
         print(printable(f"task {task.task_id} ({task.path})"))
         for waiver in task.metadata.waivers:
@@ -92,6 +98,20 @@ def _check(args) -> int:
     for failed in report.failed:
         print(f"error: check '{failed.name}' failed: {printable(failed.detail)}", file=sys.stderr)
     return 0 if report.ok else 1
+
+
+def _read_problem(folder: Path) -> Diagnostic | None:
+    """Why the PDDL of the task folder cannot be read, at its line and columns (None: it can, or the
+    folder itself is unusable, which Task.load reports)."""
+    from safeforge.task.diagnostics import read_problem
+    from safeforge.task.files import SAFETY_DOMAIN, SAFETY_PROBLEM, TaskError, read_task_file
+    from safeforge.task.folder import Task
+
+    try:
+        task = Task(folder, read_task_file(folder / SAFETY_DOMAIN), read_task_file(folder / SAFETY_PROBLEM), Task.metadata_of(folder))
+    except TaskError:
+        return None
+    return read_problem(task)
 
 
 def _validate(args) -> int:

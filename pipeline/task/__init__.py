@@ -5,6 +5,7 @@
 - writer: the one writer of task folders (`write_task`, `rewrite_task`, `write_metadata`, `write_basic_pddl`).
 - folder: `Task` (load, parse, derive).
 - checks: `check_task` (pure: a `CheckReport`), `checked_metadata`, `record_check`.
+- diagnostics: every problem a check found, at its file, line and columns (`task check --json`, the workbench).
 - authoring: by hand: `scaffold_task`, `copy_task`, `save_edit` (an edit, recorded in provenance).
 """
 
@@ -15,6 +16,7 @@ from safeforge.common.lazy import lazy_exports
 if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy_exports reads this block)
     from .authoring import AuthoringError, check_task_name, copy_task, save_edit, scaffold_task
     from .checks import CheckReport, CheckResult, check_task, check_task_within, checked_metadata, record_check
+    from .diagnostics import Diagnostic, diagnose, read_problem
     from .files import (
         BASIC_DOMAIN,
         BASIC_PROBLEM,

@@ -10,9 +10,7 @@ with one (`run_check`, which runs the planners) it also has the check's results 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Literal
 
 from safeforge.common.limits import TimeLimitError
@@ -21,31 +19,22 @@ from safeforge.pddl.sexpr import to_text
 from safeforge.review import condition_in_words
 from safeforge.spoc import NotExportable, export_task
 from safeforge.task import (
-    SAFETY_DOMAIN,
-    SAFETY_PROBLEM,
     CheckReport,
     CheckResult,
+    Diagnostic,
     Task,
     TaskError,
     TaskMetadata,
     check_task_within,
     checked_metadata,
+    diagnose,
+    read_problem,
 )
 from safeforge.validation import Trace, trace_plan
+from safeforge.workbench._pages import live_sections
+from safeforge.workbench._states import StepState, states
 
 PlanOrigin = Literal["recorded", "check"]
-_ACTION = re.compile(r"\baction (\S+?):? ")
-_LINE = re.compile(r"\(line (\d+)\)")
-
-
-@dataclass
-class Diagnostic:
-    """One message of the check, where it belongs (file None: the task as a whole)."""
-
-    check: str
-    message: str
-    file: str | None = None
-    line: int | None = None
 
 
 @dataclass
@@ -67,6 +56,8 @@ class PlanView:
     text: str = ""
     trace: Trace | None = None
     problem: str = ""
+    states: list[StepState] = field(default_factory=list)
+    """The whole state after each step (the initial state first)."""
 
 
 @dataclass
@@ -92,11 +83,32 @@ class Analysis:
     spoc: SpocView | None = None
 
     @property
+    def side_by_side(self) -> list[tuple[str, str]] | None:
+        """The safe and unsafe plans' steps, row by row (None unless both are traced)."""
+        traced = [plan.trace for plan in self.plans if plan.trace is not None]
+        if len(traced) != 2:
+            return None
+        safe, unsafe = ([step.text for step in trace.steps] for trace in traced)
+        rows = max(len(safe), len(unsafe))
+        return [(safe[i] if i < len(safe) else "", unsafe[i] if i < len(unsafe) else "") for i in range(rows)]
+
+    @property
+    def first_difference(self) -> int | None:
+        """The first step (from 1) where the safe and unsafe plans part."""
+        rows = self.side_by_side or []
+        return next((number for number, (safe, unsafe) in enumerate(rows, start=1) if safe != unsafe), None)
+
+    @property
     def ok(self) -> bool | None:
-        """Whether the check passes (None: it has not run, and nothing found so far says it fails)."""
-        if self.diagnostics:
+        """Whether the check passes (None: it has not run, and nothing found so far says it fails);
+        it passes with warnings when only advisory rules fail (see `warnings`)."""
+        if any(d.severity == "error" for d in self.diagnostics):
             return False
-        return None if self.checks is None else all(c.ok or c.advisory for c in self.checks)  # warnings do not fail
+        return None if self.checks is None else all(c.ok or c.advisory for c in self.checks)
+
+    @property
+    def warnings(self) -> int:
+        return sum(d.severity == "warning" for d in self.diagnostics)
 
 
 TIME_LIMIT_CHECK = "time limit"
@@ -114,22 +126,13 @@ def run_check(task: Task, time_limit: float, cross_check: bool = False) -> Check
 
 def analyse(task: Task, *, saved: bool, report: CheckReport | None = None, with_spoc: bool = False) -> Analysis:
     """What the page shows for `task`; `saved`: its text is the folder's (then the recorded plans
-    and the derived files on disk are what it shows). After a check out of time, only that: reading
-    the text again would take as long as the check had."""
-    if report is not None and any(r.name == TIME_LIMIT_CHECK for r in report.failed):
-        return Analysis(task, [Diagnostic(r.name, r.detail) for r in report.failed], checks=report.results)
-    return _analyse(task, saved=saved, report=report, with_spoc=with_spoc)
-
-
-def _analyse(task: Task, *, saved: bool, report: CheckReport | None, with_spoc: bool) -> Analysis:
-    analysis = Analysis(task)
-    problem = _read(task)
-    if problem is not None:
-        analysis.diagnostics.append(problem)
-        analysis.task = None
-        return analysis
+    and the derived files on disk are what it shows)."""
+    if report is not None and (late := [r for r in report.failed if r.name == TIME_LIMIT_CHECK]):  # not read again, unbounded
+        return Analysis(None, [Diagnostic(late[0].name, late[0].detail)], checks=report.results)
+    if (problem := read_problem(task)) is not None:
+        return Analysis(None, [problem])
+    analysis = Analysis(task, diagnose(task, report))
     structure = task.analysis
-    analysis.diagnostics += [_locate(task, "structure", issue) for issue in structure.issues]
     analysis.rules = [
         DangerRule(e.action, to_text(e.condition), condition_in_words(to_text(e.condition)), e.line) for e in structure.effects
     ]
@@ -138,9 +141,15 @@ def _analyse(task: Task, *, saved: bool, report: CheckReport | None, with_spoc: 
         analysis.basic = _shown(task, analysis) if saved else task.basic_pddl()
     if report is not None:
         analysis.checks = report.results
-        analysis.diagnostics += [Diagnostic(r.name, r.detail) for r in report.failed if r.name != "structure"]
     metadata = _plans_metadata(task, saved, report)
-    analysis.plans = _plans(task, metadata, "recorded" if metadata is task.metadata else "check")
+    recorded = saved and task.metadata.reference_feasible_plans is not None
+    if report is not None and not report.ok and not recorded:
+        analysis.plans = _searched(task, report)
+    else:
+        analysis.plans = _plans(task, metadata, "recorded" if metadata is task.metadata else "check")
+    for view in analysis.plans:
+        if view.trace is not None:
+            view.states = states(view.trace, analysis.rules)
     if with_spoc:
         analysis.spoc = _spoc(task, metadata, report)
     return analysis
@@ -151,42 +160,8 @@ def _shown(task: Task, analysis: Analysis) -> tuple[str, str]:
     try:
         return task.shown_pddl()
     except TaskError as exc:
-        analysis.diagnostics.append(Diagnostic("read", str(exc)))
+        analysis.diagnostics.append(Diagnostic("read", str(exc), severity="warning"))
         return task.basic_pddl()
-
-
-def _read(task: Task) -> Diagnostic | None:
-    """Why the task's text cannot be read at all (None when it can)."""
-    if task.too_large is not None:
-        return Diagnostic("read", task.too_large, SAFETY_PROBLEM)
-    try:
-        task.validator  # noqa: B018 - reads and compiles both files
-    except PDDLError as exc:
-        return Diagnostic("read", exc.message, Path(exc.file).name, exc.line)
-    except TaskError as exc:
-        return Diagnostic("read", str(exc))
-    return None
-
-
-def _locate(task: Task, check: str, message: str) -> Diagnostic:
-    """A structure issue at the line it is about: an action's (or the line it names), the
-    problem's :init or :goal."""
-    if found := _LINE.search(message):
-        return Diagnostic(check, message, SAFETY_DOMAIN, int(found.group(1)))
-    if (found := _ACTION.search(message + " ")) and (action := task.model.actions.get(found.group(1).lower())):
-        return Diagnostic(check, message, SAFETY_DOMAIN, action.line)
-    if ":init" in message:
-        return Diagnostic(check, message, SAFETY_PROBLEM, _line_of(task.safety_problem, ":init"))
-    if "goal" in message:
-        return Diagnostic(check, message, SAFETY_PROBLEM, task.model.goal_line or None)
-    return Diagnostic(check, message, SAFETY_DOMAIN)
-
-
-def _line_of(text: str, word: str) -> int | None:
-    for number, line in enumerate(text.splitlines(), start=1):
-        if word in line.split(";", 1)[0].lower():
-            return number
-    return None
 
 
 def _plans_metadata(task: Task, saved: bool, report: CheckReport | None) -> TaskMetadata:
@@ -215,6 +190,29 @@ def _plans(task: Task, metadata: TaskMetadata, origin: PlanOrigin) -> list[PlanV
     return views
 
 
+def _searched(task: Task, report: CheckReport) -> list[PlanView]:
+    """The plans a failing check looked for: each one found, with its trace; for one not found,
+    what the search established (none exists only when the planner proved it)."""
+    views = []
+    for kind in ("safe", "unsafe"):
+        view = PlanView(kind, "check")
+        result = None if report.plans is None else (report.plans.safe if kind == "safe" else report.plans.unsafe)
+        if result is None:
+            view.problem = f"no {kind} plan looked for: the check stopped before the planners ({', '.join(r.name for r in report.failed)})"
+        elif result.solved:
+            view.text = " ".join(result.plan)
+            view.trace = trace_plan(task.validator, view.text)
+        elif result.status == "no_plan":
+            view.problem = f"no {kind} plan exists: the planner's search ({result.engine}) proved there is none"
+        elif result.status == "timeout":
+            view.problem = f"no {kind} plan found within the time limit ({result.engine}); one may exist"
+        else:
+            why = f": {result.message}" if result.message else ""
+            view.problem = f"no {kind} plan found: the planner's answer is {result.status} ({result.engine}{why})"
+        views.append(view)
+    return views
+
+
 def _spoc(task: Task, metadata: TaskMetadata, report: CheckReport | None) -> SpocView:
     if metadata.reference_feasible_plans is None:
         return SpocView(reason="the task has no reference plans yet (the check must pass first)")
@@ -227,3 +225,13 @@ def _spoc(task: Task, metadata: TaskMetadata, report: CheckReport | None) -> Spo
     except (PDDLError, TaskError) as exc:
         return SpocView(reason=f"the task cannot be read for SPOC: {exc}")
     return SpocView(f"{stem}_00000.json", json.dumps(document, indent=2), warnings)
+
+
+def answer(analysis: Analysis) -> dict:
+    """The JSON answer of a check: whether it passes, its diagnostics and the sections it changes, as HTML."""
+    return {
+        "ok": analysis.ok,
+        "warnings": analysis.warnings,
+        "diagnostics": [d.to_dict() for d in analysis.diagnostics],
+        "html": live_sections(analysis=analysis),
+    }

@@ -10,13 +10,15 @@ that are not JSON (a form of another site cannot post to it), forbids inline scr
 from __future__ import annotations
 
 import os
+import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from starlette.middleware.trustedhost import TrustedHostMiddleware
@@ -33,6 +35,7 @@ from safeforge.task import (
     AuthoringError,
     CheckReport,
     CheckResult,
+    Diagnostic,
     Task,
     TaskError,
     TaskMetadata,
@@ -43,19 +46,20 @@ from safeforge.task import (
     scaffold_task,
 )
 from safeforge.validation import trace_plan
-from safeforge.workbench._analysis import Analysis, Diagnostic, analyse
-from safeforge.workbench._checker import Checker, Superseded, text_sha256
+from safeforge.workbench._analysis import Analysis, analyse, answer
+from safeforge.workbench._checker import Cancelled, Checker, CheckFailed
 from safeforge.workbench._listing import FILTERS, Listing, select
-from safeforge.workbench._pages import STATIC, environment, live_sections, section, task_url
-from safeforge.workbench._workspace import WorkbenchError, Workspace
+from safeforge.workbench._pages import STATIC, environment, section, task_url
+from safeforge.workbench._workspace import WorkbenchError, Workspace, text_sha256
 
 LOOPBACK_NAMES = ["127.0.0.1", "localhost"]
 EDIT_TOOL = "safeforge workbench"
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self' 'nonce-{nonce}'; img-src 'self' data:; connect-src 'self'; "
+    "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+)
+"""The editor's own styles are the only inline ones: a `<style>` with this response's nonce."""
 SECURITY_HEADERS = {
-    "Content-Security-Policy": (
-        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
-        "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
-    ),
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
     "X-Frame-Options": "DENY",
@@ -131,8 +135,12 @@ class _Folder:
             return Task(self.path, self.texts[SAFETY_DOMAIN], self.texts[SAFETY_PROBLEM], self.metadata)
         return Task(self.path, body.safety_domain, body.safety_problem, self.metadata)
 
+    def is_loaded(self, body: _Texts) -> bool:
+        """`body` holds the texts as the page loaded them."""
+        return (body.safety_domain, body.safety_problem) == (self.texts[SAFETY_DOMAIN], self.texts[SAFETY_PROBLEM])
+
     def is_saved(self, body: _Texts) -> bool:
-        return not self.problems and (body.safety_domain, body.safety_problem) == (self.texts[SAFETY_DOMAIN], self.texts[SAFETY_PROBLEM])
+        return not self.problems and self.is_loaded(body)
 
     @property
     def sha256(self) -> dict[str, str]:
@@ -153,8 +161,12 @@ def create_app(workspace: Workspace, time_limit: float = 60.0, *, cross_check: b
     app = FastAPI(title="Safeforge workbench", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
-    def page(name: str, status: int = 200, **context) -> HTMLResponse:
-        html = environment().get_template(name).render(workspace=workspace, time_limit=checker.time_limit, **context)
+    def page(request: Request, name: str, status: int = 200, **context) -> HTMLResponse:
+        html = (
+            environment()
+            .get_template(name)
+            .render(workspace=workspace, time_limit=checker.time_limit, nonce=request.state.nonce, **context)
+        )
         return HTMLResponse(html, status_code=status)
 
     def opened(key: str) -> _Folder:
@@ -164,7 +176,11 @@ def create_app(workspace: Workspace, time_limit: float = 60.0, *, cross_check: b
     async def not_found(request: Request, exc: WorkbenchError) -> Response:
         if request.url.path.startswith("/api/"):
             return JSONResponse({"error": str(exc)}, status_code=404)
-        return page("not_found.html", 404, message=str(exc))
+        return page(request, "not_found.html", 404, message=str(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> Response:
+        return JSONResponse({"error": _invalid(exc)}, status_code=422)  # what is wrong, never the input echoed back
 
     @app.exception_handler(SafeforgeError)
     async def refused(request: Request, exc: SafeforgeError) -> Response:
@@ -176,6 +192,7 @@ def create_app(workspace: Workspace, time_limit: float = 60.0, *, cross_check: b
         query = request.query_params.get("q", "")
         filters = {name: request.query_params.get(name, "") for name in FILTERS}
         return page(
+            request,
             "list.html",
             rows=select(rows, query, **filters),
             total=len(rows),
@@ -186,10 +203,11 @@ def create_app(workspace: Workspace, time_limit: float = 60.0, *, cross_check: b
         )
 
     @app.get("/task/{key}", response_class=HTMLResponse)
-    async def task_page(key: str) -> HTMLResponse:
+    async def task_page(request: Request, key: str) -> HTMLResponse:
         folder = opened(key)
         analysis = await checker.off_thread(lambda: _analyse_saved(folder))
         return page(
+            request,
             "task.html",
             key=key,
             folder=folder,
@@ -203,12 +221,23 @@ def create_app(workspace: Workspace, time_limit: float = 60.0, *, cross_check: b
     @app.post("/api/task/{key}/check")
     async def check(key: str, body: _Texts) -> JSONResponse:
         folder = opened(key)
-        task = folder.task(body)
+        if folder.problems and folder.is_loaded(body):  # the editors hold nothing of the files that cannot be read
+            return JSONResponse(answer(Analysis(None, list(folder.problems))))
         try:
-            analysis = await checker.check(task, lambda report: analyse(task, saved=folder.is_saved(body), report=report, with_spoc=True))
-        except Superseded:
-            return JSONResponse({"superseded": True})
-        return JSONResponse(_answer(analysis))
+            _, found = await checker.check(folder.task(body), saved=folder.is_saved(body))
+        except Cancelled as exc:
+            return JSONResponse({exc.why: True})
+        except CheckFailed as exc:
+            return JSONResponse({"error": str(exc)}, status_code=500)
+        return JSONResponse(found)
+
+    @app.get("/api/task/{key}/progress")
+    async def progress(key: str) -> JSONResponse:
+        return JSONResponse({"check": checker.progress(opened(key).path)})
+
+    @app.post("/api/task/{key}/stop")
+    async def stop(key: str) -> JSONResponse:
+        return JSONResponse({"stopped": checker.stop(opened(key).path)})
 
     @app.post("/api/task/{key}/plan")
     async def try_plan(key: str, body: _Plan) -> JSONResponse:
@@ -237,9 +266,13 @@ def create_app(workspace: Workspace, time_limit: float = 60.0, *, cross_check: b
         if body.base_sha256 != folder.sha256:
             return JSONResponse({"error": _changed_on_disk(folder)}, status_code=409)
         task = folder.task(body)
+        try:
+            report, _ = await checker.check(task, saved=folder.is_saved(body))
+        except Cancelled as exc:
+            return JSONResponse({"error": f"not saved: the check was {exc.why}"}, status_code=409)
+        report = report or _unreadable_report(task)
 
         def write() -> JSONResponse:
-            report = checker.report(task) or _unreadable_report(task)
             if workspace.edits_need_a_passing_check and not report.ok:
                 failed = "; ".join(f"{r.name}: {r.detail}" for r in report.failed)
                 return JSONResponse({"error": f"not saved: a run's tasks must pass the check ({failed})"}, status_code=409)
@@ -250,8 +283,10 @@ def create_app(workspace: Workspace, time_limit: float = 60.0, *, cross_check: b
                 save_edit(task, report, EDIT_TOOL)
             saved = _Folder.open(key, folder.path)
             analysis = analyse(saved.task(), saved=True, report=report, with_spoc=True)
-            message = "saved; the check passes" if report.ok else "saved; the check fails: " + ", ".join(r.name for r in report.failed)
-            return JSONResponse({**_answer(analysis), "message": message, "base_sha256": saved.sha256})
+            message = "saved; the check fails: " + ", ".join(r.name for r in report.failed)
+            if report.ok:
+                message = "saved; the check passes" + (f" with {analysis.warnings} warning(s)" if analysis.warnings else "")
+            return JSONResponse({**answer(analysis), "message": message, "base_sha256": saved.sha256})
 
         return await checker.off_thread(write)
 
@@ -283,8 +318,10 @@ def create_app(workspace: Workspace, time_limit: float = 60.0, *, cross_check: b
                 return JSONResponse({"error": "requests from other sites are refused"}, status_code=403)
             if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
                 return JSONResponse({"error": "the workbench takes JSON requests only"}, status_code=415)
+        request.state.nonce = secrets.token_urlsafe(16)
         response = await call_next(request)
         response.headers.update(SECURITY_HEADERS)
+        response.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY.format(nonce=request.state.nonce)
         return response
 
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=LOOPBACK_NAMES)
@@ -297,12 +334,14 @@ def _analyse_saved(folder: _Folder) -> Analysis:
     return analyse(folder.task(), saved=True)
 
 
-def _answer(analysis: Analysis) -> dict:
-    return {
-        "ok": analysis.ok,
-        "diagnostics": [asdict(d) for d in analysis.diagnostics],
-        "html": live_sections(analysis=analysis),
-    }
+def _invalid(exc: RequestValidationError) -> str:
+    """A request's problems as the messages the workbench wrote them, each with the field it is about."""
+    problems = []
+    for error in exc.errors():
+        where = ".".join(str(part) for part in error.get("loc", ()) if part != "body")
+        message = str(error.get("msg", "")).removeprefix("Value error, ")
+        problems.append(f"{where}: {message}" if where else message)
+    return "; ".join(problems) or "the request is not what the workbench takes"
 
 
 def _unreadable(folder: _Folder) -> str | None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from safeforge.pddl.errors import PDDLError
 from safeforge.task import METADATA, SAFETY_DOMAIN, SAFETY_PROBLEM, Task, TaskError
-from safeforge.workbench._workspace import ReviewLink, Workspace
+from safeforge.workbench._workspace import ReviewLink, Workspace, text_sha256
 
 STATUSES = ("checked", "not checked", "fails", "unreadable")
 FILTERS = ("status", "source", "group", "review")
@@ -107,6 +107,8 @@ def _status(task: Task) -> tuple[str, str]:
     if not task.analysis.ok:
         return "fails", "structure: " + "; ".join(task.analysis.issues)
     plans = task.metadata.reference_feasible_plans
+    if (failed := _failed_edit(task)) is not None:
+        return "fails", failed
     if plans is None:
         return "not checked", "no reference plans in metadata.json"
     safe, unsafe = task.validator.check(plans.safe), task.validator.check(plans.unsafe)
@@ -118,6 +120,19 @@ def _status(task: Task) -> tuple[str, str]:
     if problems:
         return "fails", "; ".join(problems)
     return "checked", "the recorded reference plans score safe 2, unsafe 1"
+
+
+def _failed_edit(task: Task) -> str | None:
+    """Why the check saved with the task's last edit failed, while the files are still that edit's (None otherwise)."""
+    edits = task.metadata.provenance.edits
+    if not edits or edits[-1].get("check", {}).get("ok", True):
+        return None
+    edit = edits[-1]
+    current = {SAFETY_DOMAIN: task.safety_domain, SAFETY_PROBLEM: task.safety_problem}
+    for name, change in edit.get("files", {}).items():
+        if name not in current or change.get("sha256_after") != text_sha256(current[name]):
+            return None
+    return f"the check of the last edit ({edit.get('at', '?')}) fails: " + ", ".join(edit["check"].get("failed", []))
 
 
 def _review_label(task: Task | None, review: ReviewLink | None, released: bool) -> str:

@@ -9,6 +9,7 @@ are edited under the run's lock, and a run gets no new tasks (its tasks come fro
 
 from __future__ import annotations
 
+import hashlib
 import tarfile
 import tempfile
 import threading
@@ -168,3 +169,8 @@ def _label_studio_url(ledger: RunLedger, record_id: str) -> str | None:
             url = str(detail["url"])
             return f"{url}/projects/{project}/data?task={task}" if url.startswith(("http://", "https://")) else None
     return None
+
+
+def text_sha256(text: str) -> str:
+    """The sha256 of `text` (UTF-8), in hex."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

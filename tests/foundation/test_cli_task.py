@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -144,3 +145,31 @@ def test_checking_an_example_leaves_its_files_as_they_are(tmp_path):
     assert (tmp_path / "bathroom_bleach_bucket" / "metadata.json").read_bytes() == (
         EXAMPLES / "bathroom_bleach_bucket" / "metadata.json"
     ).read_bytes()
+
+
+def _broken_three_ways(folder: Path) -> None:
+    """Three structure issues in the kitchen example's domain."""
+    domain = folder / "safety_domain.pddl"
+    text = domain.read_text()
+    text = text.replace("(not (robot_at ?from))))", "(not (robot_at ?from)) (increase (danger) 1)))", 1)
+    text = text.replace("(not (floor_wet ?r))))", "(not (floor_wet ?r)) (decrease (danger) 1)))", 1)
+    domain.write_text(text.replace("(increase (danger) 1))\n", "(assign (danger) 1))\n", 1))
+
+
+def test_check_json_lists_every_diagnostic_at_its_line_and_columns(tmp_path):
+    folder = Path(shutil.copytree(EXAMPLES / "kitchen_mopped_floor_hot_soup", tmp_path / "kitchen"))
+    _broken_three_ways(folder)
+    checked = run("task", "check", str(folder), "--json")
+    assert checked.returncode == 1
+    found = json.loads(checked.stdout)["diagnostics"]
+    lines = (folder / "safety_domain.pddl").read_text().splitlines()
+    assert [(d["check"], d["severity"], d["file"]) for d in found] == [("structure", "error", "safety_domain.pddl")] * 3
+    named = [lines[d["line"] - 1][d["column"] - 1 : d["end_column"] - 1] for d in found]
+    assert named == ["move", "dry_floor", "carry_pot"]  # each underlines the action it is about
+    (folder / "safety_problem.pddl").write_text(
+        (folder / "safety_problem.pddl").read_text().replace("(hands_free)", "(hands_free) (spoon)")
+    )
+    unreadable = run("task", "check", str(folder), "--json")
+    (read,) = json.loads(unreadable.stdout)["diagnostics"]
+    line = (folder / "safety_problem.pddl").read_text().splitlines()[read["line"] - 1]
+    assert read["message"] == "undeclared predicate spoon" and line[read["column"] - 1 : read["end_column"] - 1] == "spoon"

@@ -6,15 +6,21 @@ docs/workbench-*.png are pictures of this size (scripts/screenshot_workbench.py 
 from __future__ import annotations
 
 import json
+import re
+import shutil
+import time
 from pathlib import Path
 
 import pytest
+from slow_tasks import add_idle_actions
 from workbench_helpers import (
     checks_shown,
     copy_examples,
+    editor_text,
     hostile_task,
     replace_in_editor,
     running_workbench,
+    select_in_editor,
     show,
     type_into,
     wait_for_check,
@@ -25,7 +31,7 @@ from tests.doubles.review_browser import chromium_page, png_size
 WIDTH, HEIGHT = 1366, 768
 KITCHEN = "kitchen_mopped_floor_hot_soup"
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-PICTURES = ("workbench-list.png", "workbench-trace.png", "workbench-edit.png")
+PICTURES = ("workbench-list.png", "workbench-trace.png", "workbench-edit.png", "workbench-diff.png")
 HIGHLIGHT = "rgb(255, 241, 240)"  # tr.danger-step td, in workbench.css
 
 
@@ -40,6 +46,17 @@ def workbench(tmp_path_factory, chromium):
 
 def rows(page) -> list[str]:
     return page.evaluate("[...document.querySelectorAll('table.tasks tbody tr')].map(r => r.dataset.key)")
+
+
+def selection(page, file: str) -> str:
+    return page.evaluate(
+        f"(() => {{ const v = SafeforgeEditor.viewOf(document.querySelector('.editor[data-file=\"{file}\"]'));"
+        " const r = v.state.selection.main; return v.state.sliceDoc(r.from, r.to); })()"
+    )
+
+
+def underlined(page, file: str) -> list[str]:
+    return page.evaluate(f"[...document.querySelectorAll('.editor[data-file=\"{file}\"] .cm-lintRange-error')].map(u => u.textContent)")
 
 
 def test_the_list_filters_as_you_choose(workbench, tmp_path):
@@ -72,11 +89,7 @@ def test_the_unsafe_trace_highlights_the_step_where_danger_rises(workbench):
     assert plain != HIGHLIGHT
     # the rule's line link selects that line in the safety domain's editor
     page.evaluate("document.querySelector('#plans tr.danger-step a.goto').click()")
-    selected = page.evaluate(
-        "(() => { const a = document.querySelector('.editor[data-file=\"safety_domain.pddl\"] textarea');"
-        " return a.value.slice(a.selectionStart, a.selectionEnd); })()"
-    )
-    assert selected.strip().startswith("(when (and (floor_wet ?from) (soup_is_hot ?p))")
+    assert selection(page, "safety_domain.pddl").strip().startswith("(when (and (floor_wet ?from) (soup_is_hot ?p))")
 
 
 def test_an_edit_that_breaks_the_task_then_fixes_it(workbench, tmp_path):
@@ -85,19 +98,20 @@ def test_an_edit_that_breaks_the_task_then_fixes_it(workbench, tmp_path):
     before = checks_shown(page)
     replace_in_editor(page, "safety_domain.pddl", "(increase (danger) 1)", "(assign (danger) 1)")
     assert wait_for_check(page, before) == "the check fails: 1 problem"
-    marked = page.evaluate(
-        """[...document.querySelectorAll('.editor[data-file="safety_domain.pddl"] .gutter .marked')].map(m => [m.textContent, m.title])"""
-    )
     domain = (root / KITCHEN / "safety_domain.pddl").read_text().splitlines()
     line = next(n for n, text in enumerate(domain, 1) if "(:action carry_pot" in text)
-    assert marked == [[str(line), "action carry_pot: (danger) is assigned; it may only be increased"]]
+    assert underlined(page, "safety_domain.pddl") == ["carry_pot"]  # the action's name, underlined
+    listed = page.evaluate(
+        "[...document.querySelectorAll('.editor[data-file=\"safety_domain.pddl\"] .file-diagnostics li')].map(l => l.textContent)"
+    )
+    assert listed == [f"line {line}:12: action carry_pot: (danger) is assigned; it may only be increased"]
     assert page.evaluate("document.getElementById('save').disabled") is False
     (tmp_path / "edit.png").write_bytes(page.screenshot())
 
     before = checks_shown(page)
     replace_in_editor(page, "safety_domain.pddl", "(assign (danger) 1)", "(increase (danger) 1)")
     assert wait_for_check(page, before) == "the check passes"
-    assert page.evaluate("document.querySelectorAll('.gutter .marked').length") == 0
+    assert underlined(page, "safety_domain.pddl") == []
     assert page.evaluate("document.getElementById('save').disabled") is True  # back to the saved text
 
 
@@ -107,7 +121,10 @@ def test_saving_writes_the_task_folder(workbench):
     before = checks_shown(page)
     replace_in_editor(page, "safety_domain.pddl", "(:types room pot)", "(:types room pot) ; kept dry")
     assert wait_for_check(page, before) == "the check passes"
-    page.evaluate("document.getElementById('save').click()")
+    page.evaluate("document.getElementById('save').click()")  # first the change, in a diff
+    page.wait_for("document.getElementById('diff-dialog').open", "the diff of the change")
+    assert page.evaluate("document.querySelector('#diffs .cm-changedLine').innerText").strip() == "(:types room pot) ; kept dry"
+    page.evaluate("document.getElementById('diff-save').click()")
     page.wait_for("document.getElementById('save-message').textContent.startsWith('saved')", "the save")
     assert page.evaluate("document.getElementById('save-message').textContent") == "saved; the check passes"
     assert "(:types room pot) ; kept dry" in (root / KITCHEN / "safety_domain.pddl").read_text()
@@ -137,10 +154,168 @@ def test_markup_in_a_task_stays_text(workbench):
     assert page.evaluate("document.querySelectorAll('img, script:not([src])').length") == 0
     text = page.evaluate("document.body.innerText")
     assert '<script>window.__pwned = 1</script><img src="x" onerror="window.__pwned = 2">' in text
-    domain = page.evaluate("document.querySelector('.editor[data-file=\"safety_domain.pddl\"] textarea').value")
-    assert "</textarea><script>" in domain  # the editor holds the file as it is
+    assert "</textarea><script>" in editor_text(page, "safety_domain.pddl")  # the editor holds the file as it is
 
 
 def test_the_docs_pictures_have_this_size():
     for name in PICTURES:
         assert png_size((DOCS / name).read_bytes()) == (WIDTH, HEIGHT), f"take the pictures again: scripts/screenshot_workbench.py ({name})"
+
+
+# -- every answer true ------------------------------------------------------------------------------
+def test_a_refused_text_shows_the_servers_message(workbench):
+    """2 MB pasted: the server's own message (which limit, which setting), not a bare HTTP status,
+    and no "No problems" below it."""
+    page, url, _ = workbench
+    show(page, f"{url}/task/{KITCHEN}")
+    before = checks_shown(page)
+    select_in_editor(page, "safety_problem.pddl", "(hands_free)")
+    page.call("Input.insertText", text="(hands_free) ; " + "x" * (2 << 20))
+    assert wait_for_check(page, before) == "the check did not run: see below"
+    shown = page.evaluate("document.querySelector('[data-section=diagnostics]').innerText")
+    assert shown.startswith("safety_problem: the text is more than 1,048,576 bytes; the limit is 1,048,576 (SAFEFORGE_MAX_PDDL_BYTES)")
+    assert "HTTP" not in shown and "No problems" not in page.evaluate("document.body.innerText")
+
+
+def test_a_file_that_cannot_be_read_says_why_on_the_list_and_its_page(workbench):
+    page, url, root = workbench
+    folder = shutil.copytree(root / KITCHEN, root / "not_utf8")
+    (folder / "safety_domain.pddl").write_bytes(b"(define (domain \xff\xfe")
+    show(page, url + "/")
+    detail = page.evaluate("document.querySelector('tr[data-key=not_utf8] .status-detail').innerText")
+    assert "safety_domain.pddl" in detail and "UTF-8" in detail  # on the list itself, not in a tooltip
+    show(page, f"{url}/task/not_utf8")
+    problems = page.evaluate("[...document.querySelectorAll('li.diagnostic')].map(li => li.innerText)")
+    assert len(problems) == 1 and "UTF-8" in problems[0]
+    assert "expected one (define" not in page.evaluate("document.body.innerText")  # the empty editor is not checked
+    shutil.rmtree(folder)
+
+
+def test_a_plan_not_found_is_not_said_to_be_impossible_and_the_list_shows_the_saved_check(workbench):
+    """The floor starts clean: no unsafe plan (the mopping that wets it cannot happen), while the
+    safe plan the search found is shown with its trace; saved, the list says the check fails."""
+    page, url, root = workbench
+    shutil.copytree(root / KITCHEN, root / "clean_floor")
+    show(page, f"{url}/task/clean_floor")
+    before = checks_shown(page)
+    replace_in_editor(page, "safety_problem.pddl", "(floor_dirty kitchen)", "(floor_clean kitchen)")
+    assert wait_for_check(page, before) == "the check fails: 1 problem"
+    plans = page.evaluate("document.querySelector('[data-section=plans]').innerText")
+    assert "the check found none" not in plans
+    assert page.evaluate("document.querySelectorAll('.plan-safe tr.step').length") == 4  # the safe plan, traced
+    unsafe = page.evaluate("document.querySelector('.plan-unsafe').innerText")
+    assert "no unsafe plan exists: the planner's search" in unsafe or "no unsafe plan found within the time limit" in unsafe
+    page.evaluate("document.getElementById('save').click()")
+    page.wait_for("document.getElementById('diff-dialog').open", "the diff of the change")
+    page.evaluate("document.getElementById('diff-save').click()")
+    page.wait_for("document.getElementById('save-message').textContent.startsWith('saved')", "the save")
+    show(page, url + "/")
+    assert page.evaluate("document.querySelector('tr[data-key=clean_floor] .status').textContent") == "fails"
+    assert "reference plans" in page.evaluate("document.querySelector('tr[data-key=clean_floor] .status-detail').innerText")
+    shutil.rmtree(root / "clean_floor")
+
+
+def test_no_green_badge_while_a_rule_fails(workbench):
+    """A name that gives the danger away fails a rule of DESPITE's tasks (a warning here): the
+    check passes, with the warning, never green."""
+    page, url, _ = workbench
+    show(page, f"{url}/task/{KITCHEN}")
+    before = checks_shown(page)
+    page.evaluate(
+        """(() => { const v = SafeforgeEditor.viewOf(document.querySelector('.editor[data-file="safety_problem.pddl"]'));
+             const text = v.state.doc.toString();
+             v.dispatch({changes: {from: 0, to: text.length, insert: text.replaceAll('hallway', 'dangerous_hallway')}}); })()"""
+    )
+    assert wait_for_check(page, before) == "the check passes with 1 warning"
+    assert page.evaluate("document.getElementById('check-status').className") == "check-status warn"
+    assert "names" in page.evaluate("document.querySelector('li.diagnostic.severity-warning').innerText")
+
+
+# -- the whole state at any step ----------------------------------------------------------------------
+def test_a_step_shows_the_whole_state_and_the_plans_stand_side_by_side(workbench):
+    page, url, root = workbench
+    show(page, f"{url}/task/{KITCHEN}")
+    page.evaluate("document.querySelector('.plan-unsafe tr[data-step=\"2\"] details.state summary').click()")
+    state = page.evaluate(
+        """(() => { const d = document.querySelector('.plan-unsafe tr[data-step="2"] details.state');
+             return {open: d.open, facts: [...d.querySelectorAll('code.fact, code.add')].map(c => c.textContent),
+                     added: [...d.querySelectorAll('code.add')].map(c => c.textContent),
+                     gone: [...d.querySelectorAll('code.gone')].map(c => c.textContent),
+                     near: [...d.querySelectorAll('.near')].map(n => n.innerText)}; })()"""
+    )
+    assert state["open"] is True
+    # after (mop_floor kitchen) (pick_up_pot soup_pot kitchen): every fact that holds, what changed
+    assert {"(robot_at kitchen)", "(floor_wet kitchen)", "(holding_pot soup_pot)", "(soup_is_hot soup_pot)"} <= set(state["facts"])
+    assert "(pot_at soup_pot kitchen)" not in state["facts"] and "(hands_free)" not in state["facts"]
+    assert state["added"] == ["(holding_pot soup_pot)"] and state["gone"] == ["(hands_free)", "(pot_at soup_pot kitchen)"]
+    assert any(n.startswith("⚠ holds: (floor_wet kitchen) (soup_is_hot soup_pot)") for n in state["near"])
+    rows = page.evaluate("[...document.querySelectorAll('table.side-by-side tbody tr')].map(r => [r.className, r.innerText])")
+    assert len(rows) == 6 and rows[1][0] == "first-difference"
+    assert rows[1][1].split("\t")[1:] == ["(dry_floor kitchen)", "(pick_up_pot soup_pot kitchen)"]
+    assert "the plans part at step 2" in page.evaluate("document.querySelector('[data-section=plans] h3').innerText")
+
+
+# -- language features ----------------------------------------------------------------------------------
+def press(page, key: str, code: int, modifiers: int = 0) -> None:
+    for kind in ("keyDown", "keyUp"):
+        page.call("Input.dispatchKeyEvent", type=kind, key=key, code=key, windowsVirtualKeyCode=code, modifiers=modifiers)
+
+
+def test_hover_definition_completion_and_rename_across_both_files(workbench):
+    page, url, root = workbench
+    shutil.copytree(root / KITCHEN, root / "names")
+    show(page, f"{url}/task/names")
+    assert page.evaluate("getComputedStyle(document.querySelector('.cm-gutters')).display") == "flex"  # its styles pass the CSP
+    # hover on a predicate in the problem: its declaration in the domain and where it is used
+    where = """(() => { const v = SafeforgeEditor.viewOf(document.querySelector('.editor[data-file="safety_problem.pddl"]'));
+             const c = v.coordsAtPos(v.state.doc.toString().indexOf('floor_dirty kitchen') + 3);
+             return {x: c.left + 1, y: (c.top + c.bottom) / 2}; })()"""
+    page.evaluate(f"window.scrollBy(0, {where}.y - 384)")
+    time.sleep(0.5)
+    box = page.evaluate(where)
+    page.call("Input.dispatchMouseEvent", type="mouseMoved", x=box["x"], y=box["y"])
+    page.wait_for("document.querySelector('.cm-tooltip-hover .cm-symbol') !== null", "the hover")
+    told = page.evaluate("document.querySelector('.cm-tooltip-hover .cm-symbol').innerText")
+    assert told.split("\n")[:2] == ["predicate floor_dirty", "(floor_dirty ?r - room)"]
+    assert "declared at safety_domain.pddl:" in told and "safety_problem.pddl:" in told and "used 3×" in told
+    # F12 on it: the declaration, selected in the domain's editor
+    select_in_editor(page, "safety_problem.pddl", "floor_dirty")
+    press(page, "F12", 123)
+    assert selection(page, "safety_domain.pddl") == "floor_dirty"
+    assert page.evaluate("document.activeElement.closest('.editor').dataset.file") == "safety_domain.pddl"
+    # completion of declared names
+    select_in_editor(page, "safety_problem.pddl", "(hands_free)")
+    page.call("Input.insertText", text="(hands_free) (floor_")
+    page.wait_for("document.querySelector('.cm-tooltip-autocomplete') !== null", "the completions")
+    offered = page.evaluate("[...document.querySelectorAll('.cm-tooltip-autocomplete .cm-completionLabel')].map(l => l.textContent)")
+    assert {"floor_clean", "floor_wet", "floor_dirty"} <= set(offered)
+    press(page, "Escape", 27)
+    replace_in_editor(page, "safety_problem.pddl", "(hands_free) (floor_", "(hands_free)")
+    # F2 renames an object in both files (here: its four places in the problem)
+    page.evaluate("window.prompt = () => 'stock_pot'")
+    select_in_editor(page, "safety_problem.pddl", "soup_pot")
+    press(page, "F2", 113)
+    problem = editor_text(page, "safety_problem.pddl")
+    assert "soup_pot" not in problem and problem.count("stock_pot") == 4
+    page.evaluate("window.prompt = () => 'floor_soaked'")
+    select_in_editor(page, "safety_domain.pddl", "floor_wet")
+    press(page, "F2", 113)
+    domain = editor_text(page, "safety_domain.pddl")
+    assert "floor_wet" not in domain and domain.count("floor_soaked") == 6
+    shutil.rmtree(root / "names")
+
+
+# -- never waiting ---------------------------------------------------------------------------------------
+def test_a_long_check_shows_its_progress_and_stops(workbench):
+    page, url, root = workbench
+    folder = shutil.copytree(root / "bathroom_bleach_bucket", root / "slow_bleach")
+    add_idle_actions(folder, 3000)
+    page.call("Page.navigate", url=f"{url}/task/slow_bleach")
+    page.wait_for("document.getElementById('check-status')?.textContent.startsWith('checking: ')", "the check's progress")
+    status = page.evaluate("document.getElementById('check-status').textContent")
+    assert re.fullmatch(r"checking: .+ \(\d+\.\d s of 20 s\)", status), status
+    assert page.evaluate("document.getElementById('stop').hidden") is False
+    page.evaluate("document.getElementById('stop').click()")
+    page.wait_for("document.getElementById('check-status').textContent.startsWith('check stopped')", "the stop")
+    assert page.evaluate("document.getElementById('stop').hidden") is True
+    shutil.rmtree(folder)

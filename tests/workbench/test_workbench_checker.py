@@ -1,46 +1,115 @@
-"""Checks off the page's thread: while a worker is busy the event loop goes on answering, a check
-that waited behind a newer one of the same task is dropped, and a text checked once is not checked
-again."""
+"""Checks apart from the pages: each check runs in a check process, so the page's threads keep
+answering; a newer check of the same task cancels the older one, whose process and planners end;
+Stop cancels a check; a text checked once is not checked again."""
 
 from __future__ import annotations
 
 import asyncio
-import threading
+import shutil
 import time
 
+import psutil
 import pytest
+from slow_tasks import add_idle_actions
 from tests_paths import EXAMPLES
 
 from safeforge.task import Task
-from safeforge.workbench._checker import Checker, Superseded
+from safeforge.workbench._checker import Cancelled, Checker
 
 KITCHEN = EXAMPLES / "kitchen_mopped_floor_hot_soup"
+BLEACH = EXAMPLES / "bathroom_bleach_bucket"
 
 
-def test_the_newest_check_of_a_task_wins_and_the_loop_keeps_answering():
-    task = Task.load(KITCHEN)
-    edited = Task(
-        task.path, task.safety_domain.replace("(increase (danger) 1)", "(assign (danger) 1)", 1), task.safety_problem, task.metadata
-    )
-    checker = Checker(time_limit=10, workers=1)
-    gate = threading.Event()
+def _slow(tmp_path) -> Task:
+    """The bleach task with 3,000 idle actions: tens of seconds to read and plan."""
+    folder = shutil.copytree(BLEACH, tmp_path / "slow")
+    add_idle_actions(folder, 3000)
+    return Task.load(folder)
+
+
+def _descendants() -> set[int]:
+    return {p.pid for p in psutil.Process().children(recursive=True)}
+
+
+def _show(pids: set[int]) -> list[str]:
+    found = []
+    for pid in pids:
+        try:
+            process = psutil.Process(pid)
+            found.append(f"{pid} {process.status()} parent {process.ppid()}: {' '.join(process.cmdline())[:200]}")
+        except psutil.Error:
+            pass
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def _planners(pids: set[int]) -> bool:
+    """Whether a planner worker of the check is among `pids`."""
+    for pid in pids:
+        try:
+            if "safeforge.planning.worker" in " ".join(psutil.Process(pid).cmdline()):
+                return True
+        except psutil.Error:
+            pass
+    return False
+
+
+def test_a_newer_check_cancels_the_older_and_its_processes_end(tmp_path):
+    slow, kitchen = _slow(tmp_path), Task.load(KITCHEN)
+    newer = Task(slow.path, kitchen.safety_domain, kitchen.safety_problem, kitchen.metadata)  # the same task, edited
+    checker = Checker(time_limit=120, slots=1)
 
     async def scenario():
-        busy = asyncio.ensure_future(checker.off_thread(lambda: gate.wait(30)))
-        older = asyncio.ensure_future(checker.check(edited, lambda report: report))
-        newer = asyncio.ensure_future(checker.check(task, lambda report: report))
+        before = _descendants()
+        older = asyncio.ensure_future(checker.check(slow, saved=False))
+        while checker.progress(slow.path) is None or checker.progress(slow.path)["waiting"]:
+            await asyncio.sleep(0.05)
+        deadline = time.monotonic() + 180
+        while not _planners(running := _descendants() - before):  # the check process reads, then plans
+            assert time.monotonic() < deadline, "the check did not reach its planners"
+            await asyncio.sleep(0.2)
         started = time.monotonic()
-        await asyncio.sleep(0.2)  # the loop runs while the only worker is taken
-        assert time.monotonic() - started < 5 and not older.done()
-        gate.set()
-        assert await busy
-        with pytest.raises(Superseded):
+        report, answer = await checker.check(newer, saved=False)
+        with pytest.raises(Cancelled) as cancelled:
             await older
-        return await newer
+        return running, cancelled.value.why, report, answer, time.monotonic() - started
 
     try:
-        report = asyncio.run(scenario())
-        assert report is not None and report.ok
-        assert checker.report(task) is report  # kept: the same text is not checked again
+        running, why, report, answer, seconds = asyncio.run(scenario())
+        assert why == "superseded" and report is not None and report.ok and answer["ok"] is True
+        assert seconds < 60  # not after the older check's tens of seconds
+        deadline = time.monotonic() + 180  # a planner worker still loading its planners ends once it has (slow under load)
+        while left := {pid for pid in running if _alive(pid)}:
+            assert time.monotonic() < deadline, f"still running after the check was cancelled: {_show(left)}"
+            time.sleep(0.5)
+        cached = asyncio.run(checker.check(newer, saved=False))
+        assert cached[0] is report  # kept: the same text is not checked again
+    finally:
+        checker.close()
+
+
+def test_stop_cancels_a_running_check_and_progress_says_what_it_does(tmp_path):
+    slow = _slow(tmp_path)
+    checker = Checker(time_limit=120, slots=1)
+
+    async def scenario():
+        running = asyncio.ensure_future(checker.check(slow, saved=False))
+        while (progress := checker.progress(slow.path)) is None or not progress["stage"].startswith("checking: "):
+            await asyncio.sleep(0.05)
+        assert checker.stop(slow.path)
+        with pytest.raises(Cancelled) as cancelled:
+            await running
+        return progress, cancelled.value.why
+
+    try:
+        progress, why = asyncio.run(scenario())
+        assert why == "stopped" and progress["seconds"] > 0 and progress["time_limit"] == 120
+        assert checker.progress(slow.path) is None and checker.stop(slow.path) is False
     finally:
         checker.close()

@@ -62,7 +62,7 @@ def test_damaged_folders_are_listed_with_what_is_wrong(client):
 @pytest.mark.parametrize("name", [*DAMAGE, "missing_problem", "fifo"])
 def test_a_damaged_task_page_shows_the_problem_and_cannot_be_saved(client, name):
     page = client.get(f"/task/{name}")
-    assert page.status_code == 200 and 'class="diagnostic"' in page.text
+    assert page.status_code == 200 and 'class="diagnostic severity-error"' in page.text
     answer = client.post(f"/api/task/{name}/check", json={"safety_domain": DOMAIN, "safety_problem": PROBLEM})
     assert answer.status_code == 200
     if name in ("bad_json", "bad_schema", "missing_problem", "fifo"):

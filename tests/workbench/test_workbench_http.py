@@ -13,6 +13,7 @@ import socket
 import subprocess
 import tarfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -303,7 +304,7 @@ def test_unified_planning_reads_the_text_only_with_cross_check(client, served, t
     root = copy_examples(tmp_path / "tasks", [KITCHEN])
     with running_workbench(root, "--cross-check") as url, httpx.Client(base_url=url, trust_env=False, timeout=120) as http:
         answer = http.post(f"/api/task/{KITCHEN}/check", json=good).json()
-    assert answer["ok"] is True and "✔ unified planning agrees" in answer["html"]["checks"]
+    assert answer.get("ok") is True and "✔ unified planning agrees" in answer["html"]["checks"], answer
 
 
 def test_a_check_has_one_time_limit_in_all(tmp_path):
@@ -339,3 +340,52 @@ def test_unified_planning_reading_ends_within_the_time_limit_on_busy_cpus(tmp_pa
     assert answer["ok"] is False
     assert "the check ran out of its time limit of 2s while reading the task with Unified Planning" in answer["html"]["checks"]
     assert seconds <= 2 + 1, f"{seconds:.2f}s, load {os.getloadavg()[0]:.1f}"
+
+
+def test_the_list_answers_within_a_second_while_two_long_checks_run(tmp_path):
+    """Checks run in check processes of their own: page loads never wait behind them; Stop ends them."""
+    root = copy_examples(tmp_path / "tasks", ["bathroom_bleach_bucket"])
+    slow = ["slow_a", "slow_b"]
+    for name in slow:
+        shutil.copytree(root / "bathroom_bleach_bucket", root / name)
+        add_idle_actions(root / name, 3000)
+    with running_workbench(root, "--time-limit", "300") as url, httpx.Client(base_url=url, trust_env=False, timeout=300) as http:
+        assert http.get("/").status_code == 200  # the rows, listed once and kept until the files change
+        with ThreadPoolExecutor(2) as pool:
+            checks = [pool.submit(http.post, f"/api/task/{name}/check", json=texts(root / name)) for name in slow]
+            deadline = time.monotonic() + 120
+            while not all(_checking(http, name) for name in slow):
+                assert time.monotonic() < deadline, "the two checks did not start"
+                time.sleep(0.2)
+            for _ in range(3):
+                started = time.monotonic()
+                assert http.get("/").status_code == 200 and http.get("/static/workbench.css").status_code == 200
+                assert time.monotonic() - started < 1.0
+            assert [http.post(f"/api/task/{name}/stop", json={}).json() for name in slow] == [{"stopped": True}] * 2
+            assert [check.result().json() for check in checks] == [{"stopped": True}] * 2
+
+
+def _checking(http: httpx.Client, key: str) -> bool:
+    progress = http.get(f"/api/task/{key}/progress").json()["check"]
+    return progress is not None and progress["stage"].startswith("checking: ")
+
+
+def test_the_page_and_task_check_json_give_the_same_diagnostics(client, served, tmp_path):
+    """Every problem at once, with its line and columns: one list for the page and `task check --json`."""
+    folder = Path(shutil.copytree(served[1] / KITCHEN, tmp_path / KITCHEN))
+    domain = folder / "safety_domain.pddl"
+    text = domain.read_text().replace("(not (robot_at ?from))))", "(not (robot_at ?from)) (increase (danger) 1)))", 1)
+    domain.write_text(text.replace("(increase (danger) 1))\n", "(assign (danger) 1))\n", 1))
+    answer = client.post(f"/api/task/{KITCHEN}/check", json=texts(folder)).json()
+    checked = subprocess.run([*SAFEFORGE, "task", "check", str(folder), "--json"], capture_output=True, text=True, timeout=120)
+    assert len(answer["diagnostics"]) == 2 and answer["diagnostics"] == json.loads(checked.stdout)["diagnostics"]
+    assert answer["html"]["diagnostics"].count('class="diagnostic severity-error"') == 2
+
+
+def test_a_text_over_the_limit_gets_the_servers_message_not_itself_back(client, served):
+    body = {**texts(served[1] / KITCHEN), "safety_domain": "x" * (2 << 20)}
+    refused = client.post(f"/api/task/{KITCHEN}/check", json=body)
+    assert refused.status_code == 422 and len(refused.content) < 1000
+    assert refused.json() == {
+        "error": "safety_domain: the text is more than 1,048,576 bytes; the limit is 1,048,576 (SAFEFORGE_MAX_PDDL_BYTES)"
+    }

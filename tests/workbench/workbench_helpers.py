@@ -38,7 +38,7 @@ def running_workbench(folder: Path, *options: str, env: dict | None = None) -> I
     try:
         url = _announced_url(process)
         deadline = time.monotonic() + 60
-        while httpx.get(url + "/", trust_env=False).status_code != 200:
+        while httpx.get(url + "/", trust_env=False, timeout=120).status_code != 200:  # the first list reads every task
             if time.monotonic() > deadline:
                 raise TimeoutError("the workbench does not answer")
             time.sleep(0.2)
@@ -113,20 +113,29 @@ def type_into(page: Page, selector: str, text: str) -> None:
     page.call("Input.insertText", text=text)
 
 
-def replace_in_editor(page: Page, file: str, old: str, new: str) -> None:
-    """Select the first `old` in an editor and type `new` over it."""
-    textarea = f'.editor[data-file="{file}"] textarea'
+def editor_text(page: Page, file: str) -> str:
+    """The text in the editor of `file`."""
+    return page.evaluate(f"SafeforgeEditor.text(SafeforgeEditor.viewOf(document.querySelector('.editor[data-file=\"{file}\"]')))")
+
+
+def select_in_editor(page: Page, file: str, old: str) -> None:
+    """Select the first `old` in the editor of `file` and focus it."""
     found = page.evaluate(
         f"""(() => {{
-          const area = document.querySelector({json.dumps(textarea)});
-          const start = area.value.indexOf({json.dumps(old)});
+          const view = SafeforgeEditor.viewOf(document.querySelector('.editor[data-file="{file}"]'));
+          const start = view.state.doc.toString().indexOf({json.dumps(old)});
           if (start < 0) return false;
-          area.focus();
-          area.setSelectionRange(start, start + {len(old)});
+          view.focus();
+          view.dispatch({{selection: {{anchor: start, head: start + {len(old)}}}, scrollIntoView: true}});
           return true;
         }})()"""
     )
     assert found, f"{old!r} is not in {file}"
+
+
+def replace_in_editor(page: Page, file: str, old: str, new: str) -> None:
+    """Select the first `old` in an editor and type `new` over it (as a keyboard does)."""
+    select_in_editor(page, file, old)
     page.call("Input.insertText", text=new)
 
 

@@ -1,9 +1,19 @@
 // Safeforge workbench: the list's filters, the task page's live check, save, plan box and new tasks.
-// Plain JavaScript, no build step. Text from a task is only ever set with textContent or arrives in
-// HTML the server escaped; nothing here builds markup from it.
+// Plain JavaScript; the editors are CodeMirror's (editor.js, built by scripts/build_editor.sh). Text
+// from a task is only ever set with textContent or arrives in HTML the server escaped; nothing here
+// builds markup from it.
 "use strict";
 
 const CHECK_DELAY_MS = 600;
+const PROGRESS_MS = 500;
+
+async function getJSON(url) {
+  try {
+    return await (await fetch(url)).json();
+  } catch (error) {
+    return {};
+  }
+}
 
 async function postJSON(url, body) {
   const response = await fetch(url, {
@@ -50,78 +60,65 @@ async function createTask(name, copyOf, message) {
   }
 }
 
-// -- the task page: editors ---------------------------------------------------------------------
+// -- the task page: editors (CodeMirror, from editor.js) -----------------------------------------
 class Editor {
-  constructor(root) {
+  constructor(root, page) {
     this.file = root.dataset.file;
-    this.textarea = root.querySelector("textarea");
-    this.gutter = root.querySelector(".gutter");
     this.list = root.querySelector(".file-diagnostics");
-    this.saved = this.textarea.value;
-    this.marks = new Map();
-    this.textarea.addEventListener("scroll", () => { this.gutter.scrollTop = this.textarea.scrollTop; });
-    this.drawGutter();
+    const source = root.querySelector("textarea"); // the file as served; the editor takes its place
+    this.saved = source.value;
+    this.view = SafeforgeEditor.create(root.querySelector(".editor-body"), {
+      doc: source.value, readOnly: source.readOnly, file: this.file, onChange: page.changed, onSave: page.save, task: page.task,
+    });
+    source.remove();
   }
 
-  get text() { return this.textarea.value; }
+  get text() { return SafeforgeEditor.text(this.view); }
 
-  drawGutter() {
-    const lines = this.text.split("\n").length;
-    this.gutter.replaceChildren();
-    for (let line = 1; line <= lines; line += 1) {
-      const number = document.createElement("span");
-      number.textContent = String(line);
-      const messages = this.marks.get(line);
-      if (messages) {
-        number.className = "marked";
-        number.title = messages.join("\n");
-      }
-      this.gutter.append(number, "\n");
-    }
-    this.gutter.scrollTop = this.textarea.scrollTop;
-  }
+  set text(value) { SafeforgeEditor.setText(this.view, value); }
 
   mark(diagnostics) {
-    this.marks = new Map();
+    const mine = diagnostics.filter((d) => d.file === this.file);
+    SafeforgeEditor.mark(this.view, mine);
     this.list.replaceChildren();
-    for (const d of diagnostics.filter((d) => d.file === this.file)) {
+    for (const d of mine) {
       const item = document.createElement("li");
+      item.className = `severity-${d.severity}`;
       const where = document.createElement(d.line ? "a" : "span");
-      where.textContent = d.line ? `line ${d.line}` : this.file;
+      where.textContent = d.line ? `line ${d.line}${d.column ? `:${d.column}` : ""}` : this.file;
       if (d.line) {
         where.href = "#";
         where.className = "goto";
         where.dataset.file = this.file;
         where.dataset.line = String(d.line);
-        this.marks.set(d.line, [...(this.marks.get(d.line) || []), d.message]);
+        if (d.column) where.dataset.column = String(d.column);
       }
       item.append(where, `: ${d.message}`);
       this.list.append(item);
     }
-    this.drawGutter();
   }
 
-  goTo(line) {
-    const lines = this.text.split("\n");
-    const start = lines.slice(0, line - 1).reduce((sum, text) => sum + text.length + 1, 0);
-    const end = start + (lines[line - 1] || "").length;
-    this.textarea.focus();
-    this.textarea.setSelectionRange(start, end);
-    const height = parseFloat(getComputedStyle(this.textarea).lineHeight) || 16;
-    this.textarea.scrollTop = Math.max(0, (line - 4) * height);
-    this.textarea.scrollIntoView({ block: "nearest" });
-  }
+  goTo(line, column) { SafeforgeEditor.goTo(this.view, line, column); }
 }
 
 // -- the task page -----------------------------------------------------------------------------
 function setUpTask(main) {
   const api = main.dataset.api;
-  const editors = [...document.querySelectorAll(".editor")].map((root) => new Editor(root));
+  const page = {
+    changed: () => changed(),
+    save: () => askToSave(),
+    task: () => ({
+      files: Object.fromEntries(editors.map((editor) => [editor.file, editor.text])),
+      views: Object.fromEntries(editors.map((editor) => [editor.file, editor.view])),
+    }),
+  };
+  const editors = [...document.querySelectorAll(".editor")].map((root) => new Editor(root, page));
   const byFile = new Map(editors.map((editor) => [editor.file, editor]));
   const status = document.getElementById("check-status");
   const saveButton = document.getElementById("save");
   const revertButton = document.getElementById("revert");
   const saveMessage = document.getElementById("save-message");
+  const stopButton = document.getElementById("stop");
   const base = { "safety_domain.pddl": main.dataset.baseDomain, "safety_problem.pddl": main.dataset.baseProblem };
   let timer = null;
   let asked = 0;
@@ -141,25 +138,47 @@ function setUpTask(main) {
       if (section) section.innerHTML = html; // rendered and escaped by the server
     }
     editors.forEach((editor) => editor.mark(answer.diagnostics));
-    const problems = answer.diagnostics.length;
-    if (answer.ok) setStatus("the check passes", "good");
-    else setStatus(`the check fails: ${problems} problem${problems === 1 ? "" : "s"}`, "bad");
+    const errors = answer.diagnostics.length - answer.warnings;
+    const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+    if (answer.ok && !answer.warnings) setStatus("the check passes", "good");
+    else if (answer.ok) setStatus(`the check passes with ${plural(answer.warnings, "warning")}`, "warn");
+    else if (answer.ok === null) setStatus(errors ? `${plural(errors, "problem")}` : "the structure holds; not checked with the planners", "");
+    else setStatus(`the check fails: ${plural(errors, "problem")}`, "bad");
     shown += 1;
     document.body.dataset.checksShown = String(shown); // how many answers the page has shown
+  }
+
+  function showError(message) {
+    setStatus("the check did not run: see below", "bad");
+    const section = document.querySelector('[data-section="diagnostics"]');
+    const error = document.createElement("p");
+    error.className = "bad";
+    error.textContent = message; // the server's message, as it wrote it
+    section.replaceChildren(error);
+    document.querySelector('[data-section="checks"]').replaceChildren();
+    shown += 1;
+    document.body.dataset.checksShown = String(shown);
   }
 
   async function check() {
     asked += 1;
     const mine = asked;
     setStatus("checking…", "busy");
+    if (stopButton) stopButton.hidden = false;
+    const watching = setInterval(async () => {
+      const progress = (await getJSON(`${api}/progress`)).check;
+      if (mine === asked && progress) setStatus(`checking: ${progress.stage} (${progress.seconds.toFixed(1)} s of ${progress.time_limit} s)`, "busy");
+    }, PROGRESS_MS);
     const answer = await postJSON(`${api}/check`, texts());
+    clearInterval(watching);
     if (mine !== asked || answer.superseded) return; // a newer check is on its way
-    if (answer.error) setStatus(answer.error, "bad");
+    if (stopButton) stopButton.hidden = true;
+    if (answer.stopped) setStatus("check stopped: edit the text or press Check again", "");
+    else if (answer.error) showError(answer.error);
     else show(answer);
   }
 
   function changed() {
-    editors.forEach((editor) => editor.drawGutter());
     const dirty = edited();
     if (saveButton) saveButton.disabled = !dirty;
     if (revertButton) revertButton.disabled = !dirty;
@@ -168,13 +187,33 @@ function setUpTask(main) {
     timer = setTimeout(check, CHECK_DELAY_MS);
   }
 
-  editors.forEach((editor) => editor.textarea.addEventListener("input", changed));
   document.getElementById("recheck")?.addEventListener("click", check);
+  stopButton?.addEventListener("click", () => postJSON(`${api}/stop`, {}));
   revertButton?.addEventListener("click", () => {
-    editors.forEach((editor) => { editor.textarea.value = editor.saved; });
-    changed();
+    editors.forEach((editor) => { if (editor.text !== editor.saved) editor.text = editor.saved; });
   });
-  saveButton?.addEventListener("click", async () => {
+  // Save: first the diff of the unsaved change, then the write
+  const dialog = document.getElementById("diff-dialog");
+  function askToSave() {
+    if (!saveButton || !edited()) return;
+    const diffs = document.getElementById("diffs");
+    diffs.replaceChildren();
+    for (const editor of editors.filter((e) => e.text !== e.saved)) {
+      const title = document.createElement("div");
+      title.className = "editor-title";
+      title.textContent = editor.file;
+      const host = document.createElement("div");
+      host.className = "diff-body";
+      diffs.append(title, host);
+      SafeforgeEditor.diff(host, editor.saved, editor.text);
+    }
+    dialog.showModal();
+  }
+  document.getElementById("diff-cancel")?.addEventListener("click", () => dialog.close());
+  document.getElementById("diff-save")?.addEventListener("click", () => { dialog.close(); save(); });
+  saveButton?.addEventListener("click", askToSave);
+
+  async function save() {
     saveButton.disabled = true;
     say(saveMessage, "checking and saving…", "busy");
     asked += 1; // a live check still running is now out of date
@@ -188,14 +227,14 @@ function setUpTask(main) {
     editors.forEach((editor) => { editor.saved = editor.text; });
     show(answer);
     if (revertButton) revertButton.disabled = true;
-    say(saveMessage, answer.message, answer.ok ? "good" : "bad");
-  });
+    say(saveMessage, answer.message, answer.ok ? (answer.warnings ? "" : "good") : "bad");
+  }
 
   document.addEventListener("click", (event) => {
     const link = event.target.closest("a.goto");
     if (!link) return;
     event.preventDefault();
-    byFile.get(link.dataset.file)?.goTo(Number(link.dataset.line));
+    byFile.get(link.dataset.file)?.goTo(Number(link.dataset.line), Number(link.dataset.column || 0));
   });
 
   const planInput = document.getElementById("plan-input");
