@@ -111,7 +111,7 @@ def test_the_planners_take_over_when_the_budget_runs_out():
     assert shortest_plans(task.validator.simulator, node_budget=0) == {}
     from safeforge.planning.solve import reference_plans
 
-    plans = reference_plans(task.safety_domain, task.safety_problem, settled={})
+    plans = reference_plans(task.safety_domain, task.safety_problem)
     assert plans.ok and plans.safe.engine != "search" and plans.unsafe.engine != "search"
 
 

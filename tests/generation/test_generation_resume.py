@@ -76,14 +76,14 @@ def test_an_extraction_cached_just_before_a_kill_is_recorded_as_an_uninterrupted
     assert process(uninterrupted, record, fast_config(url, uninterrupted.root / "llm.sqlite")) == "checked"
     store = RunStore(tmp_path / "run")
     config = fast_config(url, store.root / "llm.sqlite")
-    moved = store.ledger.transition
+    moved = store.ledger._move  # every transition of a record's state is written here
 
     def killed_before_extracted(record_id, state, *args, **kwargs):
         if state == "extracted":
             raise SimulatedCrash(record_id)
         return moved(record_id, state, *args, **kwargs)
 
-    monkeypatch.setattr(store.ledger, "transition", killed_before_extracted)
+    monkeypatch.setattr(store.ledger, "_move", killed_before_extracted)
     with pytest.raises(SimulatedCrash):
         process(store, record, config)
     monkeypatch.undo()
