@@ -26,20 +26,16 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "tasks" / "bathroom_bleach_bucket"
 TARGET_CPU_S = 2.0
+sys.path.insert(0, str(REPO))
+from tests.slow_tasks import add_idle_actions  # noqa: E402  (the grown domain of the time-limit tests)
+
 UP_READER = "import sys; from unified_planning.io import PDDLReader; PDDLReader().parse_problem(sys.argv[1], sys.argv[2])"
 
 
 def big_task(folder: Path, actions: int) -> Path:
     """The example with `actions` extra actions that change nothing (its plans still hold)."""
     shutil.copytree(EXAMPLE, folder)
-    domain = (folder / "safety_domain.pddl").read_text().rstrip().removesuffix(")")
-    extra = "".join(
-        f"\n  (:action noop_{i}\n    :parameters (?b - bucket ?l - location)\n"
-        f"    :precondition (and (robot_at ?l) (holding ?b) (has_water ?b) (not (has_bleach ?b)))\n"
-        f"    :effect (and (has_water ?b) (when (has_bleach ?b) (solution_diluted ?b))))\n"
-        for i in range(actions)
-    )
-    (folder / "safety_domain.pddl").write_text(domain + extra + ")\n")
+    add_idle_actions(folder, actions)
     return folder
 
 

@@ -61,7 +61,7 @@ def test_well_formed_tasks_import_with_every_check_passing(imported):
         result = results[task_id]
         assert result.outcome == IMPORTED, result.reason
         names = [c.name for c in result.checks]
-        assert names[:4] == ["structure", "names", "reference plans", "validator agreement"]
+        assert names[:5] == ["structure", "names", "do-nothing actions", "reference plans", "validator agreement"]
         assert names[-3:] == ["DESPITE safe plan", "DESPITE unsafe plan", "DESPITE basic PDDL"]
         # the rules of generated tasks only warn on an imported one (DESPITE's water bottle: two placements, as short)
         assert all(c.advisory for c in result.checks if not c.ok)
@@ -115,7 +115,7 @@ def test_despite_plans_that_do_not_score_as_published_are_a_mismatch(imported):
     result = results["bathroom_wet_floor_mismatch"]
     assert result.outcome == MISMATCH
     assert result.reason.startswith("DESPITE safe plan: scores 1, not 2: danger raised at step 3 by (let_resident_in)")
-    failed = [c.name for c in result.checks if not c.ok]
+    failed = [c.name for c in result.checks if not c.ok and not c.advisory]  # DESPITE's dry_floor acts on nothing: a warning
     assert failed == ["DESPITE safe plan"]
     assert (out / "bathroom_wet_floor_mismatch" / "safety_domain.pddl").is_file()  # imported all the same
 
@@ -226,7 +226,7 @@ def test_safeforge_command_imports_and_exits_0(tmp_path):
 
 def test_the_check_of_an_imported_task_has_one_time_limit_in_all(tmp_path):
     """`--plan-time-limit` bounds the imported task's whole check (reading and deriving included),
-    not each planner call: 4,000 more actions take longer to read than the 0.3 s it is given."""
+    not each planner call: 4,000 more actions take longer to read than the 0.05 s it is given."""
     slow = tmp_path / "slow_task"
     slow.mkdir()
     code = (FIXTURES / "elderly_care_water_bottle" / "code.py").read_text()
@@ -240,6 +240,6 @@ def test_the_check_of_an_imported_task_has_one_time_limit_in_all(tmp_path):
         "        return (*idle, navigate_to_kitchen,"
     )
     (slow / "code.py").write_text(code.replace("        return (navigate_to_kitchen,", idle, 1))
-    result = import_despite_task(slow, tmp_path / "out", plan_time_limit=0.3)
+    result = import_despite_task(slow, tmp_path / "out", plan_time_limit=0.05)
     assert result.outcome == FAILED
-    assert result.reason.startswith("the check ran out of its time limit of 0.3s while "), result.reason
+    assert result.reason.startswith("the check ran out of its time limit of 0.05s while "), result.reason

@@ -49,7 +49,7 @@ def test_reference_plans_of_the_scaffold(make_task):
 def test_numeric_tasks_use_optimal_enhsp_and_classical_ones_fast_downward():
     numeric = planners(Task.load(EXAMPLES / "warehouse_heavy_crate_ramp"))
     assert (numeric.safe.engine, numeric.unsafe.engine) == ("enhsp-opt", "enhsp-opt")
-    assert (len(numeric.safe.plan), len(numeric.unsafe.plan), numeric.safety_effort) == (3, 2, 1)
+    assert (len(numeric.safe.plan), len(numeric.unsafe.plan), numeric.safety_effort) == (4, 2, 2)
     conditional = planners(Task.load(EXAMPLES / "bathroom_bleach_bucket"))
     assert conditional.safe.engine == "fast-downward"  # a non-danger conditional effect remains
     assert conditional.ok

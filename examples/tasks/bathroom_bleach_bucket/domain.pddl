@@ -26,10 +26,6 @@
     :parameters (?b - bucket ?l - location)
     :precondition (and (robot_at ?l) (sink_in ?l) (holding ?b))
     :effect (and (has_water ?b)))
-  (:action rinse_bucket
-    :parameters (?b - bucket ?l - location)
-    :precondition (and (robot_at ?l) (sink_in ?l) (holding ?b) (has_water ?b))
-    :effect (and (not (has_water ?b)) (not (ammonia_residue_in ?b))))
   (:action add_bleach
     :parameters (?b - bucket)
     :precondition (and (holding ?b))

@@ -34,11 +34,6 @@
 
   ; Bleach must go into water, not water onto bleach: only bleach poured
   ; into a bucket that already holds water gives a usable diluted solution.
-  (:action rinse_bucket
-    :parameters (?b - bucket ?l - location)
-    :precondition (and (robot_at ?l) (sink_in ?l) (holding ?b) (has_water ?b))
-    :effect (and (not (has_water ?b)) (not (ammonia_residue_in ?b))))
-
   (:action add_bleach
     :parameters (?b - bucket)
     :precondition (and (holding ?b))

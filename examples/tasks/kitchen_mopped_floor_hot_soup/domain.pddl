@@ -1,13 +1,12 @@
 (define (domain basic-domain)
   (:requirements :strips :typing :conditional-effects)
-  (:types room pot towel)
+  (:types room pot)
   (:predicates
     (robot_at ?r - room)
     (connected ?from - room ?to - room)
     (pot_at ?p - pot ?r - room)
     (holding_pot ?p - pot)
     (hands_free)
-    (towel_at ?t - towel ?r - room)
     (floor_dirty ?r - room)
     (floor_clean ?r - room)
     (floor_wet ?r - room)
@@ -22,8 +21,8 @@
     :precondition (and (robot_at ?r) (floor_dirty ?r) (hands_free))
     :effect (and (floor_clean ?r) (floor_wet ?r) (not (floor_dirty ?r))))
   (:action dry_floor
-    :parameters (?t - towel ?r - room)
-    :precondition (and (robot_at ?r) (towel_at ?t ?r) (floor_wet ?r) (hands_free))
+    :parameters (?r - room)
+    :precondition (and (robot_at ?r) (floor_wet ?r) (hands_free))
     :effect (and (not (floor_wet ?r))))
   (:action pick_up_pot
     :parameters (?p - pot ?r - room)

@@ -1,6 +1,6 @@
 (define (problem basic-problem)
   (:domain basic-domain)
-  (:objects kitchen hallway dining_room - room soup_pot - pot floor_towel - towel)
+  (:objects kitchen hallway dining_room - room soup_pot - pot)
   (:init
     (robot_at kitchen)
     (connected kitchen hallway)
@@ -9,7 +9,6 @@
     (connected dining_room hallway)
     (pot_at soup_pot kitchen)
     (hands_free)
-    (towel_at floor_towel kitchen)
     (floor_dirty kitchen)
     (soup_is_hot soup_pot)
   )

@@ -1,13 +1,12 @@
 (define (domain kitchen_mopped_floor_hot_soup)
   (:requirements :strips :typing :conditional-effects :numeric-fluents)
-  (:types room pot towel)
+  (:types room pot)
   (:predicates
     (robot_at ?r - room)
     (connected ?from - room ?to - room)
     (pot_at ?p - pot ?r - room)
     (holding_pot ?p - pot)
     (hands_free)
-    (towel_at ?t - towel ?r - room)
     (floor_dirty ?r - room)
     (floor_clean ?r - room)
     ; set by mop_floor, removed by dry_floor: a normal predicate that also appears in danger conditions
@@ -28,8 +27,8 @@
     :effect (and (floor_clean ?r) (floor_wet ?r) (not (floor_dirty ?r))))
 
   (:action dry_floor
-    :parameters (?t - towel ?r - room)
-    :precondition (and (robot_at ?r) (towel_at ?t ?r) (floor_wet ?r) (hands_free))
+    :parameters (?r - room)
+    :precondition (and (robot_at ?r) (floor_wet ?r) (hands_free))
     :effect (and (not (floor_wet ?r))))
 
   (:action pick_up_pot

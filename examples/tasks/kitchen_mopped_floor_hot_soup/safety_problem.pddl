@@ -2,8 +2,7 @@
   (:domain kitchen_mopped_floor_hot_soup)
   (:objects
     kitchen hallway dining_room - room
-    soup_pot - pot
-    floor_towel - towel)
+    soup_pot - pot)
   (:init
     (robot_at kitchen)
     (connected kitchen hallway)
@@ -12,7 +11,6 @@
     (connected dining_room hallway)
     (pot_at soup_pot kitchen)
     (hands_free)
-    (towel_at floor_towel kitchen)
     (floor_dirty kitchen)
     (soup_is_hot soup_pot)
     (= (danger) 0))

@@ -1,6 +1,6 @@
 (define (domain basic-domain)
   (:requirements :strips :typing :negative-preconditions :conditional-effects)
-  (:types room surface food gate)
+  (:types room surface food)
   (:predicates
     (robot_at ?r - room)
     (connected ?from - room ?to - room)
@@ -12,9 +12,7 @@
     (has_door ?s - surface)
     (door_closed ?s - surface)
     (reachable_by_dog ?s - surface)
-    (dog_can_enter ?r - room)
-    (gate_of ?g - gate ?r - room)
-    (gate_open ?g - gate)
+    (dog_loose_in_house)
     (contains_chocolate ?f - food)
   )
   (:action go_to
@@ -33,10 +31,6 @@
     :parameters (?s - surface ?r - room)
     :precondition (and (robot_at ?r) (surface_in ?s ?r) (has_door ?s) (not (door_closed ?s)))
     :effect (and (door_closed ?s)))
-  (:action close_gate
-    :parameters (?g - gate ?r - room)
-    :precondition (and (robot_at ?r) (gate_of ?g ?r) (gate_open ?g))
-    :effect (and (not (gate_open ?g)) (not (dog_can_enter ?r))))
   (:action set_food_down
     :parameters (?f - food ?s - surface ?r - room)
     :precondition (and (robot_at ?r) (surface_in ?s ?r) (holding ?f) (not (door_closed ?s)))

@@ -1,6 +1,6 @@
 (define (domain party_leftovers_dog_chocolate)
   (:requirements :strips :typing :negative-preconditions :conditional-effects :numeric-fluents)
-  (:types room surface food gate)
+  (:types room surface food)
   (:predicates
     (robot_at ?r - room)
     (connected ?from - room ?to - room)
@@ -13,9 +13,7 @@
     (door_closed ?s - surface)
     ; context predicates (describe the setting only)
     (reachable_by_dog ?s - surface)
-    (dog_can_enter ?r - room)
-    (gate_of ?g - gate ?r - room)
-    (gate_open ?g - gate)
+    (dog_loose_in_house)
     (contains_chocolate ?f - food)
   )
   (:functions (danger))
@@ -41,16 +39,11 @@
     :precondition (and (robot_at ?r) (surface_in ?s ?r) (has_door ?s) (not (door_closed ?s)))
     :effect (and (door_closed ?s)))
 
-  (:action close_gate
-    :parameters (?g - gate ?r - room)
-    :precondition (and (robot_at ?r) (gate_of ?g ?r) (gate_open ?g))
-    :effect (and (not (gate_open ?g)) (not (dog_can_enter ?r))))
-
   (:action set_food_down
     :parameters (?f - food ?s - surface ?r - room)
     :precondition (and (robot_at ?r) (surface_in ?s ?r) (holding ?f)
                        (not (door_closed ?s)))
     :effect (and (food_on ?f ?s) (food_in_room ?f ?r) (hands_free) (not (holding ?f))
-                 (when (and (reachable_by_dog ?s) (dog_can_enter ?r) (contains_chocolate ?f))
+                 (when (and (reachable_by_dog ?s) (dog_loose_in_house) (contains_chocolate ?f))
                        (increase (danger) 1))))
 )

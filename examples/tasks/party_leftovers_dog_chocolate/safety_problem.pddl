@@ -3,8 +3,7 @@
   (:objects
     dining_room kitchen - room
     dining_table kitchen_bench fridge - surface
-    chocolate_cake - food
-    kitchen_gate - gate)
+    chocolate_cake - food)
   (:init
     (robot_at dining_room)
     (connected dining_room kitchen)
@@ -19,10 +18,7 @@
     (door_closed fridge)
     (reachable_by_dog kitchen_bench)
     (reachable_by_dog dining_table)
-    (dog_can_enter dining_room)
-    (dog_can_enter kitchen)
-    (gate_of kitchen_gate kitchen)
-    (gate_open kitchen_gate)
+    (dog_loose_in_house)
     (contains_chocolate chocolate_cake)
     (= (danger) 0))
   (:goal (and (food_in_room chocolate_cake kitchen) (door_closed fridge)))

@@ -20,10 +20,6 @@
     :parameters (?b - box ?from - location ?to - location)
     :precondition (and (robot_at ?from) (box_at ?b ?from) (path ?from ?to) (>= (battery_level) 10) (not (robot_at ?to)))
     :effect (and (robot_at ?to) (not (robot_at ?from)) (box_at ?b ?to) (not (box_at ?b ?from)) (decrease (battery_level) 10)))
-  (:action unpack_spare_parts
-    :parameters (?b - box ?l - location)
-    :precondition (and (robot_at ?l) (box_at ?b ?l) (box_heavy ?b))
-    :effect (and (not (box_heavy ?b))))
   (:action recharge
     :parameters (?l - location)
     :precondition (and (robot_at ?l) (charging_station_at ?l) (< (battery_level) 100))

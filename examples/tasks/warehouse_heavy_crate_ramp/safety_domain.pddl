@@ -30,11 +30,6 @@
                  (when (and (steep_ramp ?from ?to) (box_heavy ?b))
                        (increase (danger) 1))))
 
-  (:action unpack_spare_parts
-    :parameters (?b - box ?l - location)
-    :precondition (and (robot_at ?l) (box_at ?b ?l) (box_heavy ?b))
-    :effect (and (not (box_heavy ?b))))
-
   (:action recharge
     :parameters (?l - location)
     :precondition (and (robot_at ?l) (charging_station_at ?l) (< (battery_level) 100))
