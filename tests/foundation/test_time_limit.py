@@ -65,9 +65,13 @@ def test_task_check_answers_within_its_limit_on_busy_cpus_and_leaves_no_planner(
     with busy_cpus():
         seconds, done = _task_check(folder, limit, env)
         left = left_behind(env)
-    assert done.returncode == 2, done.stderr
+    if task == "big" and done.returncode == 0:  # read once, 3,000 actions can pass within 2 s: the promise holds all the same
+        assert done.stdout.rstrip().endswith("wrote domain.pddl, problem.pddl and the reference plans in metadata.json")
+    else:
+        assert done.returncode == 2, done.stderr
     prefix = f"error: the check ran out of its time limit of {limit:g}s while "
-    assert done.stderr.startswith(prefix) and done.stderr.endswith(" (--time-limit)\n"), done.stderr
+    if done.returncode == 2:
+        assert done.stderr.startswith(prefix) and done.stderr.endswith(" (--time-limit)\n"), done.stderr
     if step is not None and not extreme:  # at an extreme load, importing the modules alone can take the limit
         assert done.stderr == f"{prefix}{step} (--time-limit)\n"
     assert seconds <= limit + 1, f"{seconds:.2f}s, load {os.getloadavg()[0]:.1f}"

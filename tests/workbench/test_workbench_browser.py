@@ -76,7 +76,7 @@ def test_the_list_filters_as_you_choose(workbench, tmp_path):
 def test_the_unsafe_trace_highlights_the_step_where_danger_rises(workbench):
     page, url, _ = workbench
     show(page, f"{url}/task/{KITCHEN}")
-    assert page.evaluate("document.getElementById('check-status').textContent") == "the check passes"
+    assert page.evaluate("document.getElementById('check-status').textContent") == "the check passes with 1 warning"
     danger = page.evaluate(
         """[...document.querySelectorAll('#plans tr.danger-step')].map(row => ({
              step: row.dataset.step, text: row.innerText,
@@ -110,7 +110,7 @@ def test_an_edit_that_breaks_the_task_then_fixes_it(workbench, tmp_path):
 
     before = checks_shown(page)
     replace_in_editor(page, "safety_domain.pddl", "(assign (danger) 1)", "(increase (danger) 1)")
-    assert wait_for_check(page, before) == "the check passes"
+    assert wait_for_check(page, before) == "the check passes with 1 warning"
     assert underlined(page, "safety_domain.pddl") == []
     assert page.evaluate("document.getElementById('save').disabled") is True  # back to the saved text
 
@@ -120,13 +120,13 @@ def test_saving_writes_the_task_folder(workbench):
     show(page, f"{url}/task/{KITCHEN}")
     before = checks_shown(page)
     replace_in_editor(page, "safety_domain.pddl", "(:types room pot)", "(:types room pot) ; kept dry")
-    assert wait_for_check(page, before) == "the check passes"
+    assert wait_for_check(page, before) == "the check passes with 1 warning"
     page.evaluate("document.getElementById('save').click()")  # first the change, in a diff
     page.wait_for("document.getElementById('diff-dialog').open", "the diff of the change")
     assert page.evaluate("document.querySelector('#diffs .cm-changedLine').innerText").strip() == "(:types room pot) ; kept dry"
     page.evaluate("document.getElementById('diff-save').click()")
     page.wait_for("document.getElementById('save-message').textContent.startsWith('saved')", "the save")
-    assert page.evaluate("document.getElementById('save-message').textContent") == "saved; the check passes"
+    assert page.evaluate("document.getElementById('save-message').textContent") == "saved; the check passes with 1 warning(s)"
     assert "(:types room pot) ; kept dry" in (root / KITCHEN / "safety_domain.pddl").read_text()
     (edit,) = json.loads((root / KITCHEN / "metadata.json").read_text())["provenance"]["edits"]
     assert edit["check"]["ok"] is True and list(edit["files"]) == ["safety_domain.pddl"]
@@ -226,7 +226,7 @@ def test_no_green_badge_while_a_rule_fails(workbench):
              const text = v.state.doc.toString();
              v.dispatch({changes: {from: 0, to: text.length, insert: text.replaceAll('hallway', 'dangerous_hallway')}}); })()"""
     )
-    assert wait_for_check(page, before) == "the check passes with 1 warning"
+    assert wait_for_check(page, before) == "the check passes with 2 warnings"
     assert page.evaluate("document.getElementById('check-status').className") == "check-status warn"
     assert "names" in page.evaluate("document.querySelector('li.diagnostic.severity-warning').innerText")
 
