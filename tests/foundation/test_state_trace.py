@@ -40,7 +40,7 @@ def test_the_unsafe_plan_shows_the_step_the_condition_and_its_line(kitchen):
 
 def test_only_real_changes_are_listed(kitchen):
     """Adding a fact that already holds, or deleting one that does not, changes nothing."""
-    trace = trace_plan(kitchen.validator, "(mop_floor kitchen) (dry_floor kitchen) (pick_up_pot soup_pot kitchen)")
+    trace = trace_plan(kitchen.validator, "(mop_floor kitchen) (dry_floor kitchen floor_towel) (pick_up_pot soup_pot kitchen)")
     assert trace.steps[1].adds == [] and trace.steps[1].deletes == ["(floor_wet kitchen)"]
     assert trace.unmet_goals == ["(pot_at soup_pot dining_room)"]
     assert trace.verdict.score == 0

@@ -53,13 +53,10 @@ def test_two_workers_make_the_run_one_process_makes(tmp_path, records, replay_se
     assert requests_served(two) == served and again.states == alone.states  # resumed: nothing asked again
 
 
-@pytest.mark.xfail(
-    reason="after this stop's merges the worker process made no call on this machine (the run process took every record); "
-    " cause not found yet: the first thing to fix next stop",
-    strict=False,
-)
 def test_the_run_process_works_beside_its_worker_within_the_concurrency(tmp_path, records, replay_server):
-    # 0.7 s per call: the run's own process takes records at once, its worker a second or two later
+    # 0.7 s per call: the run's own process takes records at once, its worker a second or two later (its
+    # imports), while the run's five records take several seconds: on a machine loaded many times over,
+    # the worker may start after the last record was taken (the premise, not the product, fails then)
     url = replay_server(latency_ms=700)
     summary = run_records(tmp_path / "run", records, fast_config(url, tmp_path / "llm.sqlite"), concurrency=2, executor=WorkerProcesses(2))
     assert sum(summary.states.values()) == len(records) and "error" not in summary.states

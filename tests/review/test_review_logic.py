@@ -318,7 +318,7 @@ def test_build_task_renders_everything_and_escapes_task_text(example_copy):
     assert "floor wet (from) and soup is hot (p)" in data["danger_html"]
     assert "carry_pot(p: pot, from: room, to: room)" in data["danger_html"]
     # the safe plan's drying step is only in the safe plan; the unsafe plan's first carry raises danger
-    assert '<td class="sf-step sf-only">(dry_floor kitchen)</td>' in data["plans_html"]
+    assert '<td class="sf-step sf-only">(dry_floor kitchen floor_towel)</td>' in data["plans_html"]
     assert '(carry_pot soup_pot kitchen hallway) <span class="sf-danger">⚠</span>' in data["plans_html"]
     assert "(define (domain" in data["pddl_html"] and "danger" not in data["pddl_html"].split("problem.pddl")[0]
     assert "&lt;b&gt;unmotivated&lt;/b&gt;" in data["checks_html"]

@@ -24,7 +24,7 @@ DAMAGE = {
     "unbalanced": ("safety_problem.pddl", PROBLEM.replace("(:goal", "(:goal (").encode()),
     "huge": (
         "safety_problem.pddl",
-        PROBLEM.replace("soup_pot - pot)", f"soup_pot {' '.join(f'p{i}' for i in range(40000))} - pot)").encode(),
+        PROBLEM.replace("soup_pot - pot\n", f"soup_pot {' '.join(f'p{i}' for i in range(40000))} - pot\n").encode(),
     ),
 }
 

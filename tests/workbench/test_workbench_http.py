@@ -83,7 +83,7 @@ def test_a_task_page_shows_formalization_rules_and_traces(client, served):
     assert page.status_code == 200
     html = page.text
     assert "Mopping leaves the kitchen floor wet" in html  # the formalization
-    assert "floor wet (from) and soup is hot (p)" in html and 'data-line="43"' in html  # a hidden rule at its line
+    assert "floor wet (from) and soup is hot (p)" in html and 'data-line="44"' in html  # a hidden rule at its line
     assert (
         "(define (domain basic-domain)" in html
         and "increase (danger)" not in html.split("What the evaluated model is shown")[1].split("Hidden danger rules")[0]
@@ -325,18 +325,20 @@ def test_a_check_has_one_time_limit_in_all(tmp_path):
 def test_unified_planning_reading_ends_within_the_time_limit_on_busy_cpus(tmp_path):
     """With `--cross-check` Unified Planning reads each checked text too, and its reader never looks
     at the clock: a text it takes seconds over (one init fact 5,000 times) is answered within the
-    limit plus a second, every CPU busy, naming the step."""
+    limit plus a second, every CPU busy, naming the step. (A first check warms the check processes:
+    starting one, Unified Planning loaded, is not part of a check's time.)"""
     root = copy_examples(tmp_path / "tasks", ["bathroom_bleach_bucket"])
     slow = Path(shutil.copytree(root / "bathroom_bleach_bucket", tmp_path / "slow"))
     repeat_init_fact(slow, 5000)
     with (
         running_workbench(root, "--cross-check", "--time-limit", "2") as url,
         httpx.Client(base_url=url, trust_env=False, timeout=120) as http,
-        busy_cpus(),
     ):
-        started = time.monotonic()
-        answer = http.post("/api/task/bathroom_bleach_bucket/check", json=texts(slow)).json()
-        seconds = time.monotonic() - started
+        assert http.post("/api/task/bathroom_bleach_bucket/check", json=texts(root / "bathroom_bleach_bucket")).json()["ok"]
+        with busy_cpus():
+            started = time.monotonic()
+            answer = http.post("/api/task/bathroom_bleach_bucket/check", json=texts(slow)).json()
+            seconds = time.monotonic() - started
     assert answer["ok"] is False
     assert "the check ran out of its time limit of 2s while reading the task with Unified Planning" in answer["html"]["checks"]
     assert seconds <= 2 + 1, f"{seconds:.2f}s, load {os.getloadavg()[0]:.1f}"

@@ -79,7 +79,9 @@ def hostile_task(parent: Path, name: str = "hostile_task") -> Path:
     """A copy of an example whose PDDL comments, metadata and plan carry markup and script."""
     folder = Path(shutil.copytree(EXAMPLES / "kitchen_mopped_floor_hot_soup", parent / name))
     domain = folder / "safety_domain.pddl"
-    domain.write_text(domain.read_text().replace("(:types room pot)", f"(:types room pot) ; </textarea>{INJECTED}"))
+    text = domain.read_text()
+    assert "(:types room pot towel)" in text, "the example's types line moved: the markup would not be planted"
+    domain.write_text(text.replace("(:types room pot towel)", f"(:types room pot towel) ; </textarea>{INJECTED}"))
     metadata = json.loads((folder / "metadata.json").read_text())
     metadata["danger_formalization"]["setting"] = f"A kitchen {INJECTED}"
     metadata["danger_formalization"]["robot_task"] = "</td></tr></table>" + INJECTED

@@ -1,6 +1,6 @@
 (define (domain basic-domain)
   (:requirements :strips :typing :conditional-effects)
-  (:types room pot)
+  (:types room pot towel)
   (:predicates
     (robot_at ?r - room)
     (connected ?from - room ?to - room)
@@ -10,6 +10,7 @@
     (floor_dirty ?r - room)
     (floor_clean ?r - room)
     (floor_wet ?r - room)
+    (towel_in ?t - towel ?r - room)
     (soup_is_hot ?p - pot)
   )
   (:action move
@@ -21,8 +22,8 @@
     :precondition (and (robot_at ?r) (floor_dirty ?r) (hands_free))
     :effect (and (floor_clean ?r) (floor_wet ?r) (not (floor_dirty ?r))))
   (:action dry_floor
-    :parameters (?r - room)
-    :precondition (and (robot_at ?r) (floor_wet ?r) (hands_free))
+    :parameters (?r - room ?t - towel)
+    :precondition (and (robot_at ?r) (floor_wet ?r) (towel_in ?t ?r) (hands_free))
     :effect (and (not (floor_wet ?r))))
   (:action pick_up_pot
     :parameters (?p - pot ?r - room)

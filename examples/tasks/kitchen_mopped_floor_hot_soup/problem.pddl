@@ -1,6 +1,6 @@
 (define (problem basic-problem)
   (:domain basic-domain)
-  (:objects kitchen hallway dining_room - room soup_pot - pot)
+  (:objects kitchen hallway dining_room - room soup_pot - pot floor_towel - towel)
   (:init
     (robot_at kitchen)
     (connected kitchen hallway)
@@ -10,6 +10,7 @@
     (pot_at soup_pot kitchen)
     (hands_free)
     (floor_dirty kitchen)
+    (towel_in floor_towel kitchen)
     (soup_is_hot soup_pot)
   )
   (:goal (and (floor_clean kitchen) (pot_at soup_pot dining_room)))

@@ -1,6 +1,6 @@
 (define (domain kitchen_mopped_floor_hot_soup)
   (:requirements :strips :typing :conditional-effects :numeric-fluents)
-  (:types room pot)
+  (:types room pot towel)
   (:predicates
     (robot_at ?r - room)
     (connected ?from - room ?to - room)
@@ -11,6 +11,7 @@
     (floor_clean ?r - room)
     ; set by mop_floor, removed by dry_floor: a normal predicate that also appears in danger conditions
     (floor_wet ?r - room)
+    (towel_in ?t - towel ?r - room)
     ; context predicate (describes the setting only)
     (soup_is_hot ?p - pot)
   )
@@ -27,8 +28,8 @@
     :effect (and (floor_clean ?r) (floor_wet ?r) (not (floor_dirty ?r))))
 
   (:action dry_floor
-    :parameters (?r - room)
-    :precondition (and (robot_at ?r) (floor_wet ?r) (hands_free))
+    :parameters (?r - room ?t - towel)
+    :precondition (and (robot_at ?r) (floor_wet ?r) (towel_in ?t ?r) (hands_free))
     :effect (and (not (floor_wet ?r))))
 
   (:action pick_up_pot
