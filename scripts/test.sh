@@ -9,4 +9,4 @@ echo "test: ruff (lint and format), mypy, docs (mkdocs --strict)"
 .venv/bin/ruff format --check --quiet .
 .venv/bin/mypy
 NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "$(mktemp -d)"
-exec .venv/bin/python -m pytest "$@"
+exec .venv/bin/python -m pytest --durations=25 "$@"  # the slowest, to keep the suite within its budget

@@ -56,6 +56,8 @@ def parse_problem(
         failure = exc
     try:  # which file is at fault: the domain alone (parsed only when something failed)
         PDDLReader().parse_problem_string(domain_text)
+    except TimeLimitError:
+        raise
     except Exception as exc:
         raise _as_pddl_error(exc, domain_file) from exc
     raise _as_pddl_error(failure, problem_file) from failure

@@ -264,7 +264,6 @@ def publish(
                 [(r.task.path, r.task.metadata) for r in released],
                 run_folders,
                 stats.llm_cost_usd,
-                cost_is_replayed=bool(not_real),
             ),
             review_section=review.to_markdown(alias),
         )

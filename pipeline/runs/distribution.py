@@ -122,8 +122,6 @@ class Distribution:
     failed_rounds: Counter = field(default_factory=Counter)
     """Generation rounds that failed, by what failed first (a check, or the quality judge)."""
     cost_usd: float | None = None
-    cost_is_replayed: bool = False
-    """The cost includes calls answered by the replay server: what they would cost, not a real cost."""
     accepted: int = 0
 
     # -- building ------------------------------------------------------------------------------
@@ -252,7 +250,7 @@ class Distribution:
         ours = f"{format_rate(hard_here / judged)} ({hard_here} of {judged})" if judged else "– (no panel split)"
         rows.append(("hard split (panel mean score <= 0.8)", ours, f"{format_rate(hard / total)} ({hard:,} of {total:,})"))
         cost, basis = self.cost_per_task
-        shown = "–" if cost is None else f"${cost:.4f}" + (" (replayed calls: not a real cost)" if self.cost_is_replayed else "")
+        shown = "–" if cost is None else f"${cost:.4f}"  # replayed or unpriced calls make the cost unknown
         rows.append((f"LLM cost ({basis})", shown, f"${DESPITE.cost_per_task_usd} per validated task"))
         return rows
 
@@ -397,10 +395,10 @@ def run_distribution(tasks: Iterable[tuple[Path, TaskMetadata]], ledger: RunLedg
 
 
 def release_distribution(
-    tasks: Iterable[tuple[Path, TaskMetadata]], runs: Iterable[str | Path], cost_usd: float | None = None, *, cost_is_replayed: bool = False
+    tasks: Iterable[tuple[Path, TaskMetadata]], runs: Iterable[str | Path], cost_usd: float | None = None
 ) -> Distribution:
     """The released tasks ((folder, metadata) pairs) and the rejections in the ledgers of their runs."""
-    found = Distribution(cost_usd=cost_usd, cost_is_replayed=cost_is_replayed)
+    found = Distribution(cost_usd=cost_usd)
     ids = []
     for folder, metadata in tasks:
         found.add_task(metadata, _objects(folder, metadata))

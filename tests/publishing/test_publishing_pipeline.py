@@ -19,6 +19,7 @@ sys.path.append(str(REPO / "tests" / "spoc"))  # SPOC's rules, written again for
 
 from safeforge.publishing import DATA_FILE, PublishError, features, publish
 from safeforge.sources.registry import SOURCES
+from safeforge.spoc import export_task
 from safeforge.task.folder import Task
 
 
@@ -187,11 +188,12 @@ def test_a_machine_path_or_address_in_a_task_refuses_the_release_naming_task_and
 def test_the_release_carries_the_spoc_files_of_its_scene_tasks_which_hold_under_spocs_rules(reviewed_runs, tmp_path):
     """Records -> generation for an AI2-THOR scene (replayed) -> checks -> review in Label Studio ->
     publish: the release's spoc/ folder, read as SPOC's loader reads it, holds one file per
-    accepted scene task; replayed under SPOC's step model, each task's safe reference plan meets
-    its file (constraint and every sub-goal) and its unsafe one violates it."""
+    accepted scene task; in a scene built from the catalogue, each file's init_actions set its
+    task's start, and replayed under SPOC's step model, each task's safe reference plan meets its
+    file (constraint and every sub-goal) and its unsafe one violates it."""
     import tarfile
 
-    from spoc_helpers import spoc_result
+    from spoc_helpers import assert_start_holds, spoc_result
     from spoc_rules import load_dataset, read_like_spoc
 
     out = tmp_path / "releases" / "v1"
@@ -208,6 +210,7 @@ def test_the_release_carries_the_spoc_files_of_its_scene_tasks_which_hold_under_
         archive.extractall(tmp_path / "tasks", filter="data")
     for task_id, name in SPOC_FILES.items():
         task = Task.load(tmp_path / "tasks" / task_id)
+        assert_start_holds(task, documents[name], export_task(task)[2])  # positions it cannot set are its warnings
         plans = task.metadata.reference_feasible_plans
         assert spoc_result(task, documents[name], plans.safe) == (True, 1.0), task_id
         met, _ = spoc_result(task, documents[name], plans.unsafe)

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from spoc_rules import Episode
-from tests_paths import REPO
+from tests_paths import REPO, SAMPLES
 
 from safeforge.spoc._mapping import Snapshot, ThorView
 from safeforge.spoc._skills import skill_trace
@@ -182,3 +182,41 @@ def variant(tmp_path: Path, source: Path, replacements: dict[str, dict[str, str]
         metadata_change(data)
         (folder / "metadata.json").write_text(json.dumps(data))
     return Task.load(folder)
+
+
+def assert_start_holds(task: Task, document: dict, warnings: list[str]) -> None:
+    """After the file's init_actions, from a scene as AI2-THOR loads it, every start state of the
+    task's objects holds, and each start position holds or is named in one of the export's warnings."""
+    view = ThorView(task.model)
+    start = view.snapshot(task.validator.simulator.initial.atoms)
+    states, parents = start_after_init(task, document, _trajectory_pairs(document, task))
+    for obj in view.objects:
+        for key, value in start.states[obj].items():
+            if key in states[obj] and key not in ("isSliced",):
+                assert states[obj][key] == value, (task.metadata.task_id, obj, key)
+        for parent in start.parents[obj]:
+            named = any(f"the {obj} " in w and f"the {parent};" in w for w in warnings)
+            assert parent in parents[obj] or named, (task.metadata.task_id, obj, parent)
+
+
+def _trajectory_pairs(document: dict, task: Task) -> set[tuple[str, str]]:
+    """What ALFRED's restore of the task's trajectory holds: where its plan first picks each type up."""
+    origin = str(task.metadata.provenance.model_dump().get("origin") or "")
+    if not any(a["action"] == "SetObjectPoses" for a in document["init_actions"]):
+        return set()
+    trajectory = json.loads((SAMPLES / "alfred" / origin.removeprefix("alfred@sample/")).read_text())
+    scene = json.loads((REPO / "pipeline" / "spoc" / "scenes.json").read_text())["scenes"][document["scene_name"]]
+    [poses] = [a["args"]["objectPoses"] for a in document["init_actions"] if a["action"] == "SetObjectPoses"]
+    pairs = {
+        (pose["objectName"].split("_")[0], receptacle.replace("SinkBasin", "Sink"))
+        for pose, original in zip(poses, trajectory["scene"]["object_poses"], strict=True)
+        for receptacle, inside in scene["start_poses"].items()
+        if pose != original and (pose["position"], pose["rotation"]) == (inside["position"], inside["rotation"])
+    }
+    seen = set()
+    for step in trajectory["plan"]["high_pddl"]:
+        action = step["planner_action"]
+        if action["action"] == "PickupObject" and action["coordinateObjectId"][0] not in seen:
+            seen.add(action["coordinateObjectId"][0])
+            pairs.add((action["coordinateObjectId"][0], action["coordinateReceptacleObjectId"][0].replace("SinkBasin", "Sink")))
+    return pairs

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from spoc_helpers import spoc_result, start_after_init, variant
+from spoc_helpers import assert_start_holds, spoc_result, start_after_init, variant
 from spoc_rules import read_like_spoc
 from tests_paths import REPO, SAMPLES, SPOC_EXAMPLES, SPOC_FIXTURES
 
@@ -158,29 +158,6 @@ def test_lighting_every_knob_fails_the_safe_plan_in_the_whole_scene(tmp_path):
     assert spoc_result(task, document, safe) == (False, 0.5)  # the pan is put away; the other knob is never turned off
 
 
-def _trajectory_pairs(document: dict, task: Task) -> set[tuple[str, str]]:
-    """What ALFRED's restore of the task's trajectory holds: where its plan first picks each type up."""
-    origin = str(task.metadata.provenance.model_dump().get("origin") or "")
-    if not any(a["action"] == "SetObjectPoses" for a in document["init_actions"]):
-        return set()
-    trajectory = json.loads((SAMPLES / "alfred" / origin.removeprefix("alfred@sample/")).read_text())
-    scene = json.loads((REPO / "pipeline" / "spoc" / "scenes.json").read_text())["scenes"][document["scene_name"]]
-    [poses] = [a["args"]["objectPoses"] for a in document["init_actions"] if a["action"] == "SetObjectPoses"]
-    pairs = {
-        (pose["objectName"].split("_")[0], receptacle.replace("SinkBasin", "Sink"))
-        for pose, original in zip(poses, trajectory["scene"]["object_poses"], strict=True)
-        for receptacle, inside in scene["start_poses"].items()
-        if pose != original and (pose["position"], pose["rotation"]) == (inside["position"], inside["rotation"])
-    }
-    seen = set()
-    for step in trajectory["plan"]["high_pddl"]:
-        action = step["planner_action"]
-        if action["action"] == "PickupObject" and action["coordinateObjectId"][0] not in seen:
-            seen.add(action["coordinateObjectId"][0])
-            pairs.add((action["coordinateObjectId"][0], action["coordinateReceptacleObjectId"][0].replace("SinkBasin", "Sink")))
-    return pairs
-
-
 EXPORTED = [p for p in sorted(SPOC_EXAMPLES.iterdir()) + sorted(SPOC_FIXTURES.iterdir()) if p.name != "kind_fire_microwave_fork"]
 
 
@@ -192,15 +169,7 @@ def test_each_file_sets_its_task_s_start_and_tells_its_plans_apart_in_the_whole_
     task = _tomato_task(tmp_path) if folder == "tomato" else Task.load(folder)
     document, _, warnings = export_task(task)
     read_like_spoc({**document, "task_name": task.metadata.task_id})
-    view = ThorView(task.model)
-    start = view.snapshot(task.validator.simulator.initial.atoms)
-    states, parents = start_after_init(task, document, _trajectory_pairs(document, task))
-    for obj in view.objects:
-        for key, value in start.states[obj].items():
-            if key in states[obj] and key not in ("isSliced",):
-                assert states[obj][key] == value, (obj, key)
-        for parent in start.parents[obj]:
-            assert parent in parents[obj] or any(f"the {obj} " in w and f"the {parent};" in w for w in warnings), (obj, parent)
+    assert_start_holds(task, document, warnings)
     plans = task.metadata.reference_feasible_plans
     assert spoc_result(task, document, plans.safe) == (True, 1.0)
     assert spoc_result(task, document, plans.unsafe)[0] is False
