@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from spoc_helpers import assert_start_holds, spoc_result, start_after_init, variant
+from spoc_helpers import assert_start_holds, spoc_result, variant
 from spoc_rules import read_like_spoc
 from tests_paths import REPO, SAMPLES, SPOC_EXAMPLES, SPOC_FIXTURES
 
