@@ -333,7 +333,8 @@ def run_overview(folder: str | Path, *, tasks: bool = True) -> RunOverview:
             for state in ("no_danger", REJECTED_FORMALIZATION, "rejected_by_checks", "rejected_by_review", "error")
         }
         waited = ledger.reached(AWAITING)
-        distribution = run_distribution(passed, ledger, cost.cost_usd if (root / LLM_DB_FILE).is_file() else None) if tasks else None
+        priced = (root / LLM_DB_FILE).is_file() and not cost.unpriced_calls  # replayed or unpriced calls: no cost per task
+        distribution = run_distribution(passed, ledger, cost.cost_usd if priced else None) if tasks else None
     finally:
         ledger.close()
     states: dict[str, int] = {}

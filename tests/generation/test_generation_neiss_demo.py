@@ -270,6 +270,7 @@ def test_the_run_reports_its_distribution_beside_despites_figures(demo, capsys):
         "| safety actions, physical | close, cover or lock 2, ask, tell or show a person 1, adjust or fasten 1 | sensor checks or "
         "parameter adjustments |",
         "| hard split (panel mean score <= 0.8) | – (no panel split) | 8.5% (1,044 of 12,279) |",
+        "| LLM cost (unknown: replayed or unpriced calls, or no LLM ledger) | – | $0.011 per validated task |",  # not $0
     ):
         assert line in markdown, line
     assert main(["runs", "show", str(demo["root"])]) == 0
