@@ -43,8 +43,13 @@ def test_the_markdown_fits_in_110_kb():
     assert sum(sizes.values()) <= LIMIT_BYTES, f"{sum(sizes.values())} bytes of Markdown: {sizes}"
 
 
+def measured_figures(text: str) -> set[str]:
+    """The figures of a page, less its targets (`≤ 2 s`), which may equal a limit stated elsewhere."""
+    return {" ".join(m.group().split()) for m in FIGURE.finditer(text) if not re.search(r"[≤≥]\s?$", text[: m.start()])}
+
+
 def test_figures_live_only_in_benchmarks():
-    measured = {" ".join(m.split()) for m in FIGURE.findall(prose(BENCHMARKS))}
+    measured = measured_figures(prose(BENCHMARKS))
     assert len(measured) > 20, "benchmarks.md lost its figures, or FIGURE no longer reads them"
     found = []
     for page in pages():
