@@ -5,6 +5,7 @@ in a table on one page at most."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from pathlib import Path
 
 from tests_paths import REPO
@@ -81,3 +82,17 @@ def test_an_option_is_in_a_table_on_one_page_at_most():
                 homes.setdefault(option, set()).add(page.relative_to(REPO).as_posix())
     twice = {option: sorted(where) for option, where in homes.items() if len(where) > 1}
     assert not twice, f"an option's table belongs on its command's one reference page: {twice}"
+
+
+def slug(heading: str) -> str:
+    """The anchor mkdocs gives a heading (Python-Markdown's toc slugify)."""
+    ascii_text = unicodedata.normalize("NFKD", heading).encode("ascii", "ignore").decode()
+    return re.sub(r"[-\s]+", "-", re.sub(r"[^\w\s-]", "", ascii_text).strip().lower())
+
+
+def test_the_readmes_anchors_lead_somewhere():
+    """mkdocs checks the anchors between pages; the README is not one of its pages."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    for page, anchor in re.findall(r"\]\((docs/[^)#]+)#([^)]+)\)", readme):
+        headings = re.findall(r"^#+ (.+)$", prose(REPO / page), re.M)
+        assert anchor in {slug(h) for h in headings}, f"README links to {page}#{anchor}, which has no such heading"
