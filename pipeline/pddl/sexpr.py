@@ -128,6 +128,10 @@ def parse_recovering(text: str) -> Recovered:
         found.dropped.append(str(section[0]).lower() if section and isinstance(section[0], str) else "")
         del stack[1:], columns[1:]
 
+    def too_many(closing: tuple[int, int, SList], token: str, line: int) -> None:
+        fail(closing[:2], f"a ')' too many: the section opened on line {closing[2].line} closes here, before {token!r} on line {line}")
+        drop(closing[2])
+
     for count, match in enumerate(_TOKEN.finditer(text)):
         if count % _TIME_CHECK_EVERY == 0:
             check_time()
@@ -135,29 +139,29 @@ def parse_recovering(text: str) -> Recovered:
         if token == "\n":
             line, line_start, first_on_line = line + 1, match.end(), True
             continue
-        if token.startswith(";"):
+        if token[0] == ";":
             continue
-        column = match.start() - line_start + 1
         starts_line, first_on_line = first_on_line, False
-        if token == "(" and _SECTION.match(text, match.start()):
-            skipping = False
-            if len(stack) > 1:
-                where = suspect or (stack[-1].line, columns[-1])
-                fail(where, f"the '(' on line {where[0]} is probably never closed (the section on line {line} starts while it is open)")
-                drop(stack[1])
-            elif not stack and closed is not None and top and isinstance(top[-1], SList):
-                fail(closed, f"a ')' too many: the list opened on line {top[-1].line} closes here, before the section on line {line}")
-                stack.append(top[-1])
-                columns.append(1)
-            suspect = None
-        elif token != ")" and len(stack) == 1 and section_closed is not None and not skipping:
-            at = section_closed[2].line
-            fail(section_closed[:2], f"a ')' too many: the section opened on line {at} closes here, before {token!r} on line {line}")
-            drop(section_closed[2])
-            skipping = True
-        if skipping:
-            continue
         if token == "(":
+            column = match.start() - line_start + 1
+            section = _SECTION.match(text, match.start())
+            if section:
+                skipping = False
+                if len(stack) > 1:
+                    where = suspect or (stack[-1].line, columns[-1])
+                    fail(where, f"the '(' on line {where[0]} is probably never closed (the section on line {line} starts while it is open)")
+                    drop(stack[1])
+                elif not stack and closed is not None and top and isinstance(top[-1], SList):
+                    fail(closed, f"a ')' too many: the list opened on line {top[-1].line} closes here, before the section on line {line}")
+                    stack.append(top[-1])
+                    columns.append(1)
+                suspect = None
+            if skipping:
+                continue
+            if not section and len(stack) == 1 and section_closed is not None:  # a list after a section closed too early
+                skipping = True
+                too_many(section_closed, token, line)
+                continue
             if len(stack) >= depth_limit:
                 fail((line, column), beyond("nesting", f"parentheses nested more than {depth_limit} deep"))
                 if len(stack) > 1:
@@ -172,18 +176,25 @@ def parse_recovering(text: str) -> Recovered:
             (stack[-1] if stack else top).append(node)
             stack.append(node)
             columns.append(column)
-            section_closed = None if len(stack) == 2 else section_closed
+            if len(stack) == 2:
+                section_closed = None
+        elif skipping:
+            continue
         elif token == ")":
+            column = match.start() - line_start + 1
             if not stack:
                 fail((line, column), "a ')' closes nothing")
                 continue
             node, opened = stack.pop(), columns.pop()
             if starts_line and column < opened:
                 outdented = (node.line, opened)
-            if len(stack) == 1:
+            if len(stack) == 1 and _is_section(node):
                 section_closed = (line, column, node)
             elif not stack:
                 closed, section_closed = (line, column), None
+        elif len(stack) == 1 and section_closed is not None:  # a word after a section closed too early
+            skipping = True
+            too_many(section_closed, token, line)
         elif stack and stack[-1].line == line:
             stack[-1].append(token)
         else:
