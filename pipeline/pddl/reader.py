@@ -108,18 +108,24 @@ def read_all(domain_text: str, problem_text: str, domain_file: str = "domain.pdd
             errors += [PDDLError(file, e.message, e.line, e.column) for e in recovered.errors]
             dropped.update(recovered.dropped)
             parsed.append(recovered.expressions)
-    task, failed = _read(parsed[0], parsed[1], domain_file, problem_file, errors)
+    task, failed = _read(parsed[0], parsed[1], domain_file, problem_file, errors, dropped)
     order = {domain_file: 0, problem_file: 1}
     errors.sort(key=lambda e: (order.get(e.file, 2), e.line or 0, e.column or 0))
-    return Reading(task, errors, not (dropped | failed) & (DECLARATIONS | {"define"}))
+    return Reading(task, errors, not failed & (DECLARATIONS | {"define"}))
 
 
 def _read(
-    domain_exprs: list[SExpr], problem_exprs: list[SExpr], domain_file: str, problem_file: str, errors: list[PDDLError] | None
+    domain_exprs: list[SExpr],
+    problem_exprs: list[SExpr],
+    domain_file: str,
+    problem_file: str,
+    errors: list[PDDLError] | None,
+    dropped: frozenset[str] | set[str] = frozenset(),
 ) -> tuple[PDDLTask, set[str]]:
-    """The task and the keywords of the sections that did not read ("define": a file's head); the
-    first error raised when `errors` is None, else each appended and the reading goes on."""
-    failed: set[str] = set()
+    """The task and the keywords of the sections that did not read (`dropped` by the parse, or
+    failed here; "define": a file's head); the first error raised when `errors` is None, else each
+    appended and the reading goes on."""
+    failed = set(dropped)
 
     def attempt(keyword: str | None, read: Callable[[], object]) -> object:
         if errors is None:
