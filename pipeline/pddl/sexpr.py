@@ -118,8 +118,8 @@ def parse_recovering(text: str) -> Recovered:
     outdented: tuple[int, int] | None = None  # the last group closed by a ')' starting a line left of it
     skipping = False  # inside a dropped section, until the next one starts
 
-    def fail(where: tuple[int, int], message: str) -> None:
-        found.errors.append(SExprError(where[0], f"unbalanced parentheses: {message}", where[1]))
+    def fail(where: tuple[int, int], message: str, unbalanced: bool = True) -> None:
+        found.errors.append(SExprError(where[0], f"unbalanced parentheses: {message}" if unbalanced else message, where[1]))
 
     def drop(section: SList) -> None:
         define = stack[0] if stack else top[-1]
@@ -163,7 +163,7 @@ def parse_recovering(text: str) -> Recovered:
                 too_many(section_closed, token, line)
                 continue
             if len(stack) >= depth_limit:
-                fail((line, column), beyond("nesting", f"parentheses nested more than {depth_limit} deep"))
+                fail((line, column), beyond("nesting", f"parentheses nested more than {depth_limit} deep"), unbalanced=False)
                 if len(stack) > 1:
                     drop(stack[1])
                 skipping = True
