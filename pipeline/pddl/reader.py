@@ -23,7 +23,7 @@ SUPPORTED = {
     ":existential-preconditions", ":universal-preconditions", ":quantified-preconditions",
     ":conditional-effects", ":numeric-fluents", ":fluents", ":object-fluents", ":adl", ":action-costs",
 }  # fmt: skip
-DECLARATIONS = {":types", ":constants", ":predicates", ":functions", ":objects"}  # the sections names are checked against
+DECLARATIONS = {":types", ":constants", ":predicates", ":functions", ":objects"}  # what the names used are checked against
 UNSUPPORTED = {
     ":durative-actions", ":duration-inequalities", ":continuous-effects", ":derived-predicates",
     ":timed-initial-literals", ":preferences", ":constraints", ":time", ":processes", ":events",
