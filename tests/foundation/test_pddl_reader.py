@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from tests_paths import EXAMPLES, REPO
@@ -98,3 +99,19 @@ def test_names_undeclared_in_the_parts_that_read_are_each_found():
     assert len(reading.errors) == 1 and reading.declarations_read
     (undeclared,) = Simulator.errors(reading.task)
     assert undeclared.message == "undeclared object or constant attic" and undeclared.line == _line_of(problem, "(:goal")
+
+
+def test_a_task_reports_its_syntax_errors_and_the_undeclared_names_of_the_parts_that_read(tmp_path):
+    from safeforge.task.folder import Task
+
+    domain = D.replace("(:action go_to\n", "(:action go_twice :parameters (?r - location)\n  (:action go_to\n", 1)  # never closed
+    domain = domain.replace("(has_bleach ?b)", "(has_bleech ?b)", 1)  # an undeclared predicate in add_bleach
+    problem = P.replace("(:goal (and (floor_disinfected bathroom)))", "(:goal (and (floor_disinfected attic)))")
+    task = Task(tmp_path, domain, problem, Task.metadata_of(EXAMPLES / "bathroom_bleach_bucket"))
+    found = [(Path(e.file).name, e.line, e.message.split(" (")[0]) for e in task.read_errors()]
+    opened = _line_of(domain, "(:action go_twice")
+    assert found == [
+        ("safety_domain.pddl", opened, f"unbalanced parentheses: the '(' on line {opened} is probably never closed"),
+        ("safety_domain.pddl", _line_of(domain, "(has_bleech"), "undeclared predicate has_bleech"),
+        ("safety_problem.pddl", _line_of(problem, "(:goal"), "undeclared object or constant attic"),
+    ]
