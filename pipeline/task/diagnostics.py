@@ -50,8 +50,9 @@ def read_problems(task: Task) -> list[Diagnostic]:
         return [Diagnostic("read", task.too_large, SAFETY_PROBLEM)]
     try:
         task.validator  # noqa: B018 - reads and compiles both files
-    except PDDLError:
-        return [_placed(task, Diagnostic("read", e.message, Path(e.file).name, e.line, e.column)) for e in task.read_errors()]
+    except PDDLError as exc:
+        found = task.read_errors() or [exc]
+        return [_placed(task, Diagnostic("read", e.message, Path(e.file).name, e.line, e.column)) for e in found]
     except TaskError as exc:
         return [Diagnostic("read", str(exc))]
     return []
