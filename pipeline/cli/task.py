@@ -71,8 +71,9 @@ def _check(args) -> int:
     from safeforge.task.diagnostics import diagnose
     from safeforge.task.folder import Task
 
-    if args.json and (problem := _read_problem(Path(args.task))) is not None:  # the read error as the one diagnostic
-        print(json.dumps({"task_id": Path(args.task).name, "ok": False, "checks": [], "diagnostics": [problem.to_dict()]}, indent=2))
+    if args.json and (problems := _read_problems(Path(args.task))):  # the read errors as the diagnostics
+        found = [problem.to_dict() for problem in problems]
+        print(json.dumps({"task_id": Path(args.task).name, "ok": False, "checks": [], "diagnostics": found}, indent=2))
         return 1
     task = Task.load(args.task)
     report = check_task(task, engine=args.engine, time_limit=args.time_limit, cross_check=args.cross_check)
@@ -100,18 +101,18 @@ def _check(args) -> int:
     return 0 if report.ok else 1
 
 
-def _read_problem(folder: Path) -> Diagnostic | None:
-    """Why the PDDL of the task folder cannot be read, at its line and columns (None: it can, or the
-    folder itself is unusable, which Task.load reports)."""
-    from safeforge.task.diagnostics import read_problem
+def _read_problems(folder: Path) -> list[Diagnostic]:
+    """Why the PDDL of the task folder cannot be read, each error at its line and columns (none: it
+    can, or the folder itself is unusable, which Task.load reports)."""
+    from safeforge.task.diagnostics import read_problems
     from safeforge.task.files import SAFETY_DOMAIN, SAFETY_PROBLEM, TaskError, read_task_file
     from safeforge.task.folder import Task
 
     try:
         task = Task(folder, read_task_file(folder / SAFETY_DOMAIN), read_task_file(folder / SAFETY_PROBLEM), Task.metadata_of(folder))
     except TaskError:
-        return None
-    return read_problem(task)
+        return []
+    return read_problems(task)
 
 
 def _validate(args) -> int:

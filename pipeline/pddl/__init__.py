@@ -3,7 +3,8 @@
 - sexpr: a small s-expression reader for raw PDDL/BDDL text (`parse`, `to_text`, `unbalanced`).
 - errors: `PDDLError`, naming file and line.
 - bounds: the grounding size counted from the text (`grounding_size`, `too_large`).
-- reader: our own reader of the task subset (`read_task`, `PDDLTask`), what scoring runs on.
+- reader: our own reader of the task subset (`read_task`, `PDDLTask`), what scoring runs on;
+  `read_all` goes on after an error to find every one.
 - up_io: reading and writing PDDL with Unified Planning (`parse_problem`, `write_problem`,
   `expression_to_pddl`), for the checks and the planners.
 - danger: the rules of the `(danger)` counter, on our reader's model (`analyse`, `DangerAnalysis`).
@@ -20,7 +21,7 @@ if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy
     from .bounds import grounding_size, too_large
     from .danger import DangerAnalysis, DangerEffect, analyse
     from .errors import PDDLError
-    from .reader import DANGER, PDDLTask, read_task
+    from .reader import DANGER, PDDLTask, Reading, read_all, read_task
     from .transforms import basic_problem, safe_problem, unsafe_problem
     from .up_io import expression_to_pddl, parse_problem, write_problem
 

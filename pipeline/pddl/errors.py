@@ -14,6 +14,7 @@ class PDDLError(SafeforgeError):
     file: str
     message: str
     line: int | None = None
+    column: int | None = None  # from 1, when known
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file

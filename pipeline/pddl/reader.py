@@ -10,11 +10,12 @@ any undeclared predicate, function, object or parameter with its line.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from safeforge.common.limits import check_time
 from safeforge.pddl.errors import PDDLError
-from safeforge.pddl.sexpr import SExpr, SExprError, SList, Source, parse, unbalanced
+from safeforge.pddl.sexpr import SExpr, SExprError, SList, Source, parse, parse_recovering, unbalanced
 
 DANGER = "danger"  # the numeric fluent danger effects increase
 SUPPORTED = {
@@ -22,6 +23,7 @@ SUPPORTED = {
     ":existential-preconditions", ":universal-preconditions", ":quantified-preconditions",
     ":conditional-effects", ":numeric-fluents", ":fluents", ":object-fluents", ":adl", ":action-costs",
 }  # fmt: skip
+DECLARATIONS = {":types", ":constants", ":predicates", ":functions", ":objects"}  # what the names used are checked against
 UNSUPPORTED = {
     ":durative-actions", ":duration-inequalities", ":continuous-effects", ":derived-predicates",
     ":timed-initial-literals", ":preferences", ":constraints", ":time", ":processes", ":events",
@@ -71,19 +73,102 @@ def read_task(
 ) -> PDDLTask:
     """The task in two PDDL texts (or their `parse_file` expressions); PDDLError naming the file and
     line of the first problem."""
-    domain = _define(domain_source, domain_file, "domain")
-    problem = _define(problem_source, problem_file, "problem")
-    task = PDDLTask(domain_file, problem_file, str(domain[1][1]))
-    for index, section in enumerate(domain[2:]):
+    domain = parse_file(domain_source, domain_file) if isinstance(domain_source, str) else domain_source
+    problem = parse_file(problem_source, problem_file) if isinstance(problem_source, str) else problem_source
+    return _read(domain, problem, domain_file, problem_file, None)[0]
+
+
+@dataclass
+class Reading:
+    """A domain and problem read as far as they go: the task of the parts that read, every error
+    found (in order of file and line), and whether every declaration read (so the names used in
+    the parts that read can be checked against them)."""
+
+    task: PDDLTask
+    errors: list[PDDLError]
+    declarations_read: bool
+
+
+def read_all(domain_text: str, problem_text: str, domain_file: str = "domain.pddl", problem_file: str = "problem.pddl") -> Reading:
+    """Every syntax and section error of two PDDL texts, not only the first: after an error in a
+    section, reading goes on at the next section."""
+    errors: list[PDDLError] = []
+    dropped: set[str] = set()
+    parsed = []
+    for text, file in ((domain_text, domain_file), (problem_text, problem_file)):
+        check_time(f"reading {file}")
+        try:
+            exprs = parse(text)
+        except SExprError:  # unbalanced, or nested too deep
+            exprs = None
+        if exprs is not None and not _section_inside_section(exprs):
+            parsed.append(exprs)
+        else:  # read on at the next section (a ')' missing in one and too many in a later one balance)
+            recovered = parse_recovering(text)
+            errors += [PDDLError(file, e.message, e.line, e.column) for e in recovered.errors]
+            dropped.update(recovered.dropped)
+            parsed.append(recovered.expressions)
+    task, failed = _read(parsed[0], parsed[1], domain_file, problem_file, errors, dropped)
+    order = {domain_file: 0, problem_file: 1}
+    errors.sort(key=lambda e: (order.get(e.file, 2), e.line or 0, e.column or 0))
+    return Reading(task, errors, not failed & (DECLARATIONS | {"define"}))
+
+
+def _read(
+    domain_exprs: list[SExpr],
+    problem_exprs: list[SExpr],
+    domain_file: str,
+    problem_file: str,
+    errors: list[PDDLError] | None,
+    dropped: frozenset[str] | set[str] = frozenset(),
+) -> tuple[PDDLTask, set[str]]:
+    """The task and the keywords of the sections that did not read (`dropped` by the parse, or
+    failed here; "define": a file's head); the first error raised when `errors` is None, else each
+    appended and the reading goes on."""
+    failed = set(dropped)
+
+    def attempt(keyword: str | None, read: Callable[[], object]) -> object:
+        if errors is None:
+            return read()
+        try:
+            return read()
+        except PDDLError as exc:
+            errors.append(exc)
+            failed.add(keyword or "")
+            return None
+
+    domain = attempt("define", lambda: _define(domain_exprs, domain_file, "domain"))
+    problem = attempt("define", lambda: _define(problem_exprs, problem_file, "problem"))
+    task = PDDLTask(domain_file, problem_file, str(domain[1][1]) if isinstance(domain, SList) else "")
+    for index, section in enumerate(domain[2:] if isinstance(domain, SList) else ()):
         if index % 256 == 0:
             check_time()
-        _domain_section(task, section)
-    _problem_header(task, problem)
-    for section in problem[3:] if len(problem) > 2 and _keyword(problem[2]) == ":domain" else problem[2:]:
-        _problem_section(task, section)
-    if task.goal is None:
-        raise PDDLError(problem_file, "the problem has no :goal", problem.line)
-    return task
+        attempt(_keyword(section), lambda: _domain_section(task, section))  # noqa: B023 - called at once
+    if isinstance(problem, SList):
+        if isinstance(domain, SList):
+            attempt("define", lambda: _problem_header(task, problem))
+        for section in problem[3:] if len(problem) > 2 and _keyword(problem[2]) == ":domain" else problem[2:]:
+            attempt(_keyword(section), lambda: _problem_section(task, section))  # noqa: B023 - called at once
+        if task.goal is None and ":goal" not in failed:
+            attempt(":goal", lambda: _no_goal(problem_file, problem))
+    return task, failed
+
+
+def _section_inside_section(exprs: list[SExpr]) -> bool:
+    """Whether a `(:keyword ...)` section opens inside another (a ')' missing there)."""
+    sections = [section for define in exprs if isinstance(define, SList) for section in define[1:] if isinstance(section, SList)]
+    pending = [item for section in sections for item in section]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, SList):
+            if item and isinstance(item[0], str) and item[0].startswith(":"):
+                return True
+            pending.extend(item)
+    return False
+
+
+def _no_goal(file: str, problem: SList) -> None:
+    raise PDDLError(file, "the problem has no :goal", problem.line)
 
 
 def parse_file(text: str, file: str) -> list[SExpr]:
@@ -98,8 +183,7 @@ def parse_file(text: str, file: str) -> list[SExpr]:
         raise PDDLError(file, exc.message, exc.line) from None
 
 
-def _define(source: Source, file: str, kind: str) -> SList:
-    exprs = parse_file(source, file) if isinstance(source, str) else source
+def _define(exprs: list[SExpr], file: str, kind: str) -> SList:
     defines = [e for e in exprs if isinstance(e, SList) and e and _word(e[0]) == "define"]
     if len(defines) != 1 or len(exprs) != 1:
         raise PDDLError(file, f"expected one (define ({kind} ...) ...)", _line(exprs[1] if len(exprs) > 1 else None))

@@ -10,7 +10,8 @@ session of its own) and answers "timeout"; after every request it kills whatever
 behind (the worker is a child subreaper: orphans of a solve come back to it) and removes the
 scratch folder. A `cancel` line on stdin during a
 solve kills it the same way (the answer is "cancelled"). When its stdin closes (the process
-that started it ended), it kills the running solve and exits: no planner outlives its caller.
+that started it ended), it kills the running solve and exits: no planner outlives its caller;
+while it is still loading the planners, a thread watching stdin ends it at once.
 
 Because the worker is started with `-m`, its children never run the caller's `__main__`.
 """
@@ -25,6 +26,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import asdict
 
@@ -176,12 +178,28 @@ def handle(request: dict) -> dict:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+def _exit_when_stdin_closes(until: threading.Event) -> None:
+    """Until `until` is set, end the process as soon as stdin's writer closes it (the caller is
+    gone: loading the planners takes seconds, and no request can come). Reads nothing: a request
+    already written stays for the main loop."""
+    poller = select.poll()
+    poller.register(sys.stdin.fileno(), 0)  # POLLHUP and POLLERR only: data waiting is not an event
+    while not until.is_set():
+        if poller.poll(100):
+            os._exit(0)
+
+
 def main() -> None:
+    loaded = threading.Event()
+    watcher = threading.Thread(target=_exit_when_stdin_closes, args=(loaded,), daemon=True)
+    watcher.start()
     import unified_planning.shortcuts  # noqa: F401  (loaded once here, shared by every forked solve)
 
     import safeforge.pddl.up_io  # noqa: F401  (silences Unified Planning's credits)
 
     _prctl(PR_SET_CHILD_SUBREAPER, 1)  # what a solve leaves behind comes back here, to be killed
+    loaded.set()  # from here the main loop sees stdin close, and kills a running solve first
+    watcher.join()
 
     sys.stdout.buffer.write(READY)
     sys.stdout.flush()

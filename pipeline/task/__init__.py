@@ -16,7 +16,7 @@ from safeforge.common.lazy import lazy_exports
 if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy_exports reads this block)
     from .authoring import AuthoringError, check_task_name, copy_task, save_edit, scaffold_task
     from .checks import CheckReport, CheckResult, check_task, check_task_within, checked_metadata, record_check
-    from .diagnostics import Diagnostic, diagnose, read_problem
+    from .diagnostics import Diagnostic, diagnose, read_problems
     from .files import (
         BASIC_DOMAIN,
         BASIC_PROBLEM,

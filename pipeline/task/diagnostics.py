@@ -1,7 +1,8 @@
 """`diagnose`: every problem a check found in a task, each where it belongs (file, line, the
 columns of the word it is about), one list for `safeforge task check --json` and the workbench.
 
-A read error is at the line the reader names; a structure issue at the line it names, or at the
+Text that does not read gives every read error the reader finds (it goes on after each, see
+`Task.read_errors`), each at the line and column it names; a structure issue at the line it names, or at the
 action (or `:init`, `:goal`) it is about; the other checks' failures belong to the task as a whole.
 A check that is only a warning (`advisory`: DESPITE's rules on a task that is not generated) gives
 a diagnostic of severity "warning"; every other failure is an "error".
@@ -22,6 +23,8 @@ from safeforge.task.folder import Task
 Severity = Literal["error", "warning"]
 _ACTION = re.compile(r"\baction (\S+?):? ")
 _LINE = re.compile(r"\(line (\d+)\)")
+_WORD = re.compile(r"\(?[^\s();]*|\)")
+_FOUND = re.compile(r"\bfound (:?[^\s:;,()]+)")  # the word a reader found where another belongs
 _NAMED = re.compile(r"(?:predicate|function|object|parameter|type|constant|action|requirement|section) \??([^\s:;,()]+)")
 
 
@@ -41,24 +44,25 @@ class Diagnostic:
         return asdict(self)
 
 
-def read_problem(task: Task) -> Diagnostic | None:
-    """Why the task's text cannot be read at all (None when it can)."""
+def read_problems(task: Task) -> list[Diagnostic]:
+    """Why the task's text cannot be read at all: every error the reader finds (none when it reads)."""
     if task.too_large is not None:
-        return Diagnostic("read", task.too_large, SAFETY_PROBLEM)
+        return [Diagnostic("read", task.too_large, SAFETY_PROBLEM)]
     try:
         task.validator  # noqa: B018 - reads and compiles both files
     except PDDLError as exc:
-        return _placed(task, Diagnostic("read", exc.message, Path(exc.file).name, exc.line))
+        found = task.read_errors() or [exc]
+        return [_placed(task, Diagnostic("read", e.message, Path(e.file).name, e.line, e.column)) for e in found]
     except TaskError as exc:
-        return Diagnostic("read", str(exc))
-    return None
+        return [Diagnostic("read", str(exc))]
+    return []
 
 
 def diagnose(task: Task, report: CheckReport | None = None) -> list[Diagnostic]:
     """Every problem of `task` (and of its check's `report`, when it ran), in order: the read
-    error, or each structure issue, then each failed check."""
-    if (problem := read_problem(task)) is not None:
-        return [problem]
+    errors, or each structure issue, then each failed check."""
+    if problems := read_problems(task):
+        return problems
     found = [_placed(task, _structure(task, issue)) for issue in task.analysis.issues]
     if report is not None:
         for result in report.results:
@@ -81,7 +85,8 @@ def _structure(task: Task, message: str) -> Diagnostic:
 
 
 def _placed(task: Task, diagnostic: Diagnostic) -> Diagnostic:
-    """`diagnostic` with the columns of the word it names on its line, else of the line's text."""
+    """`diagnostic` with the columns of the word at its column (a '(' with the word after it), else
+    of the word it names on its line, else of the line's text."""
     text = {SAFETY_DOMAIN: task.safety_domain, SAFETY_PROBLEM: task.safety_problem}.get(diagnostic.file or "")
     if text is None or diagnostic.line is None:
         return diagnostic
@@ -89,7 +94,11 @@ def _placed(task: Task, diagnostic: Diagnostic) -> Diagnostic:
     if not 1 <= diagnostic.line <= len(lines):
         return diagnostic
     line = lines[diagnostic.line - 1].split(";", 1)[0]
-    for name in _NAMED.findall(diagnostic.message):
+    if diagnostic.column is not None:
+        word = _WORD.match(line, diagnostic.column - 1)
+        diagnostic.end_column = diagnostic.column + max(1, len(word.group()) if word else 0)
+        return diagnostic
+    for name in _NAMED.findall(diagnostic.message) + _FOUND.findall(diagnostic.message):
         if found := re.search(rf"(?<![\w?-]){re.escape(name)}(?![\w-])", line, re.IGNORECASE):
             diagnostic.column, diagnostic.end_column = found.start() + 1, found.end() + 1
             return diagnostic

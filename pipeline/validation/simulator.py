@@ -99,6 +99,16 @@ class Simulator:
     """Executes plans of one safety-augmented task."""
 
     def __init__(self, task: PDDLTask):
+        self._declare(task)
+        self._compiled = self._compile_actions(task.actions)
+        self.initial = State(set(), {})
+        for fact in task.init:
+            self._add_fact(self.initial, fact)
+        assert task.goal is not None
+        self.goals = [(self._condition(g, {}, task.problem_file, task.goal_line), g) for g in _conjuncts(task.goal)]
+        self.danger_key: Atom = (self._functions.get(DANGER, DANGER),)
+
+    def _declare(self, task: PDDLTask) -> None:
         self.task = task
         self.objects = {name.lower(): name for name in task.objects}
         self.actions: dict[str, Action] = task.actions
@@ -107,26 +117,42 @@ class Simulator:
         self._objects_of_type: dict[str, list[str]] = {}
         self._type_members: dict[str, frozenset[str]] = {}
         self._ground_cache: dict[tuple, GroundAction | str] = {}
-        self._compiled = self._compile_actions(task.actions)
-        self.initial = self._initial_state()
-        assert task.goal is not None
-        self.goals = [(self._condition(g, {}, task.problem_file, task.goal_line), g) for g in _conjuncts(task.goal)]
-        self.danger_key: Atom = (self._functions.get(DANGER, DANGER),)
+
+    @classmethod
+    def errors(cls, task: PDDLTask) -> list[PDDLError]:
+        """What does not compile in `task` (an undeclared name, a malformed expression): one error
+        per action, `:init` fact and goal conjunct, where building a Simulator stops at the first."""
+        simulator = cls.__new__(cls)
+        simulator._declare(task)
+        found: list[PDDLError] = []
+
+        def attempt(compile_part: Callable[..., object], *arguments) -> None:
+            try:
+                compile_part(*arguments)
+            except PDDLError as exc:
+                found.append(exc)
+
+        for action in task.actions.values():
+            attempt(simulator._compile_action, action)
+        state = State(set(), {})
+        for fact in task.init:
+            attempt(simulator._add_fact, state, fact)
+        for goal in [] if task.goal is None else _conjuncts(task.goal):
+            attempt(simulator._condition, goal, {}, task.problem_file, task.goal_line)
+        return found
 
     # -- state -------------------------------------------------------------------------------
-    def _initial_state(self) -> State:
-        state = State(set(), {})
+    def _add_fact(self, state: State, fact: SExpr) -> None:
+        """An `:init` fact into `state`."""
         file = self.task.problem_file
-        for fact in self.task.init:
-            line = fact.line if isinstance(fact, SList) else None
-            if isinstance(fact, SList) and len(fact) == 3 and _word(fact[0]) == "=":
-                key = self._atom_key(fact[1], {}, file, line, numeric=True)({})
-                state.numbers[key] = self._number(fact[2], file, line)
-            elif isinstance(fact, SList) and fact and _word(fact[0]) != "not":
-                state.atoms.add(self._atom_key(fact, {}, file, line, numeric=False)({}))
-            elif not (isinstance(fact, SList) and fact and _word(fact[0]) == "not"):
-                raise PDDLError(file, f"unexpected {_show(fact)} in :init", line)
-        return state
+        line = fact.line if isinstance(fact, SList) else None
+        if isinstance(fact, SList) and len(fact) == 3 and _word(fact[0]) == "=":
+            key = self._atom_key(fact[1], {}, file, line, numeric=True)({})
+            state.numbers[key] = self._number(fact[2], file, line)
+        elif isinstance(fact, SList) and fact and _word(fact[0]) != "not":
+            state.atoms.add(self._atom_key(fact, {}, file, line, numeric=False)({}))
+        elif not (isinstance(fact, SList) and fact and _word(fact[0]) == "not"):
+            raise PDDLError(file, f"unexpected {_show(fact)} in :init", line)
 
     def danger(self, state: State) -> float:
         return state.numbers.get(self.danger_key, 0)

@@ -28,7 +28,7 @@ from safeforge.task import (
     check_task_within,
     checked_metadata,
     diagnose,
-    read_problem,
+    read_problems,
 )
 from safeforge.validation import Trace, trace_plan
 from safeforge.workbench._pages import live_sections
@@ -129,8 +129,8 @@ def analyse(task: Task, *, saved: bool, report: CheckReport | None = None, with_
     and the derived files on disk are what it shows)."""
     if report is not None and (late := [r for r in report.failed if r.name == TIME_LIMIT_CHECK]):  # not read again, unbounded
         return Analysis(None, [Diagnostic(late[0].name, late[0].detail)], checks=report.results)
-    if (problem := read_problem(task)) is not None:
-        return Analysis(None, [problem])
+    if problems := read_problems(task):
+        return Analysis(None, problems)
     analysis = Analysis(task, diagnose(task, report))
     structure = task.analysis
     analysis.rules = [

@@ -173,3 +173,24 @@ def test_check_json_lists_every_diagnostic_at_its_line_and_columns(tmp_path):
     (read,) = json.loads(unreadable.stdout)["diagnostics"]
     line = (folder / "safety_problem.pddl").read_text().splitlines()[read["line"] - 1]
     assert read["message"] == "undeclared predicate spoon" and line[read["column"] - 1 : read["end_column"] - 1] == "spoon"
+
+
+THREE_SYNTAX_ERRORS = [  # (file, text, broken): in the predicates, an action and the problem's :init
+    ("safety_domain.pddl", "    (hands_free)\n", "    (hands_free\n"),
+    ("safety_domain.pddl", ":effect (and (floor_clean ?r)", ":effekt (and (floor_clean ?r)"),
+    ("safety_problem.pddl", "(towel_in floor_towel kitchen)", "(towel_in floor_towel kitchen"),
+]
+
+
+def test_check_json_lists_every_syntax_error_with_its_line_and_column(tmp_path):
+    folder = Path(shutil.copytree(EXAMPLES / "kitchen_mopped_floor_hot_soup", tmp_path / "kitchen"))
+    for file, text, broken in THREE_SYNTAX_ERRORS:
+        (folder / file).write_text((folder / file).read_text().replace(text, broken, 1))
+    checked = run("task", "check", str(folder), "--json")
+    assert checked.returncode == 1
+    found = json.loads(checked.stdout)["diagnostics"]
+    assert [(d["check"], d["file"]) for d in found] == [("read", file) for file, _, _ in THREE_SYNTAX_ERRORS]
+    for diagnostic, (file, _, broken) in zip(found, THREE_SYNTAX_ERRORS, strict=True):
+        line = (folder / file).read_text().splitlines()[diagnostic["line"] - 1]
+        assert broken.strip() in line  # the line of each error, and its word underlined
+        assert line[diagnostic["column"] - 1 : diagnostic["end_column"] - 1] in {"(hands_free", ":effekt", "(towel_in"}

@@ -228,3 +228,19 @@ def test_killing_the_caller_leaves_no_worker_planner_or_scratch_folder(tmp_path)
     gone, alive = psutil.wait_procs(workers, timeout=15)
     assert [p for p in alive if p.status() != psutil.STATUS_ZOMBIE] == []
     assert not any(folder.exists() for folder in scratch)
+
+
+def test_a_worker_whose_caller_goes_while_it_loads_ends_before_loading():
+    """Loading the planners takes seconds (more under load): a worker whose stdin closes meanwhile
+    ends at once, never saying it is ready, rather than when it has loaded."""
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "safeforge.planning.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+    assert worker.stdin is not None and worker.stdout is not None
+    worker.stdin.close()
+    try:
+        said = worker.stdout.read()
+        worker.wait(timeout=60)
+    finally:
+        worker.kill()
+    assert said == b"" and worker.returncode == 0

@@ -305,6 +305,62 @@ def test_hover_definition_completion_and_rename_across_both_files(workbench):
     shutil.rmtree(root / "names")
 
 
+def test_renaming_an_object_leaves_the_type_of_the_same_name(workbench):
+    """F2 renames what a word means, not the word: an object `pot` of type `pot` renamed leaves the
+    type, the type renamed leaves the object; a parameter is renamed in its action alone."""
+    page, url, root = workbench
+    folder = shutil.copytree(root / KITCHEN, root / "same_names")
+    problem = folder / "safety_problem.pddl"
+    problem.write_text(problem.read_text().replace("soup_pot", "pot"))  # the object `pot`, of type `pot`
+    show(page, f"{url}/task/same_names")
+    page.evaluate("window.prompt = () => 'stock_pot'")
+    select_in_editor(page, "safety_problem.pddl", "(pot_at pot")
+    press(page, "F2", 113)
+    renamed = editor_text(page, "safety_problem.pddl")
+    assert "stock_pot - pot" in renamed and renamed.count("stock_pot") == 4
+    assert re.findall(r"(?<![\w-])pot(?![\w-])", renamed) == ["pot"]  # only the type
+    assert editor_text(page, "safety_domain.pddl") == (folder / "safety_domain.pddl").read_text()  # the type is left as it was
+    page.evaluate("window.prompt = () => 'vessel'")
+    select_in_editor(page, "safety_domain.pddl", "?p - pot")
+    press(page, "F2", 113)
+    domain = editor_text(page, "safety_domain.pddl")
+    assert "(:types room vessel towel)" in domain and "- pot" not in domain and "(pot_at ?p - vessel" in domain
+    assert "stock_pot - vessel" in editor_text(page, "safety_problem.pddl") and "pot_at" in domain  # the predicate kept its name
+    page.evaluate("window.prompt = () => 'place'")
+    select_in_editor(page, "safety_domain.pddl", ":parameters (?r")  # in mop_floor
+    press(page, "F2", 113)
+    domain = editor_text(page, "safety_domain.pddl")
+    mop_floor = domain[domain.index("(:action mop_floor") : domain.index("(:action dry_floor")]
+    assert "?r" not in mop_floor and mop_floor.count("?place") == 6 and "?r" in domain.replace(mop_floor, "")
+    shutil.rmtree(folder)
+
+
+THREE_SYNTAX_ERRORS = [  # (file, text, broken): in the predicates, an action and the problem's :init
+    ("safety_domain.pddl", "    (hands_free)\n", "    (hands_free\n"),
+    ("safety_domain.pddl", ":effect (and (floor_clean ?r)", ":effekt (and (floor_clean ?r)"),
+    ("safety_problem.pddl", "(towel_in floor_towel kitchen)", "(towel_in floor_towel kitchen"),
+]
+
+
+def test_three_syntax_errors_are_three_diagnostics_at_their_lines_and_columns(workbench):
+    page, url, root = workbench
+    folder = shutil.copytree(root / KITCHEN, root / "three_errors")
+    show(page, f"{url}/task/three_errors")
+    for file, text, broken in THREE_SYNTAX_ERRORS:
+        replace_in_editor(page, file, text.strip(), broken.strip())
+    page.wait_for("document.querySelectorAll('.file-diagnostics li').length === 3", "three diagnostics", timeout=120)
+    listed = {}
+    for file in ("safety_domain.pddl", "safety_problem.pddl"):
+        listed[file] = page.evaluate(
+            f"[...document.querySelectorAll('.editor[data-file=\"{file}\"] .file-diagnostics li')].map(l => l.textContent)"
+        )
+    texts = {file: editor_text(page, file).splitlines() for file in listed}
+    places = [(file, int(m[1]), int(m[2])) for file, items in listed.items() for m in (re.match(r"line (\d+):(\d+): ", i) for i in items)]
+    assert [texts[file][line - 1][column - 1 :].split()[0] for file, line, column in places] == ["(hands_free", ":effekt", "(towel_in"]
+    assert underlined(page, "safety_domain.pddl") == ["(hands_free", ":effekt"] and underlined(page, "safety_problem.pddl") == ["(towel_in"]
+    shutil.rmtree(folder)
+
+
 # -- never waiting ---------------------------------------------------------------------------------------
 def test_a_long_check_shows_its_progress_and_stops(workbench):
     page, url, root = workbench

@@ -57,6 +57,25 @@ def _planners(pids: set[int]) -> bool:
     return False
 
 
+def _the_checks_processes(pids: set[int]) -> set[int]:
+    """The planner workers among `pids` and the check processes that started them (not an idle
+    check process the checker started meanwhile)."""
+    workers = set()
+    for pid in pids:
+        try:
+            if "safeforge.planning.worker" in " ".join(psutil.Process(pid).cmdline()):
+                workers.add(pid)
+        except psutil.Error:
+            pass
+    parents = set()
+    for pid in workers:
+        try:
+            parents.add(psutil.Process(pid).ppid())
+        except psutil.Error:
+            pass
+    return workers | (parents & pids)
+
+
 def test_a_newer_check_cancels_the_older_and_its_processes_end(tmp_path):
     slow, kitchen = _slow(tmp_path), Task.load(KITCHEN)
     newer = Task(slow.path, kitchen.safety_domain, kitchen.safety_problem, kitchen.metadata)  # the same task, edited
@@ -71,6 +90,7 @@ def test_a_newer_check_cancels_the_older_and_its_processes_end(tmp_path):
         while not _planners(running := _descendants() - before):  # the check process reads, then plans
             assert time.monotonic() < deadline, "the check did not reach its planners"
             await asyncio.sleep(0.2)
+        running = _the_checks_processes(running)
         started = time.monotonic()
         report, answer = await checker.check(newer, saved=False)
         with pytest.raises(Cancelled) as cancelled:
@@ -81,7 +101,7 @@ def test_a_newer_check_cancels_the_older_and_its_processes_end(tmp_path):
         running, why, report, answer, seconds = asyncio.run(scenario())
         assert why == "superseded" and report is not None and report.ok and answer["ok"] is True
         assert seconds < 60  # not after the older check's tens of seconds
-        deadline = time.monotonic() + 180  # a planner worker still loading its planners ends once it has (slow under load)
+        deadline = time.monotonic() + 10  # its planner workers end at once, even one still loading its planners
         while left := {pid for pid in running if _alive(pid)}:
             assert time.monotonic() < deadline, f"still running after the check was cancelled: {_show(left)}"
             time.sleep(0.5)
@@ -108,5 +128,34 @@ def test_stop_cancels_a_running_check_and_progress_says_what_it_does(tmp_path):
         progress, why = asyncio.run(scenario())
         assert why == "stopped" and progress["seconds"] > 0 and progress["time_limit"] == 120
         assert checker.progress(slow.path) is None and checker.stop(slow.path) is False
+    finally:
+        checker.close()
+
+
+def test_a_check_process_killed_while_its_planners_load_leaves_no_worker(tmp_path):
+    """A check process that does not exit in its grace is killed: its planner workers, still
+    loading their planners (seconds), end at once rather than once loaded."""
+    slow = _slow(tmp_path)
+    checker = Checker(time_limit=120, slots=1)
+
+    async def scenario():
+        running = asyncio.ensure_future(checker.check(slow, saved=False))
+        deadline = time.monotonic() + 180
+        while not _planners(started := _descendants()):
+            assert time.monotonic() < deadline, "the check did not reach its planners"
+            await asyncio.sleep(0.05)
+        for pid in started:
+            if "_check_process" in " ".join(psutil.Process(pid).cmdline()):  # the one that started the workers
+                psutil.Process(pid).kill()
+        with pytest.raises(Exception):  # noqa: B017 - the check ends without an answer
+            await running
+        return started
+
+    try:
+        started = asyncio.run(scenario())
+        deadline = time.monotonic() + 3
+        while left := {pid for pid in started if _alive(pid)}:
+            assert time.monotonic() < deadline, f"still running after the check process was killed: {_show(left)}"
+            time.sleep(0.1)
     finally:
         checker.close()

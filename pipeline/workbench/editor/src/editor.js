@@ -1,7 +1,8 @@
 // The workbench's editor (window.SafeforgeEditor): CodeMirror 6 with the PDDL mode of pddl.js,
 // line numbers, bracket matching and closing, auto-indent (Tab indents), folding, search (Ctrl+F),
 // undo, the check's diagnostics underlined, and the task's names: hover, go to definition (F12 or
-// Ctrl+click), completion (Ctrl+Space, or as you type) and rename (F2) across both files.
+// Ctrl+click), completion (Ctrl+Space, or as you type) and rename (F2) across both files, by
+// meaning: an object and a type of one name are two names; a parameter belongs to its action.
 import { autocompletion, closeBrackets, closeBracketsKeymap, completionKeymap } from "@codemirror/autocomplete";
 import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
 import { bracketMatching, foldGutter, foldKeymap, indentOnInput, syntaxHighlighting, HighlightStyle } from "@codemirror/language";
@@ -165,8 +166,9 @@ function rename(view, options) {
   const found = symbolUnder(table(options), options.file, text(view), view.state.selection.main.head);
   if (!found || view.state.readOnly) return false;
   const symbol = found.symbol;
-  const name = window.prompt(`Rename ${symbol.kind} ${symbol.name} in both files to:`, symbol.name);
-  if (!name || name === symbol.name || !/^[A-Za-z][\w-]*$/.test(name)) return true;
+  const answer = window.prompt(`Rename ${symbol.kind} ${symbol.name} in both files to:`, symbol.name);
+  const name = answer && symbol.kind === "parameter" && !answer.startsWith("?") ? `?${answer}` : answer;
+  if (!name || name === symbol.name || !/^\??[A-Za-z][\w-]*$/.test(name)) return true;
   for (const [file, target] of Object.entries(options.task().views)) {
     const changes = placesIn(symbol, file).map(([from, to]) => ({ from, to, insert: name }));
     if (changes.length) target.dispatch({ changes });
@@ -183,7 +185,7 @@ function complete(context, options) {
   const word = context.matchBefore(/[\w:?-]+/);
   if (!word && !context.explicit) return null;
   const from = word ? word.from : context.pos;
-  const found = [...table(options).values()].map((symbol) => ({
+  const found = [...table(options).values()].filter((symbol) => symbol.kind !== "parameter").map((symbol) => ({
     label: symbol.name, type: { predicate: "function", function: "function", action: "method", type: "type", object: "variable" }[symbol.kind],
     detail: symbol.kind, info: symbol.declared.text,
   }));

@@ -44,7 +44,12 @@ export const pddlLanguage = StreamLanguage.define({
 
 // -- the words of a text, with their places ----------------------------------------------------
 
-/** The words of `text` outside comments: {word, from, to, head (first in its list), list (the list's first word), section, after (the word before)}. */
+/**
+ * The words of `text` outside comments: {word, from, to, depth, head (first in its list), list (the
+ * list's first word), after (the word before it in its list), section (the section's keyword),
+ * scope (where a ?variable's scope opens: its declaration's list in :predicates and :functions,
+ * else its section)}.
+ */
 export function words(text) {
   const found = [];
   const stack = [];
@@ -55,28 +60,28 @@ export function words(text) {
     const token = match[0];
     if (token[0] === ";") continue;
     if (token === "(") {
-      stack.push({ first: null, count: 0, prev: null });
+      stack.push({ first: null, count: 0, last: null, from: match.index });
       continue;
     }
     if (token === ")") {
-      const closed = stack.pop();
+      stack.pop();
       if (stack.length === 1) section = "";
-      if (closed && stack.length === 2 && closed.first) stack[stack.length - 1].prev = closed.first;
       continue;
     }
     const frame = stack[stack.length - 1];
-    const word = { word: token, from: match.index, to: match.index + token.length, depth: stack.length };
+    const word = { word: token, from: match.index, to: match.index + token.length, depth: stack.length, head: false, list: null, after: null };
     if (frame) {
       word.head = frame.count === 0;
       word.list = frame.first;
-      word.after = frame.last || null;
+      word.after = frame.last;
       if (frame.count === 0) frame.first = token.toLowerCase();
       frame.count += 1;
       frame.last = token;
       if (stack.length === 2 && word.head) section = token.toLowerCase();
     }
     word.section = section;
-    word.outer = stack.length >= 2 ? stack[1].first : null;
+    const declaring = section === ":predicates" || section === ":functions";
+    word.scope = (declaring ? stack[2] : stack[1])?.from ?? null;
     found.push(word);
   }
   return found;
@@ -84,50 +89,55 @@ export function words(text) {
 
 // -- the names declared and used in a domain and its problem -------------------------------------
 
-/** The names of a task: name (lower case) -> {name, kind, declared: {file, from, to, line, text}, uses: [{file, from, to, line}]}. */
+const KINDS = { predicate: "predicate", function: "function", action: "action", type: "type", object: "object", variable: "parameter" };
+
+/**
+ * What a word stands for, as a key "kind:name" (a ?variable's key holds its file and scope), or
+ * null for keywords, numbers and the file's own names: its place decides, never the word alone, so
+ * an object and a type (or a predicate and an action) of the same name stay apart.
+ */
+function meaning(token, file, functions) {
+  const lower = token.word.toLowerCase();
+  if (lower.startsWith(":") || lower === "-" || /^[-+]?\d/.test(lower)) return null;
+  if (lower.startsWith("?")) return token.scope === null ? null : `variable:${file}@${token.scope}:${lower}`;
+  if (token.after === "-") return `type:${lower}`;
+  if (token.depth === 2 && token.list === ":types") return `type:${lower}`;
+  if (token.depth === 2 && (token.list === ":objects" || token.list === ":constants")) return `object:${lower}`;
+  if (token.depth === 2 && token.list === ":action") return token.after?.toLowerCase() === ":action" ? `action:${lower}` : null;
+  if (token.depth <= 2 || token.section === ":requirements") return null;
+  if (token.head) return KEYWORDS.has(lower) || lower === "=" ? null : `${functions.has(lower) ? "function" : "predicate"}:${lower}`;
+  return `object:${lower}`;
+}
+
+/** Whether `token` declares what it stands for (a ?variable: its first place in its scope). */
+function declares(token) {
+  if (token.word === "-") return false;
+  if (token.depth === 2) return [":types", ":objects", ":constants"].includes(token.list) && (token.list === ":types" || token.after !== "-")
+    || (token.list === ":action" && token.after?.toLowerCase() === ":action");
+  return token.depth === 3 && token.head && (token.section === ":predicates" || token.section === ":functions");
+}
+
+/** The names of a task: "kind:name" -> {name, kind, declared: {file, from, to, line, text}, uses: [{file, from, to, line}]}. */
 export function symbols(files) {
   const table = new Map();
-  const declare = (kind, token, file, text) => {
-    const key = `${kind}:${token.word.toLowerCase()}`;
-    if (!table.has(key)) table.set(key, { name: token.word, kind, declared: place(file, text, token, true), uses: [] });
-  };
-  for (const [file, text] of Object.entries(files)) {
-    const all = words(text);
-    let typed = false;
-    all.forEach((token, index) => {
-      const lower = token.word.toLowerCase();
-      if (token.depth === 3 && token.head && (token.section === ":predicates" || token.section === ":functions")) {
-        declare(token.section === ":predicates" ? "predicate" : "function", token, file, text);
-      } else if (token.depth === 2 && !token.head && token.list === ":action" && all[index - 1]?.word.toLowerCase() === ":action") {
-        declare("action", token, file, text);
-      } else if (token.depth === 2 && !token.head && [":types", ":objects", ":constants"].includes(token.list)) {
-        if (lower === "-") {
-          typed = true;
-          return;
-        }
-        if (token.list === ":types" || typed) declare("type", token, file, text);
-        else declare("object", token, file, text);
-        typed = false;
+  const tokens = Object.entries(files).map(([file, text]) => [file, text, words(text)]);
+  const functions = new Set(tokens.flatMap(([, , all]) => all.filter((t) => t.depth === 3 && t.head && t.section === ":functions").map((t) => t.word.toLowerCase())));
+  for (const [file, text, all] of tokens) {
+    for (const token of all) {
+      const key = meaning(token, file, functions);
+      if (key && !table.has(key) && (declares(token) || key.startsWith("variable:"))) {
+        table.set(key, { name: token.word, kind: KINDS[key.split(":")[0]], key, declared: place(file, text, token, true), uses: [] });
       }
-    });
+    }
   }
-  const byName = new Map([...table.values()].map((symbol) => [`${symbol.kind}:${symbol.name.toLowerCase()}`, symbol]));
-  for (const [file, text] of Object.entries(files)) {
-    for (const token of words(text)) {
-      const symbol = symbolAt(byName, token);
+  for (const [file, text, all] of tokens) {
+    for (const token of all) {
+      const symbol = table.get(meaning(token, file, functions));
       if (symbol && !(symbol.declared.file === file && symbol.declared.from === token.from)) symbol.uses.push(place(file, text, token, false));
     }
   }
-  return byName;
-}
-
-/** The symbol a word stands for: a list's first word is a predicate, function or keyword; another word an object or type. */
-function symbolAt(table, token) {
-  const lower = token.word.toLowerCase();
-  if (lower.startsWith("?") || lower.startsWith(":")) return null;
-  if (token.head) return table.get(`predicate:${lower}`) || table.get(`function:${lower}`) || null;
-  if (token.list === ":action" && token.depth === 2) return table.get(`action:${lower}`) || null;
-  return table.get(`object:${lower}`) || table.get(`type:${lower}`) || null;
+  table.functions = functions;
+  return table;
 }
 
 function place(file, text, token, withText) {
@@ -145,7 +155,7 @@ function place(file, text, token, withText) {
 export function symbolUnder(table, file, text, at) {
   for (const token of words(text)) {
     if (token.from <= at && at <= token.to) {
-      const symbol = symbolAt(table, token);
+      const symbol = table.get(meaning(token, file, table.functions));
       return symbol ? { symbol, from: token.from, to: token.to } : null;
     }
   }
