@@ -7,6 +7,7 @@ that walks the result can run out of stack), and a long read checks the check's 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from safeforge.common.limits import beyond, check_time, current_limits
@@ -96,6 +97,21 @@ class Recovered:
     dropped: list[str]
 
 
+def _placed_tokens(text: str) -> Iterator[tuple[str, int, int, int, bool]]:
+    """(token, offset, line, column from 1, whether it starts its line) of each token of `text`,
+    comments and line breaks aside; the time limit is checked as it goes."""
+    line, line_start, first_on_line = 1, 0, True
+    for count, match in enumerate(_TOKEN.finditer(text)):
+        if count % _TIME_CHECK_EVERY == 0:
+            check_time()
+        token = match.group()
+        if token == "\n":
+            line, line_start, first_on_line = line + 1, match.end(), True
+        elif token[0] != ";":
+            yield token, match.start(), line, match.start() - line_start + 1, first_on_line
+            first_on_line = False
+
+
 def parse_recovering(text: str) -> Recovered:
     """The expressions of a text whose parentheses do not balance, going on after each syntax error.
 
@@ -107,7 +123,6 @@ def parse_recovering(text: str) -> Recovered:
     closes nothing is skipped.
     """
     depth_limit = current_limits().nesting
-    line, line_start, first_on_line = 1, 0, True
     stack: list[SList] = []
     columns: list[int] = []  # the column of each open '('
     top: list[SExpr] = []
@@ -132,19 +147,9 @@ def parse_recovering(text: str) -> Recovered:
         fail(closing[:2], f"a ')' too many: the section opened on line {closing[2].line} closes here, before {token!r} on line {line}")
         drop(closing[2])
 
-    for count, match in enumerate(_TOKEN.finditer(text)):
-        if count % _TIME_CHECK_EVERY == 0:
-            check_time()
-        token = match.group()
-        if token == "\n":
-            line, line_start, first_on_line = line + 1, match.end(), True
-            continue
-        if token[0] == ";":
-            continue
-        starts_line, first_on_line = first_on_line, False
+    for token, offset, line, column, starts_line in _placed_tokens(text):
         if token == "(":
-            column = match.start() - line_start + 1
-            section = _SECTION.match(text, match.start())
+            section = _SECTION.match(text, offset)
             if section:
                 skipping = False
                 if len(stack) > 1:
@@ -181,7 +186,6 @@ def parse_recovering(text: str) -> Recovered:
         elif skipping:
             continue
         elif token == ")":
-            column = match.start() - line_start + 1
             if not stack:
                 fail((line, column), "a ')' closes nothing")
                 continue
@@ -227,23 +231,13 @@ def unbalanced(text: str) -> tuple[int, str] | None:
     """
     open_groups: list[tuple[int, int]] = []  # (line, column) of each open '('
     suspect: int | None = None
-    line, line_start, first_on_line, last_line = 1, 0, True, 1
-    for count, match in enumerate(_TOKEN.finditer(text)):
-        if count % _TIME_CHECK_EVERY == 0:
-            check_time()
-        token = match.group()
-        if token == "\n":
-            line, line_start, first_on_line = line + 1, match.end(), True
-            continue
-        if token.startswith(";"):
-            continue
+    last_line = 1
+    for token, _, line, column, starts_line in _placed_tokens(text):
         last_line = line
-        column = match.start() - line_start
-        if first_on_line and token == "(" and suspect is None:
+        if starts_line and token == "(" and suspect is None:
             deeper = [opened for opened, col in open_groups if col >= column]
             if deeper:
                 suspect = deeper[-1]
-        first_on_line = False
         if token == "(":
             open_groups.append((line, column))
         elif token == ")":
