@@ -6,10 +6,13 @@ tasks as imported, classical and numeric), then for every task, interleaved and 
 - the baseline of the same run: the same check with the planners alone (the search off, the
   default engines: Fast Downward's optimal A*, LAMA where conditional effects remain, optimal
   ENHSP where numbers remain).
-Prints per size the median check time of each, checks per minute, the worst ratio ours/planners
-of any task, and the plan lengths against an optimal planner's (the baseline's own plans where its
-engine is optimal; optimal ENHSP, which takes conditional effects, where it is LAMA). Targets on a
-2-CPU machine: >= 400 checks/min at 30 objects, >= 60/min at 100, never slower than the planners.
+Each repeat also times a fixed Python workload (`work_unit`, about 0.23 s of CPU on the 2-CPU machine
+the figures come from), so a check's time is read in units of it, measured in the same run at the
+same load. Prints per size the median check time of each, checks per minute, the worst check in
+units, the worst ratio ours/planners of any task, and the plan lengths against an optimal planner's
+(the baseline's own plans where its engine is optimal; optimal ENHSP, which takes conditional
+effects, where it is LAMA). Targets on a 2-CPU machine: >= 400 checks/min at 30 objects, >= 60/min
+at 100; each check <= 2 units at 100 objects and <= 6 at 300; never slower than the planners.
 
     .venv/bin/python benchmarks/bench_check_scale.py [--despite DIR] [--sizes 10,30,100,300] [--repeat 3] [--time-limit 60] [-v]
 """
@@ -33,6 +36,19 @@ from safeforge.task.checks import CheckReport, check_task  # noqa: E402
 from safeforge.task.folder import Task  # noqa: E402
 
 TARGETS = {30: 400, 100: 60}  # checks per minute
+UNIT_TARGETS = {100: 2.0, 300: 6.0}  # each check, in work units
+
+
+def work_unit() -> float:
+    """Seconds of a fixed Python workload (dict updates and a sort: the kind of work a check does)."""
+    started = time.perf_counter()
+    counts: dict[int, int] = {}
+    for i in range(400_000):
+        counts[i % 1009] = counts.get(i % 1009, 0) + i * i
+    sorted(str(i) for i in range(200_000))
+    return time.perf_counter() - started
+
+
 OPTIMAL_FALLBACK = "enhsp-opt"
 
 
@@ -65,19 +81,22 @@ def describe(plans: ReferencePlans | None) -> str:
 
 
 def bench_size(tasks: list[GrownTask], repeat: int, time_limit: float, verbose: bool) -> None:
-    ours_medians, base_medians, ratios = [], [], []
+    ours_medians, base_medians, ratios, in_units = [], [], [], []
     equal = longer = unknown = failed = 0
     worst = ("", 0.0)
     for grown in tasks:
-        ours, base = [], []
+        ours, base, units = [], [], []
         report = baseline = None
         for _ in range(repeat):
+            unit = work_unit()
             seconds, report = timed_check(grown.folder, time_limit, planners_alone=False)
             ours.append(seconds)
+            units.append(seconds / unit)
             seconds, baseline = timed_check(grown.folder, time_limit, planners_alone=True)
             base.append(seconds)
         assert report is not None
         ours_median, base_median = statistics.median(ours), statistics.median(base)
+        in_units.append((statistics.median(units), grown.folder.name))
         ours_medians.append(ours_median)
         base_medians.append(base_median)
         ratio = ours_median / base_median
@@ -100,7 +119,8 @@ def bench_size(tasks: list[GrownTask], repeat: int, time_limit: float, verbose: 
             verdict = f"lengths {len(plans.safe.plan)}/{len(plans.unsafe.plan)} vs optimal {optimal[0]}/{optimal[1]}"
         if verbose:
             print(
-                f"    {grown.family:8s} {grown.folder.name:48s} ours {ours_median * 1000:8.1f} ms  planners {base_median * 1000:8.1f} ms  "
+                f"    {grown.family:8s} {grown.folder.name:48s} ours {ours_median * 1000:8.1f} ms ({in_units[-1][0]:.2f} units)  "
+                f"planners {base_median * 1000:8.1f} ms  "
                 f"({describe(plans)}; {verdict})",
                 flush=True,
             )
@@ -113,6 +133,13 @@ def bench_size(tasks: list[GrownTask], repeat: int, time_limit: float, verbose: 
         f"{size:4d} objects, {len(tasks):3d} tasks: check median {statistics.median(ours_medians) * 1000:8.1f} ms "
         f"(planners alone {statistics.median(base_medians) * 1000:8.1f} ms); {rate:7.0f} checks/min "
         f"(planners alone {60 * len(tasks) / base_total:5.0f}/min) {verdict}"
+    )
+    most, slowest = max(in_units)
+    unit_target = UNIT_TARGETS.get(size)
+    unit_verdict = "" if unit_target is None else f"; target each <= {unit_target:g}: {'met' if most <= unit_target else 'NOT met'}"
+    print(
+        f"      in work units: median {statistics.median(u for u, _ in in_units):.2f}, worst {most:.2f} ({slowest}){unit_verdict}",
+        flush=True,
     )
     print(
         f"      worst ratio ours/planners {worst[1]:.2f} ({worst[0]}), median ratio {statistics.median(ratios):.3f}; "
