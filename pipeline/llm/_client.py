@@ -320,7 +320,7 @@ class LLMClient:
                 return await self._policy.run(
                     partial(self._send, call, messages, body_format),
                     redact=self._redact,
-                    on_failure=partial(self._record_failure, call, mode),
+                    on_failure=partial(self._failed, call, mode),
                 )
             except LLMError as err:
                 if not self._falls_back(mode, err.status, err.message):
@@ -371,6 +371,13 @@ class LLMClient:
         return body
 
     # -- ledger ---------------------------------------------------------------------------------
+
+    def _failed(self, call: _Call, mode: JsonMode | None, failure: Failure, delay: float | None) -> None:
+        """A failed attempt: a 429 tells the limiter (every request waits, not just this one), and
+        the ledger records it."""
+        if failure.reason == "rate_limit":
+            self._limiter.rate_limited(failure.retry_after_s, failure.limits)
+        self._record_failure(call, mode, failure, delay)
 
     def _record_failure(self, call: _Call, mode: JsonMode | None, failure: Failure, delay: float | None) -> None:
         if delay is not None:

@@ -1,0 +1,163 @@
+"""Benchmark: Safeforge's LLM client against the latency bound and under a server's rate limit.
+
+The replay server runs in its own process (`python -m safeforge.llm.replay_server`), as a user runs it.
+
+1. Latency bound. For each latency L and concurrency C: N = waves x C JSON calls, each a cache miss
+   (a new record id), made by `LLMClient.complete_json` as the pipeline makes them (its limiter, its
+   SQLite cache and call ledger, JSON-schema parsing, its retry policy) with `max_concurrency` C. No
+   client can finish before ceil(N / C) x L; the ratio is that bound over the wall time. Beside it, in
+   the same run, paired in time: the bare `openai.AsyncOpenAI` client (`chat.completions.create`, the
+   same requests, C at a time). `--repeat` pairs each; medians are printed.
+2. Rate limit. The server is started with `--rpm R` (and `--tpm T`): past its allowance it answers
+   429 with Retry-After. For `--window` seconds the client keeps C calls going, (a) with
+   `requests_per_minute` / `tokens_per_minute` set to the server's and (b) with neither set,
+   relying on the 429s. The allowance of a window of W seconds is what the server's bucket holds at
+   the start (a minute's worth) plus what it refills in W seconds: R + R x W / 60. Printed: calls
+   completed, their share of the allowance (target >= 0.95), the 429s and retries.
+
+Usage: .venv/bin/python benchmarks/bench_llm_client.py [--latencies-ms 200,2000] [--concurrency 64,256]
+       [--waves 5] [--repeat 3] [--rpm 1200] [--tpm 0] [--window 60] [--only latency|rate]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import openai
+from pydantic import BaseModel
+
+from safeforge.llm import LLMClient, LLMConfig, LLMError
+
+REPO = Path(__file__).resolve().parents[1]
+PADDING = "lorem ipsum " * 650  # about the pipeline's mean request: ~1,950 tokens in per call
+MODEL = "deepseek-chat"
+
+
+class Hazard(BaseModel):
+    """The reply's schema (the replayed reply below conforms to it)."""
+
+    hazard: str
+    severity: int
+
+
+REPLY = {"hazard": "bleach mixed with ammonia", "severity": 3}
+
+
+def write_replay(folder: Path) -> Path:
+    """One hand-written entry answering every benchmark request."""
+    replay = folder / "replay"
+    replay.mkdir()
+    entry = {"match": {"contains": ["benchmark record"]}, "response": {"content": REPLY}}
+    (replay / "bench.json").write_text(json.dumps([entry]), encoding="utf-8")
+    return replay
+
+
+def start_server(replay: Path, *options: str) -> tuple[subprocess.Popen[str], str]:
+    command = [sys.executable, "-m", "safeforge.llm.replay_server", "--responses", str(replay), *options]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=REPO)
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    if "listening on" not in line:
+        process.kill()
+        raise SystemExit(f"replay server did not start: {line!r}")
+    return process, line.rsplit(" ", 1)[-1].strip()
+
+
+def admin(base_url: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(base_url.removesuffix("/v1") + path, data=data, method="GET" if body is None else "POST")
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read())
+
+
+def messages(number: int) -> list[dict[str, str]]:
+    return [{"role": "user", "content": f"benchmark record {number}\n{PADDING}"}]
+
+
+def config(base_url: str, db: Path, concurrency: int, **limits: Any) -> LLMConfig:
+    return LLMConfig(base_url=base_url, api_key=None, model=MODEL, db_path=db, max_concurrency=concurrency, **limits)
+
+
+async def ours(base_url: str, db: Path, calls: int, concurrency: int) -> float:
+    """Wall seconds for `calls` JSON calls through LLMClient (all of them in flight at once: its
+    limiter admits `concurrency`)."""
+    async with LLMClient(config(base_url, db, concurrency)) as client:
+        started = time.perf_counter()
+        await asyncio.gather(*(client.complete_json("extract", f"r{n}", messages(n), Hazard, "bench") for n in range(calls)))
+        return time.perf_counter() - started
+
+
+async def bare(base_url: str, calls: int, concurrency: int) -> float:
+    """Wall seconds for the same requests made by the bare openai client, `concurrency` at a time."""
+    async with openai.AsyncOpenAI(base_url=base_url, api_key="bench", max_retries=0) as client:
+        slots = asyncio.Semaphore(concurrency)
+
+        async def one(number: int) -> None:
+            async with slots:
+                await client.chat.completions.create(model=MODEL, messages=messages(number))  # type: ignore[arg-type]
+
+        started = time.perf_counter()
+        await asyncio.gather(*(one(n) for n in range(calls)))
+        return time.perf_counter() - started
+
+
+def latency_bound(folder: Path, replay: Path, latencies_ms: list[float], concurrencies: list[int], waves: int, repeat: int) -> None:
+    print("1. ratio to the latency bound ceil(N/C) x L (1.00 = no overhead), ours vs the bare openai client, paired")
+    for latency_ms in latencies_ms:
+        server, url = start_server(replay, "--latency-ms", f"{latency_ms:g}")
+        try:
+            for concurrency in concurrencies:
+                calls = waves * concurrency
+                bound = math.ceil(calls / concurrency) * latency_ms / 1000
+                pairs = []
+                for n in range(repeat):
+                    bare_s = asyncio.run(bare(url, calls, concurrency))
+                    ours_s = asyncio.run(ours(url, folder / f"llm-{latency_ms:g}-{concurrency}-{n}.sqlite", calls, concurrency))
+                    pairs.append((bound / ours_s, bound / bare_s))
+                stats = admin(url, "/admin/stats")
+                print(
+                    f"   L={latency_ms:g} ms C={concurrency} N={calls} (bound {bound:.1f} s): ours "
+                    f"{', '.join(f'{a:.2f}' for a, _ in pairs)} (median {statistics.median(a for a, _ in pairs):.2f}); bare "
+                    f"{', '.join(f'{b:.2f}' for _, b in pairs)} (median {statistics.median(b for _, b in pairs):.2f}); "
+                    f"server max in flight {stats['max_in_flight']}",
+                    flush=True,
+                )
+                admin(url, "/admin/reset", {})
+        finally:
+            server.terminate()
+            server.wait()
+
+
+def numbers(text: str, kind: type) -> list:
+    return [kind(part) for part in text.split(",") if part.strip()]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--latencies-ms", default="200,2000", help="server latencies, comma-separated")
+    parser.add_argument("--concurrency", default="64,256", help="concurrencies, comma-separated")
+    parser.add_argument("--waves", type=int, default=5, help="calls per run = waves x concurrency")
+    parser.add_argument("--repeat", type=int, default=3, help="paired repeats per (latency, concurrency)")
+    parser.add_argument("--only", choices=("latency", "rate"), help="run one part only")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-llm-") as scratch:
+        folder = Path(scratch)
+        replay = write_replay(folder)
+        if args.only != "rate":
+            latency_bound(folder, replay, numbers(args.latencies_ms, float), numbers(args.concurrency, int), args.waves, args.repeat)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
