@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import math
 import statistics
 import subprocess
@@ -139,6 +140,82 @@ def latency_bound(folder: Path, replay: Path, latencies_ms: list[float], concurr
             server.wait()
 
 
+def drain(base_url: str) -> float:
+    """Spend the server's allowance (requests until the first 429); returns when it was spent."""
+
+    async def go() -> None:
+        async with openai.AsyncOpenAI(base_url=base_url, api_key="bench", max_retries=0) as client:
+            refused = asyncio.Event()
+
+            async def lane(number: int) -> None:
+                while not refused.is_set():
+                    try:
+                        await client.chat.completions.create(model=MODEL, messages=messages(number))  # type: ignore[arg-type]
+                    except openai.RateLimitError:
+                        refused.set()
+                    number += 64
+
+            await asyncio.gather(*(lane(n) for n in range(64)))
+
+    asyncio.run(go())
+    return time.perf_counter()
+
+
+async def keep_busy(base_url: str, db: Path, concurrency: int, until: float, **limits: Any) -> tuple[list[float], int, int]:
+    """`concurrency` workers making calls until `until` (perf_counter): the times the calls
+    completed, the calls that failed for good and the HTTP attempts made."""
+    done: list[float] = []
+    failed = 0
+    async with LLMClient(config(base_url, db, concurrency, **limits)) as client:
+        deadline = until
+
+        async def worker(lane: int) -> None:
+            nonlocal failed
+            number = lane
+            while time.perf_counter() < deadline:
+                try:
+                    await client.complete_json("extract", f"w{number}", messages(number), Hazard, "bench")
+                    done.append(time.perf_counter())
+                except LLMError:
+                    failed += 1
+                number += concurrency
+
+        await asyncio.gather(*(worker(lane) for lane in range(concurrency)))
+        attempts = sum(row.outcome != "cache_hit" for row in client.ledger.rows())
+    return done, failed, attempts
+
+
+def rate_limit(folder: Path, replay: Path, rpm: float, tpm: float, concurrency: int, window_s: float) -> None:
+    """Calls completed in a window that starts when the server's allowance is spent, against what
+    the server refills in it."""
+    tokens = len(messages(0)[0]["content"]) // 4 + len(json.dumps(REPLY)) // 4
+    rate = min(rpm, tpm / tokens if tpm else math.inf)
+    print(
+        f"2. rate limit: server --rpm {rpm:g} --tpm {tpm:g} (a call is {tokens} tokens: {rate:g} calls/min), {concurrency} calls "
+        f"at a time, for {window_s:g} s from the moment the server's allowance was spent (by other requests); calls "
+        f"completed in that window against the server's refill in it"
+    )
+    cases = {"configured": {"requests_per_minute": rpm, "tokens_per_minute": tpm or None}, "not configured": {}}
+    for name, limits in cases.items():
+        server, url = start_server(replay, "--latency-ms", "200", "--rpm", f"{rpm:g}", "--tpm", f"{tpm:g}")  # a full bucket
+        try:
+            spent = drain(url)
+            refused_before = admin(url, "/admin/stats")["rate_limited"]
+            done, failed, attempts = asyncio.run(keep_busy(url, folder / f"rate-{name}.sqlite", concurrency, spent + window_s, **limits))
+            refused = admin(url, "/admin/stats")["rate_limited"] - refused_before
+        finally:
+            server.terminate()
+            server.wait()
+        in_window = sum(t < spent + window_s for t in done)
+        allowance = 1 + rate * window_s / 60
+        print(
+            f"   client limits {name}: {in_window} calls in the window = {in_window / allowance:.3f} of the allowance "
+            f"({allowance:.0f}; target >= 0.95); {len(done)} calls in all, {failed} failed, {attempts} HTTP attempts, "
+            f"{refused} answered 429 ({refused / max(1, attempts):.1%} of the attempts)",
+            flush=True,
+        )
+
+
 def numbers(text: str, kind: type) -> list:
     return [kind(part) for part in text.split(",") if part.strip()]
 
@@ -149,13 +226,20 @@ def main() -> int:
     parser.add_argument("--concurrency", default="64,256", help="concurrencies, comma-separated")
     parser.add_argument("--waves", type=int, default=5, help="calls per run = waves x concurrency")
     parser.add_argument("--repeat", type=int, default=3, help="paired repeats per (latency, concurrency)")
+    parser.add_argument("--rpm", type=float, default=1200, help="the server's request limit per minute")
+    parser.add_argument("--tpm", type=float, default=0, help="the server's token limit per minute (0: none)")
+    parser.add_argument("--rate-concurrency", type=int, default=64, help="calls in flight in the rate-limit part")
+    parser.add_argument("--window", type=float, default=40, help="seconds measured in the rate-limit part")
     parser.add_argument("--only", choices=("latency", "rate"), help="run one part only")
     args = parser.parse_args()
+    logging.getLogger("safeforge.llm").setLevel(logging.CRITICAL)  # retries and unpriced calls are counted, not logged
     with tempfile.TemporaryDirectory(prefix="bench-llm-") as scratch:
         folder = Path(scratch)
         replay = write_replay(folder)
         if args.only != "rate":
             latency_bound(folder, replay, numbers(args.latencies_ms, float), numbers(args.concurrency, int), args.waves, args.repeat)
+        if args.only != "latency":
+            rate_limit(folder, replay, args.rpm, args.tpm, args.rate_concurrency, args.window)
     return 0
 
 

@@ -123,8 +123,6 @@ class CallLimiter:
 
     @asynccontextmanager
     async def slot(self, estimated_tokens: int) -> AsyncIterator[Slot]:
-        while (wait_s := self._resume_at - time.monotonic()) > 0:
-            await asyncio.sleep(wait_s)
         if self._requests is not None:
             await self._requests.acquire(1)
         if self._tokens is not None:
@@ -132,6 +130,8 @@ class CallLimiter:
         slot = Slot(estimated_tokens)
         try:
             async with self._slots:
+                while (wait_s := self._resume_at - time.monotonic()) > 0:  # checked last: a 429 may come while this waited
+                    await asyncio.sleep(wait_s)
                 yield slot
         finally:
             if self._tokens is not None:
