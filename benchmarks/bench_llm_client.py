@@ -7,16 +7,18 @@ The replay server runs in its own process (`python -m safeforge.llm.replay_serve
    SQLite cache and call ledger, JSON-schema parsing, its retry policy) with `max_concurrency` C. No
    client can finish before ceil(N / C) x L; the ratio is that bound over the wall time. Beside it, in
    the same run, paired in time: the bare `openai.AsyncOpenAI` client (`chat.completions.create`, the
-   same requests, C at a time). `--repeat` pairs each; medians are printed.
-2. Rate limit. The server is started with `--rpm R` (and `--tpm T`): past its allowance it answers
-   429 with Retry-After. For `--window` seconds the client keeps C calls going, (a) with
-   `requests_per_minute` / `tokens_per_minute` set to the server's and (b) with neither set,
-   relying on the 429s. The allowance of a window of W seconds is what the server's bucket holds at
-   the start (a minute's worth) plus what it refills in W seconds: R + R x W / 60. Printed: calls
-   completed, their share of the allowance (target >= 0.95), the 429s and retries.
+   same requests, C at a time) with the SDK's default transport (httpx) and with the aiohttp one
+   LLMClient uses. `--repeat` pairs each; medians are printed. A run pays the first wave's start
+   and the spread of the last (about C x the CPU of a request each): more waves amortise them.
+2. Rate limit. The server is started with `--rpm R` (and `--tpm T`; a bucket holding a minute's
+   allowance, refilled continuously): past it, 429 with Retry-After. Other requests first spend
+   its allowance; from that moment, for `--window` seconds, the client keeps C calls going (a)
+   with `requests_per_minute` / `tokens_per_minute` set to the server's and (b) with neither set,
+   relying on the 429s. Printed: calls completed in the window against the server's refill in it
+   (target >= 0.95), HTTP attempts and the 429s.
 
 Usage: .venv/bin/python benchmarks/bench_llm_client.py [--latencies-ms 200,2000] [--concurrency 64,256]
-       [--waves 5] [--repeat 3] [--rpm 1200] [--tpm 0] [--window 60] [--only latency|rate]
+       [--waves 10] [--repeat 3] [--rpm 1200] [--tpm 0] [--rate-concurrency 64] [--window 40] [--only latency|rate]
 """
 
 from __future__ import annotations
@@ -99,9 +101,11 @@ async def ours(base_url: str, db: Path, calls: int, concurrency: int) -> float:
         return time.perf_counter() - started
 
 
-async def bare(base_url: str, calls: int, concurrency: int) -> float:
-    """Wall seconds for the same requests made by the bare openai client, `concurrency` at a time."""
-    async with openai.AsyncOpenAI(base_url=base_url, api_key="bench", max_retries=0) as client:
+async def bare(base_url: str, calls: int, concurrency: int, aiohttp: bool) -> float:
+    """Wall seconds for the same requests made by the bare openai client, `concurrency` at a time,
+    with the SDK's default transport (httpx) or the aiohttp one LLMClient uses."""
+    transport = openai.DefaultAioHttpClient() if aiohttp else None
+    async with openai.AsyncOpenAI(base_url=base_url, api_key="bench", max_retries=0, http_client=transport) as client:
         slots = asyncio.Semaphore(concurrency)
 
         async def one(number: int) -> None:
@@ -121,16 +125,18 @@ def latency_bound(folder: Path, replay: Path, latencies_ms: list[float], concurr
             for concurrency in concurrencies:
                 calls = waves * concurrency
                 bound = math.ceil(calls / concurrency) * latency_ms / 1000
-                pairs = []
+                runs: dict[str, list[float]] = {"ours": [], "bare openai (httpx)": [], "bare openai (aiohttp)": []}
                 for n in range(repeat):
-                    bare_s = asyncio.run(bare(url, calls, concurrency))
-                    ours_s = asyncio.run(ours(url, folder / f"llm-{latency_ms:g}-{concurrency}-{n}.sqlite", calls, concurrency))
-                    pairs.append((bound / ours_s, bound / bare_s))
+                    runs["bare openai (httpx)"].append(bound / asyncio.run(bare(url, calls, concurrency, aiohttp=False)))
+                    runs["bare openai (aiohttp)"].append(bound / asyncio.run(bare(url, calls, concurrency, aiohttp=True)))
+                    db = folder / f"llm-{latency_ms:g}-{concurrency}-{n}.sqlite"
+                    runs["ours"].append(bound / asyncio.run(ours(url, db, calls, concurrency)))
                 stats = admin(url, "/admin/stats")
+                figures = "; ".join(
+                    f"{name} {', '.join(f'{r:.2f}' for r in ratios)} (median {statistics.median(ratios):.2f})" for name, ratios in runs.items()
+                )
                 print(
-                    f"   L={latency_ms:g} ms C={concurrency} N={calls} (bound {bound:.1f} s): ours "
-                    f"{', '.join(f'{a:.2f}' for a, _ in pairs)} (median {statistics.median(a for a, _ in pairs):.2f}); bare "
-                    f"{', '.join(f'{b:.2f}' for _, b in pairs)} (median {statistics.median(b for _, b in pairs):.2f}); "
+                    f"   L={latency_ms:g} ms C={concurrency} N={calls} (bound {bound:.1f} s): {figures}; "
                     f"server max in flight {stats['max_in_flight']}",
                     flush=True,
                 )
@@ -224,7 +230,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--latencies-ms", default="200,2000", help="server latencies, comma-separated")
     parser.add_argument("--concurrency", default="64,256", help="concurrencies, comma-separated")
-    parser.add_argument("--waves", type=int, default=5, help="calls per run = waves x concurrency")
+    parser.add_argument("--waves", type=int, default=10, help="calls per run = waves x concurrency")
     parser.add_argument("--repeat", type=int, default=3, help="paired repeats per (latency, concurrency)")
     parser.add_argument("--rpm", type=float, default=1200, help="the server's request limit per minute")
     parser.add_argument("--tpm", type=float, default=0, help="the server's token limit per minute (0: none)")
