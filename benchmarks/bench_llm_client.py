@@ -133,7 +133,8 @@ def latency_bound(folder: Path, replay: Path, latencies_ms: list[float], concurr
                     runs["ours"].append(bound / asyncio.run(ours(url, db, calls, concurrency)))
                 stats = admin(url, "/admin/stats")
                 figures = "; ".join(
-                    f"{name} {', '.join(f'{r:.2f}' for r in ratios)} (median {statistics.median(ratios):.2f})" for name, ratios in runs.items()
+                    f"{name} {', '.join(f'{r:.2f}' for r in ratios)} (median {statistics.median(ratios):.2f})"
+                    for name, ratios in runs.items()
                 )
                 print(
                     f"   L={latency_ms:g} ms C={concurrency} N={calls} (bound {bound:.1f} s): {figures}; "
@@ -167,11 +168,13 @@ def drain(base_url: str) -> float:
     return time.perf_counter()
 
 
-async def keep_busy(base_url: str, db: Path, concurrency: int, until: float, **limits: Any) -> tuple[list[float], int, int]:
+async def keep_busy(base_url: str, db: Path, concurrency: int, until: float, **limits: Any) -> tuple[list[float], int, int, int]:
     """`concurrency` workers making calls until `until` (perf_counter): the times the calls
-    completed, the calls that failed for good and the HTTP attempts made."""
+    completed, the calls that failed for good, the HTTP attempts made and those refused with a 429
+    after the first second (when the first wave's answers are in)."""
     done: list[float] = []
     failed = 0
+    started = time.time()
     async with LLMClient(config(base_url, db, concurrency, **limits)) as client:
         deadline = until
 
@@ -187,8 +190,10 @@ async def keep_busy(base_url: str, db: Path, concurrency: int, until: float, **l
                 number += concurrency
 
         await asyncio.gather(*(worker(lane) for lane in range(concurrency)))
-        attempts = sum(row.outcome != "cache_hit" for row in client.ledger.rows())
-    return done, failed, attempts
+        rows = client.ledger.rows()
+    attempts = sum(row.outcome != "cache_hit" for row in rows)
+    late = sum(row.outcome == "retry_rate_limit" and row.created_at > started + 1 for row in rows)
+    return done, failed, attempts, late
 
 
 def rate_limit(folder: Path, replay: Path, rpm: float, tpm: float, concurrency: int, window_s: float) -> None:
@@ -207,7 +212,8 @@ def rate_limit(folder: Path, replay: Path, rpm: float, tpm: float, concurrency: 
         try:
             spent = drain(url)
             refused_before = admin(url, "/admin/stats")["rate_limited"]
-            done, failed, attempts = asyncio.run(keep_busy(url, folder / f"rate-{name}.sqlite", concurrency, spent + window_s, **limits))
+            db = folder / f"rate-{name}.sqlite"
+            done, failed, attempts, late = asyncio.run(keep_busy(url, db, concurrency, spent + window_s, **limits))
             refused = admin(url, "/admin/stats")["rate_limited"] - refused_before
         finally:
             server.terminate()
@@ -217,7 +223,7 @@ def rate_limit(folder: Path, replay: Path, rpm: float, tpm: float, concurrency: 
         print(
             f"   client limits {name}: {in_window} calls in the window = {in_window / allowance:.3f} of the allowance "
             f"({allowance:.0f}; target >= 0.95); {len(done)} calls in all, {failed} failed, {attempts} HTTP attempts, "
-            f"{refused} answered 429 ({refused / max(1, attempts):.1%} of the attempts)",
+            f"{refused} answered 429 ({refused / max(1, attempts):.1%} of the attempts), {late} of them after the first second",
             flush=True,
         )
 

@@ -328,10 +328,10 @@ class _ReplayState:
             self.rate_limited += 1
             return replace(
                 _error(
-                429,
-                f"Rate limit reached: retry after {wait_s:.3f}s",
-                "rate_limit_exceeded",
-                **{"Retry-After": str(math.ceil(wait_s)), "retry-after-ms": str(math.ceil(wait_s * 1000))},
+                    429,
+                    f"Rate limit reached: retry after {wait_s:.3f}s",
+                    "rate_limit_exceeded",
+                    **{"Retry-After": str(math.ceil(wait_s)), "retry-after-ms": str(math.ceil(wait_s * 1000))},
                     **dict(self._limit_headers()),
                 ),
                 immediate=True,
