@@ -8,8 +8,9 @@ The replay server runs in its own process (`python -m safeforge.llm.replay_serve
    client can finish before ceil(N / C) x L; the ratio is that bound over the wall time. Beside it, in
    the same run, paired in time: the bare `openai.AsyncOpenAI` client (`chat.completions.create`, the
    same requests, C at a time) with the SDK's default transport (httpx) and with the aiohttp one
-   LLMClient uses. `--repeat` pairs each; medians are printed. A run pays the first wave's start
-   and the spread of the last (about C x the CPU of a request each): more waves amortise them.
+   LLMClient uses. Warm process: one call of each client comes first. `--repeat` pairs each;
+   medians are printed. A run pays the first wave's start and the spread of the last (about C x
+   the CPU of a request each): more waves amortise them.
 2. Rate limit. The server is started with `--rpm R` (and `--tpm T`; a bucket holding a minute's
    allowance, refilled continuously): past it, 429 with Retry-After. Other requests first spend
    its allowance; from that moment, for `--window` seconds, the client keeps C calls going (a)
@@ -122,6 +123,10 @@ def latency_bound(folder: Path, replay: Path, latencies_ms: list[float], concurr
     for latency_ms in latencies_ms:
         server, url = start_server(replay, "--latency-ms", f"{latency_ms:g}")
         try:
+            # warm process: each client's lazy imports are done before it is timed
+            asyncio.run(ours(url, folder / f"warm-{latency_ms:g}.sqlite", 1, 1))
+            asyncio.run(bare(url, 1, 1, aiohttp=False))
+            asyncio.run(bare(url, 1, 1, aiohttp=True))
             for concurrency in concurrencies:
                 calls = waves * concurrency
                 bound = math.ceil(calls / concurrency) * latency_ms / 1000

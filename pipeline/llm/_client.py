@@ -347,9 +347,11 @@ class LLMClient:
     async def _send(self, call: _Call, messages: list[Message], body_format: Any) -> tuple[ChatCompletion, TokenUsage]:
         """One HTTP request, inside the concurrency and rate limits."""
         call.attempts += 1
-        call.pending_row = self.ledger.begin(call.request.stage, call.request.record_id, call.request.model, call.attempts)
         decoding = call.request.decoding
         async with self._limiter.slot(_estimate_tokens(messages, decoding)) as slot:
+            # written once admitted: a call waiting for its slot is not in flight, and thousands of
+            # waiting calls would otherwise write their rows while the first ones' answers wait
+            call.pending_row = self.ledger.begin(call.request.stage, call.request.record_id, call.request.model, call.attempts)
             started = time.monotonic()
             try:
                 # The body is plain JSON already: posting it skips the SDK's per-request walk of
