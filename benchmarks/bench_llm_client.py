@@ -94,11 +94,17 @@ def config(base_url: str, db: Path, concurrency: int, **limits: Any) -> LLMConfi
 
 
 async def ours(base_url: str, db: Path, calls: int, concurrency: int) -> float:
-    """Wall seconds for `calls` JSON calls through LLMClient (all of them in flight at once: its
-    limiter admits `concurrency`)."""
+    """Wall seconds for `calls` JSON calls through LLMClient, `concurrency` at a time (as the
+    pipeline's lanes make them; its own limiter admits `concurrency` too)."""
     async with LLMClient(config(base_url, db, concurrency)) as client:
+        slots = asyncio.Semaphore(concurrency)
+
+        async def one(number: int) -> None:
+            async with slots:
+                await client.complete_json("extract", f"r{number}", messages(number), Hazard, "bench")
+
         started = time.perf_counter()
-        await asyncio.gather(*(client.complete_json("extract", f"r{n}", messages(n), Hazard, "bench") for n in range(calls)))
+        await asyncio.gather(*(one(n) for n in range(calls)))
         return time.perf_counter() - started
 
 
