@@ -320,7 +320,7 @@ class LLMClient:
                 return await self._policy.run(
                     partial(self._send, call, messages, body_format),
                     redact=self._redact,
-                    on_failure=partial(self._record_failure, call, mode),
+                    on_failure=partial(self._failed, call, mode),
                 )
             except LLMError as err:
                 if not self._falls_back(mode, err.status, err.message):
@@ -347,9 +347,11 @@ class LLMClient:
     async def _send(self, call: _Call, messages: list[Message], body_format: Any) -> tuple[ChatCompletion, TokenUsage]:
         """One HTTP request, inside the concurrency and rate limits."""
         call.attempts += 1
-        call.pending_row = self.ledger.begin(call.request.stage, call.request.record_id, call.request.model, call.attempts)
         decoding = call.request.decoding
         async with self._limiter.slot(_estimate_tokens(messages, decoding)) as slot:
+            # written once admitted: a call waiting for its slot is not in flight, and thousands of
+            # waiting calls would otherwise write their rows while the first ones' answers wait
+            call.pending_row = self.ledger.begin(call.request.stage, call.request.record_id, call.request.model, call.attempts)
             started = time.monotonic()
             try:
                 # The body is plain JSON already: posting it skips the SDK's per-request walk of
@@ -371,6 +373,13 @@ class LLMClient:
         return body
 
     # -- ledger ---------------------------------------------------------------------------------
+
+    def _failed(self, call: _Call, mode: JsonMode | None, failure: Failure, delay: float | None) -> None:
+        """A failed attempt: a 429 tells the limiter (every request waits, not just this one), and
+        the ledger records it."""
+        if failure.reason == "rate_limit":
+            self._limiter.rate_limited(failure.retry_after_s, failure.limits)
+        self._record_failure(call, mode, failure, delay)
 
     def _record_failure(self, call: _Call, mode: JsonMode | None, failure: Failure, delay: float | None) -> None:
         if delay is not None:

@@ -1,11 +1,13 @@
 """Client-side limits: requests in flight (semaphore), requests and tokens per minute
-(async token buckets; tokens are estimated before a request and corrected from its usage)."""
+(async token buckets; tokens are estimated before a request and corrected from its usage), and
+what a 429 says: no request starts before its Retry-After, and the buckets follow the limits and
+the remaining allowance the endpoint names (x-ratelimit-* headers), configured or not."""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
@@ -16,10 +18,10 @@ class TokenBucket:
     A bucket used by one event loop only (like the client that owns it).
     """
 
-    def __init__(self, per_minute: float, *, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, per_minute: float, *, level: float | None = None, clock: Callable[[], float] = time.monotonic):
         self.capacity = float(per_minute)
         self._rate = per_minute / 60.0
-        self._level = self.capacity
+        self._level = self.capacity if level is None else min(self.capacity, level)
         self._clock = clock
         self._updated = clock()
         self._lock = asyncio.Lock()
@@ -50,6 +52,38 @@ class TokenBucket:
         self._refill()
         self._level = min(self.capacity, self._level - extra)
 
+    def at_most(self, level: float) -> None:
+        """Hold no more than `level` units (what the endpoint says remains)."""
+        self._refill()
+        self._level = min(self._level, level)
+
+
+def _number(headers: Mapping[str, str], name: str) -> float | None:
+    try:
+        value = float(headers[name])
+    except (KeyError, ValueError):
+        return None
+    return value if value >= 0 else None
+
+
+@dataclass(frozen=True)
+class ServerLimits:
+    """An endpoint's rate limits and what remains of them, from OpenAI's x-ratelimit-* headers."""
+
+    requests_per_minute: float | None = None
+    tokens_per_minute: float | None = None
+    remaining_requests: float | None = None
+    remaining_tokens: float | None = None
+
+    @classmethod
+    def from_headers(cls, headers: Mapping[str, str]) -> ServerLimits:
+        return cls(
+            _number(headers, "x-ratelimit-limit-requests"),
+            _number(headers, "x-ratelimit-limit-tokens"),
+            _number(headers, "x-ratelimit-remaining-requests"),
+            _number(headers, "x-ratelimit-remaining-tokens"),
+        )
+
 
 @dataclass
 class Slot:
@@ -71,6 +105,21 @@ class CallLimiter:
         self._slots = asyncio.Semaphore(max_concurrency)
         self._requests = TokenBucket(requests_per_minute) if requests_per_minute else None
         self._tokens = TokenBucket(tokens_per_minute) if tokens_per_minute else None
+        self._resume_at = 0.0
+
+    def rate_limited(self, retry_after_s: float | None, limits: ServerLimits) -> None:
+        """A 429: no request starts before its Retry-After; a limit the endpoint names gets a bucket
+        when none was configured, and every bucket holds no more than the endpoint says remains.
+        So the client's requests follow the endpoint's rate instead of retrying in bursts."""
+        if retry_after_s:
+            self._resume_at = max(self._resume_at, time.monotonic() + retry_after_s)
+        if self._requests is None and limits.requests_per_minute:
+            self._requests = TokenBucket(limits.requests_per_minute, level=0)
+        if self._tokens is None and limits.tokens_per_minute:
+            self._tokens = TokenBucket(limits.tokens_per_minute, level=0)
+        for bucket, remaining in ((self._requests, limits.remaining_requests), (self._tokens, limits.remaining_tokens)):
+            if bucket is not None and remaining is not None:
+                bucket.at_most(remaining)
 
     @asynccontextmanager
     async def slot(self, estimated_tokens: int) -> AsyncIterator[Slot]:
@@ -81,6 +130,8 @@ class CallLimiter:
         slot = Slot(estimated_tokens)
         try:
             async with self._slots:
+                while (wait_s := self._resume_at - time.monotonic()) > 0:  # checked last: a 429 may come while this waited
+                    await asyncio.sleep(wait_s)
                 yield slot
         finally:
             if self._tokens is not None:

@@ -17,6 +17,7 @@ from typing import TypeVar
 import openai
 
 from safeforge.llm._errors import ErrorReason, LLMError
+from safeforge.llm._limits import ServerLimits
 
 T = TypeVar("T")
 RETRYABLE_REASONS: frozenset[ErrorReason] = frozenset({"rate_limit", "server_error", "timeout", "connection"})
@@ -30,6 +31,8 @@ class Failure:
     message: str
     status: int | None = None
     retry_after_s: float | None = None
+    limits: ServerLimits = field(default_factory=ServerLimits)
+    """The rate limits the endpoint named in its answer (x-ratelimit-* headers)."""
 
     @property
     def retryable(self) -> bool:
@@ -78,7 +81,8 @@ def classify(exc: openai.APIError, redact: Callable[[str], str]) -> Failure:
         return Failure("connection", message)
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
-        return Failure(_status_reason(status), message, status, retry_after_seconds(exc.response.headers))
+        headers = exc.response.headers
+        return Failure(_status_reason(status), message, status, retry_after_seconds(headers), ServerLimits.from_headers(headers))
     return Failure("bad_request", message)
 
 

@@ -28,6 +28,12 @@ Exactly one entry must match a request: none gives HTTP 404, several give 409, e
 JSON error body naming the problem. With --no-json-schema a request asking for a json_schema
 response_format gets a 400 (like endpoints without JSON-schema support).
 
+Rate limits (--rpm, --tpm; off by default), as OpenAI's API keeps them: a bucket per limit holding a
+minute's allowance, refilled continuously. A chat request takes one request and its usage's tokens
+(prompt + completion, as reported); past either limit it gets a 429 at once (no latency) with
+Retry-After (whole seconds), retry-after-ms and the x-ratelimit-* headers, which every chat reply
+carries too (limit, remaining and reset, of requests and of tokens).
+
 Usage in responses: prompt_tokens = len(message text) // 4, completion_tokens = len(content)
 // 4, prompt_tokens_details.cached_tokens = the prefix shared with the previous request, in
 tokens, rounded down to 64 (an emulation of prefix caching).
@@ -44,6 +50,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import random
 import sys
 import threading
@@ -70,9 +77,11 @@ from safeforge.settings import Settings
 
 logger = logging.getLogger("safeforge.llm.replay_server")
 
+RATE_LIMIT = Range(0, 1e12, whole=False)
+
 CHARS_PER_TOKEN = 4
 CACHE_BLOCK_TOKENS = 64
-LISTEN_BACKLOG = 128
+LISTEN_BACKLOG = 1024
 IDLE_CONNECTION_TIMEOUT_S = 60
 SHUTDOWN_POLL_S = 0.05  # how quickly stop() takes effect
 MAX_RECORDED_REQUESTS = 10_000  # sizes of the latest requests kept for /admin/stats
@@ -95,6 +104,10 @@ class ReplayOptions:
     fault_kinds: tuple[str, ...] = ("429", "500")
     seed: int = 0
     """Seed of the random faults."""
+    requests_per_minute: float = 0.0
+    """Request rate limit (0 = none): past it, 429 with Retry-After."""
+    tokens_per_minute: float = 0.0
+    """Token rate limit (0 = none), charged with each reply's usage."""
 
 
 DEFAULT_OPTIONS = ReplayOptions()
@@ -106,6 +119,8 @@ class _Reply:
     payload: dict[str, Any]
     headers: tuple[tuple[str, str], ...] = ()
     sleep_s: float = 0.0
+    immediate: bool = False
+    """Answered without the server's latency (a rate-limit refusal)."""
 
 
 def _error(status: int, message: str, kind: str, **headers: str) -> _Reply:
@@ -131,11 +146,42 @@ def strict_schema_problem(schema: Any, where: str = "(root)") -> str | None:
 
 
 def _shared_prefix_length(a: str, b: str) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
+    """Length of the common prefix, by bisection over slice comparisons (done in C: a request's
+    text is kilobytes, compared character by character in Python it cost a millisecond)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+class _RateBucket:
+    """A minute's allowance, refilled continuously (used under the state's lock)."""
+
+    def __init__(self, per_minute: float):
+        self.limit = per_minute
+        self.level = per_minute
+        self._updated = time.monotonic()
+
+    def refill(self) -> None:
+        now = time.monotonic()
+        self.level = min(self.limit, self.level + (now - self._updated) * self.limit / 60)
+        self._updated = now
+
+    def wait_s(self, amount: float) -> float:
+        """Seconds until `amount` (at most the limit) is available; 0 = now."""
+        return max(0.0, min(amount, self.limit) - self.level) * 60 / self.limit
+
+    def headers(self, unit: str) -> dict[str, str]:
+        reset_s = (self.limit - self.level) * 60 / self.limit
+        return {
+            f"x-ratelimit-limit-{unit}": f"{self.limit:g}",
+            f"x-ratelimit-remaining-{unit}": str(max(0, int(self.level))),
+            f"x-ratelimit-reset-{unit}": f"{reset_s:.3f}s",
+        }
 
 
 class _ReplayState:
@@ -164,6 +210,12 @@ class _ReplayState:
             self.fault_rate = self.options.fault_rate
             self.fault_kinds = self.options.fault_kinds
             self.rng = random.Random(self.options.seed)
+            self.rate_limited = 0
+            self.buckets = {
+                unit: _RateBucket(limit)
+                for unit, limit in (("requests", self.options.requests_per_minute), ("tokens", self.options.tokens_per_minute))
+                if limit
+            }
 
     def stats(self) -> dict[str, Any]:
         with self.lock:
@@ -175,6 +227,7 @@ class _ReplayState:
                 "unmatched": self.unmatched,
                 "ambiguous": self.ambiguous,
                 "faults": dict(self.faults),
+                "rate_limited": self.rate_limited,
                 "response_formats": dict(self.response_formats),
                 "served_by_entry": {e.source: n for e, n in zip(self.entries, self.matched, strict=False) if n},
                 "request_chars": list(self.request_chars[-MAX_RECORDED_REQUESTS:]),
@@ -242,6 +295,10 @@ class _ReplayState:
             matching = [i for i, e in enumerate(self.entries) if e.matches(text, assistant_turns)]
             if len(matching) != 1:
                 return self._match_error(matching, messages, assistant_turns)
+            tokens = len(text) // CHARS_PER_TOKEN + len(self.entries[matching[0]].entry.response.text) // CHARS_PER_TOKEN
+            if refusal := self._take_allowance(tokens):
+                return refusal
+            limit_headers = self._limit_headers()
             fault = self._next_fault(matching[0])
             if fault:
                 self.faults[fault] += 1
@@ -258,7 +315,33 @@ class _ReplayState:
         prompt_tokens = len(text) // CHARS_PER_TOKEN
         cached_tokens = min(prompt_tokens, prefix_chars // CHARS_PER_TOKEN // CACHE_BLOCK_TOKENS * CACHE_BLOCK_TOKENS)
         payload = _completion_body(str(body.get("model", "replay")), content, finish_reason, prompt_tokens, cached_tokens)
-        return _Reply(200, payload, sleep_s=self.options.timeout_sleep_s if fault == "timeout" else 0.0)
+        return _Reply(200, payload, limit_headers, sleep_s=self.options.timeout_sleep_s if fault == "timeout" else 0.0)
+
+    def _take_allowance(self, tokens: int) -> _Reply | None:
+        """Called with the lock held: take one request and `tokens` from the buckets, or the 429
+        that refuses them (answered at once, as real APIs do)."""
+        needs = {"requests": 1, "tokens": tokens}
+        for bucket in self.buckets.values():
+            bucket.refill()
+        wait_s = max((bucket.wait_s(needs[unit]) for unit, bucket in self.buckets.items()), default=0.0)
+        if wait_s > 0:
+            self.rate_limited += 1
+            return replace(
+                _error(
+                    429,
+                    f"Rate limit reached: retry after {wait_s:.3f}s",
+                    "rate_limit_exceeded",
+                    **{"Retry-After": str(math.ceil(wait_s)), "retry-after-ms": str(math.ceil(wait_s * 1000))},
+                    **dict(self._limit_headers()),
+                ),
+                immediate=True,
+            )
+        for unit, bucket in self.buckets.items():
+            bucket.level -= min(needs[unit], bucket.limit)
+        return None
+
+    def _limit_headers(self) -> tuple[tuple[str, str], ...]:
+        return tuple(item for unit, bucket in self.buckets.items() for item in bucket.headers(unit).items())
 
     def _match_error(self, matching: list[int], messages: list[dict[str, Any]], assistant_turns: int) -> _Reply:
         """Called with the lock held."""
@@ -354,9 +437,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if self.path == "/v1/chat/completions":
             with state.in_flight_request():
-                time.sleep(state.options.latency_ms / 1000)
                 reply = state.chat_completion(body, self.headers.get("Authorization", ""))
-                time.sleep(reply.sleep_s)
+                time.sleep(reply.sleep_s if reply.immediate else reply.sleep_s + state.options.latency_ms / 1000)
                 self._send(reply)
         elif self.path == "/admin/reset":
             state.reset()
@@ -464,6 +546,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fault-rate", default=defaults.fault_rate, **Range(0, 1, whole=False).argument("probability of a random fault"))
     parser.add_argument("--fault-kinds", default=",".join(defaults.fault_kinds), help="comma-separated kinds of random faults")
     parser.add_argument("--seed", default=defaults.seed, **SEED.argument("seed of the random faults"))
+    parser.add_argument("--rpm", default=0, **RATE_LIMIT.argument("requests per minute before a 429 (0: no limit)"))
+    parser.add_argument("--tpm", default=0, **RATE_LIMIT.argument("tokens per minute before a 429 (0: no limit)"))
 
 
 def run_from_args(args: argparse.Namespace) -> int:
@@ -476,6 +560,8 @@ def run_from_args(args: argparse.Namespace) -> int:
         fault_rate=args.fault_rate,
         fault_kinds=tuple(kind.strip() for kind in args.fault_kinds.split(",") if kind.strip()),
         seed=args.seed,
+        requests_per_minute=args.rpm,
+        tokens_per_minute=args.tpm,
     )
     try:
         responses = args.responses or Settings.load().replay_responses_dir

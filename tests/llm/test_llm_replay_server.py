@@ -7,6 +7,7 @@ import asyncio
 import json
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -196,3 +197,24 @@ def test_the_endpoint_is_asked_what_it_is_once_however_many_records_ask_at_once(
 
     assert asyncio.run(ask()) == ["replay"] * 20
     assert server_stats(base_url)["model_lists"] == 1
+
+
+def test_past_its_requests_per_minute_the_server_answers_429_at_once_with_retry_after(start_replay, server_stats):
+    url = start_replay([{"match": {"contains": ["stove"]}, "response": {"content": "ok"}}], latency_ms=300, requests_per_minute=3)
+    answers = [post_chat(url, user("stove")) for _ in range(3)]
+    assert [status for status, _, _ in answers] == [200, 200, 200]
+    assert answers[-1][1]["x-ratelimit-limit-requests"] == "3" and answers[-1][1]["x-ratelimit-remaining-requests"] == "0"
+    started = time.monotonic()
+    status, headers, body = post_chat(url, user("stove"))
+    assert status == 429 and body["error"]["type"] == "rate_limit_exceeded"
+    assert time.monotonic() - started < 0.3  # refused at once, without the latency
+    # one request refills in 20 s, less the time the three answers took
+    assert 18 < int(headers["retry-after-ms"]) / 1000 <= 20 and headers["Retry-After"] in ("19", "20")
+    assert server_stats(url)["rate_limited"] == 1
+
+
+def test_past_its_tokens_per_minute_the_server_answers_429(start_replay):
+    url = start_replay([{"match": {"contains": ["stove"]}, "response": {"content": "ok"}}], tokens_per_minute=1000)
+    big = "stove " + "x" * 2000  # 501 tokens in, 0 out
+    assert [post_chat(url, user(big))[0] for _ in range(3)] == [200, 429, 429]
+    assert post_chat(url, user("stove"))[0] == 200  # a small request still fits

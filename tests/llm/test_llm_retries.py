@@ -4,8 +4,11 @@ retry policy's arithmetic."""
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import time
+import urllib.error
+import urllib.request
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
@@ -117,3 +120,49 @@ def test_backoff_doubles_with_jitter_and_honours_capped_retry_after():
         assert full / 2 <= policy.delay_s(attempt, None) <= full
     assert policy.delay_s(1, 3.0) == 3.0
     assert policy.delay_s(1, 60.0) == 10.0
+
+
+def test_a_429_holds_the_clients_other_requests_until_its_retry_after(start_replay, make_config, set_faults, schema, messages):
+    url = start_replay([entry()])
+    set_faults(url, {"next": ["429:0.6"]})
+
+    async def go():
+        async with LLMClient(make_config(url, max_concurrency=1)) as client:
+            started = time.monotonic()
+
+            async def call(record: str) -> float:
+                await client.complete_json("extract", record, messages("stove"), schema, "tpl1")
+                return time.monotonic() - started
+
+            return await asyncio.gather(call("r1"), call("r2"))
+
+    first, second = asyncio.run(go())
+    assert first >= 0.6 and second >= 0.6  # r2 was not sent while the endpoint asked to wait
+
+
+def test_the_client_follows_the_limit_a_429_names_instead_of_retrying_in_bursts(start_replay, make_config, server_stats, schema, messages):
+    url = start_replay([entry()], requests_per_minute=240)  # 4 a second once its minute's allowance is spent
+    for _ in range(240):
+        post_chat(url, "stove")
+    calls = 12
+
+    async def go():
+        async with LLMClient(make_config(url, max_concurrency=calls, backoff_base_s=0.01)) as client:  # no limits configured
+            started = time.monotonic()
+            await asyncio.gather(*(client.complete_json("extract", f"r{n}", messages("stove"), schema, "tpl1") for n in range(calls)))
+            return time.monotonic() - started
+
+    elapsed = asyncio.run(go())
+    # the first wave meets the empty bucket; after it the client sends at the server's pace: no 429 storm
+    assert server_stats(url)["rate_limited"] <= calls + 2
+    assert elapsed < calls / 4 + 1
+
+
+def post_chat(base_url: str, text: str) -> int:
+    data = json.dumps({"model": "m", "messages": [{"role": "user", "content": text}]}).encode()
+    request = urllib.request.Request(f"{base_url}/chat/completions", data=data, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
