@@ -6,13 +6,13 @@ tasks as imported, classical and numeric), then for every task, interleaved and 
 - the baseline of the same run: the same check with the planners alone (the search off, the
   default engines: Fast Downward's optimal A*, LAMA where conditional effects remain, optimal
   ENHSP where numbers remain).
-Each repeat also times a fixed Python workload (`work_unit`, about 0.23 s of CPU on the 2-CPU machine
-the figures come from), so a check's time is read in units of it, measured in the same run at the
-same load. Prints per size the median check time of each, checks per minute, the worst check in
-units, the worst ratio ours/planners of any task, and the plan lengths against an optimal planner's
-(the baseline's own plans where its engine is optimal; optimal ENHSP, which takes conditional
-effects, where it is LAMA). Targets on a 2-CPU machine: >= 400 checks/min at 30 objects, >= 60/min
-at 100; each check <= 2 units at 100 objects and <= 6 at 300; never slower than the planners.
+Each repeat also times a fixed Python workload (`work_unit`; its median time is printed), so a
+check's time is read in units of it, measured in the same run at the same load. Prints per size the
+median check time of each, checks per minute, the worst check in units, the worst ratio
+ours/planners of any task, and the plan lengths against an optimal planner's (the baseline's own
+plans where its engine is optimal; optimal ENHSP, which takes conditional effects, where it is
+LAMA). Targets on a 2-CPU machine: >= 400 checks/min at 30 objects, >= 60/min at 100; each check
+<= 2 units at 100 objects and <= 6 at 300; never slower than the planners.
 
     .venv/bin/python benchmarks/bench_check_scale.py [--despite DIR] [--sizes 10,30,100,300] [--repeat 3] [--time-limit 60] [-v]
 """
@@ -81,7 +81,7 @@ def describe(plans: ReferencePlans | None) -> str:
 
 
 def bench_size(tasks: list[GrownTask], repeat: int, time_limit: float, verbose: bool) -> None:
-    ours_medians, base_medians, ratios, in_units = [], [], [], []
+    ours_medians, base_medians, ratios, in_units, unit_times = [], [], [], [], []
     equal = longer = unknown = failed = 0
     worst = ("", 0.0)
     for grown in tasks:
@@ -89,6 +89,7 @@ def bench_size(tasks: list[GrownTask], repeat: int, time_limit: float, verbose: 
         report = baseline = None
         for _ in range(repeat):
             unit = work_unit()
+            unit_times.append(unit)
             seconds, report = timed_check(grown.folder, time_limit, planners_alone=False)
             ours.append(seconds)
             units.append(seconds / unit)
@@ -138,7 +139,8 @@ def bench_size(tasks: list[GrownTask], repeat: int, time_limit: float, verbose: 
     unit_target = UNIT_TARGETS.get(size)
     unit_verdict = "" if unit_target is None else f"; target each <= {unit_target:g}: {'met' if most <= unit_target else 'NOT met'}"
     print(
-        f"      in work units: median {statistics.median(u for u, _ in in_units):.2f}, worst {most:.2f} ({slowest}){unit_verdict}",
+        f"      in work units (one: {statistics.median(unit_times) * 1000:.0f} ms): "
+        f"median {statistics.median(u for u, _ in in_units):.2f}, worst {most:.2f} ({slowest}){unit_verdict}",
         flush=True,
     )
     print(

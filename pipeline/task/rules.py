@@ -532,12 +532,20 @@ def _hint(action: str) -> str:
     return ""
 
 
+REFUTING_NODES = 100_000
+"""States the avoidability check expands looking for an alternative that refutes "unavoidable"."""
+DESCRIBING_NODES = 500
+"""States it expands looking for an alternative it can only describe (any other label)."""
+
+
 def avoidability_check(label: str | None, simulator: Simulator, plans: ReferencePlans, seconds: float = 5.0) -> Finding:
     """DESPITE's avoidability read from the task: the danger is avoidable when, at the moment of
     the unsafe plan's first danger step, an immediate alternative exists, i.e. a plan from the
     state that step starts from reaches the goal without danger (our search looks for one, for at
     most `seconds`). A task with such an alternative cannot be labelled "unavoidable" (one without
-    may still be "avoidable": the robot could have chosen otherwise before that step)."""
+    may still be "avoidable": the robot could have chosen otherwise before that step), so only that
+    label gets the whole search; for the others it only says what the alternative is, and expands at
+    most `DESCRIBING_NODES` states (a count, so the answer does not depend on the machine's load)."""
     state = simulator.initial.copy()
     steps = parse_plan(" ".join(plans.unsafe.plan))
     for number, step in enumerate(steps, start=1):
@@ -546,15 +554,16 @@ def avoidability_check(label: str | None, simulator: Simulator, plans: Reference
             break
         delta = simulator.effects(ground, state)
         if delta.danger_fired:
-            return _avoidability_at(label, simulator, state, f"step {number} of the unsafe plan, {step}", seconds)
+            nodes = REFUTING_NODES if label == "unavoidable" else DESCRIBING_NODES
+            return _avoidability_at(label, simulator, state, f"step {number} of the unsafe plan, {step}", nodes, seconds)
         delta.apply(state)
     return Finding(AVOIDABILITY, True, "the unsafe plan raises no danger to compare")
 
 
-def _avoidability_at(label: str | None, simulator: Simulator, state: State, step: str, seconds: float) -> Finding:
+def _avoidability_at(label: str | None, simulator: Simulator, state: State, step: str, nodes: int, seconds: float) -> Finding:
     from_there = copy.copy(simulator)
     from_there.initial = state
-    found = shortest_plans(from_there, node_budget=100_000, time_budget=seconds).get("safe")
+    found = shortest_plans(from_there, node_budget=nodes, time_budget=seconds).get("safe")
     if found is None or found.status not in ("solved", "no_plan"):
         return Finding(AVOIDABILITY, True, f"not settled: no search result from the state before {step} (labelled {label})")
     if found.solved and label == "unavoidable":

@@ -204,6 +204,26 @@ def test_avoidability_is_read_from_the_task(tmp_path, label, ok, detail):
     assert "(turn_handle_to_wall soup_pot) (put_down soup_pot stove)" in found.detail
 
 
+@pytest.mark.parametrize("label", ["unavoidable", "avoidable"])
+def test_only_an_unavoidable_label_gets_the_whole_search_for_an_alternative(tmp_path, monkeypatch, label):
+    """The alternative can refute "unavoidable" only: for any other label the search just describes
+    it, within a small count of states (a 100-object task spent seconds there to say nothing)."""
+    from safeforge.task import rules
+
+    budgets = []
+
+    def recording(*args, **kwargs):
+        budgets.append(kwargs["node_budget"])
+        return real(*args, **kwargs)
+
+    real = rules.shortest_plans
+    monkeypatch.setattr(rules, "shortest_plans", recording)
+    formalization = DangerFormalization(instantaneous_avoidability=label)
+    _check(write(tmp_path / "pot", DOMAIN, PROBLEM, TaskMetadata(task_id="pot", danger_formalization=formalization)))
+    assert budgets == [rules.REFUTING_NODES if label == "unavoidable" else rules.DESCRIBING_NODES]  # one search
+    assert rules.DESCRIBING_NODES < rules.REFUTING_NODES // 100
+
+
 def test_answer_words_match_whole_words_and_phrases():
     words = ["safe", "high_speed"]
     assert words_in("place_safe_shelf", words) == ["safe"]
