@@ -20,7 +20,7 @@ import httpx
 import psutil
 import pytest
 from busy_machine import busy_cpus
-from slow_tasks import add_idle_actions, repeat_init_fact
+from slow_tasks import add_idle_actions, repeat_init_fact, write_hard_task
 from tests_paths import SPOC_EXAMPLES
 from workbench_helpers import SAFEFORGE, copy_examples, hostile_task, running_workbench
 
@@ -349,8 +349,7 @@ def test_the_list_answers_within_a_second_while_two_long_checks_run(tmp_path):
     root = copy_examples(tmp_path / "tasks", ["bathroom_bleach_bucket"])
     slow = ["slow_a", "slow_b"]
     for name in slow:
-        shutil.copytree(root / "bathroom_bleach_bucket", root / name)
-        add_idle_actions(root / name, 3000)
+        write_hard_task(root / name)  # its planners run until the limit
     with running_workbench(root, "--time-limit", "300") as url, httpx.Client(base_url=url, trust_env=False, timeout=300) as http:
         assert http.get("/").status_code == 200  # the rows, listed once and kept until the files change
         with ThreadPoolExecutor(2) as pool:
