@@ -109,9 +109,13 @@ def read_all(domain_text: str, problem_text: str, domain_file: str = "domain.pdd
             dropped.update(recovered.dropped)
             parsed.append(recovered.expressions)
     task, failed = _read(parsed[0], parsed[1], domain_file, problem_file, errors, dropped)
+    return Reading(task, in_place_order(errors, domain_file, problem_file), not failed & (DECLARATIONS | {"define"}))
+
+
+def in_place_order(errors: list[PDDLError], domain_file: str, problem_file: str) -> list[PDDLError]:
+    """`errors` in the order of their places: the domain's, then the problem's, each by line and column."""
     order = {domain_file: 0, problem_file: 1}
-    errors.sort(key=lambda e: (order.get(e.file, 2), e.line or 0, e.column or 0))
-    return Reading(task, errors, not failed & (DECLARATIONS | {"define"}))
+    return sorted(errors, key=lambda e: (order.get(e.file, 2), e.line or 0, e.column or 0))
 
 
 def _read(

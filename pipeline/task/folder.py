@@ -19,7 +19,7 @@ from safeforge.common.errors import SafeforgeError
 from safeforge.pddl.basic import basic_pddl
 from safeforge.pddl.bounds import GroundingSize, grounding_size, too_large
 from safeforge.pddl.errors import PDDLError
-from safeforge.pddl.reader import PDDLTask, parse_file, read_all, read_task
+from safeforge.pddl.reader import PDDLTask, in_place_order, parse_file, read_all, read_task
 from safeforge.pddl.sexpr import SExpr
 from safeforge.planning.race import find_reference_plans
 from safeforge.planning.solve import ReferencePlans
@@ -144,12 +144,11 @@ class Task:
         """Every error in reading the safety PDDL, where `validator` stops at the first: each syntax
         and section error (the reader goes on at the next section), and, when every declaration
         read, each undeclared or malformed name in the actions, `:init` and `:goal` that did."""
-        reading = read_all(self.safety_domain, self.safety_problem, str(self.path / SAFETY_DOMAIN), str(self.path / SAFETY_PROBLEM))
+        files = str(self.path / SAFETY_DOMAIN), str(self.path / SAFETY_PROBLEM)
+        reading = read_all(self.safety_domain, self.safety_problem, *files)
         if not reading.declarations_read:
             return reading.errors
-        files = [str(self.path / SAFETY_DOMAIN), str(self.path / SAFETY_PROBLEM)]
-        found = reading.errors + Simulator.errors(reading.task)
-        return sorted(found, key=lambda e: (files.index(e.file) if e.file in files else 2, e.line or 0, e.column or 0))
+        return in_place_order(reading.errors + Simulator.errors(reading.task), *files)
 
     def shown_pddl(self) -> tuple[str, str]:
         """(domain, problem) a model is shown: the folder's derived domain.pddl and problem.pddl (as
