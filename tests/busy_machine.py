@@ -35,6 +35,15 @@ def busy_cpus() -> Iterator[None]:
             hog.wait()
 
 
+def is_running(process: psutil.Process | int) -> bool:
+    """Whether a process runs: neither gone nor a zombie (ended, not yet reaped by its parent; an
+    orphan stays one where the container's first process reaps none)."""
+    try:
+        return (process if isinstance(process, psutil.Process) else psutil.Process(process)).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
 def marked_env() -> dict[str, str]:
     """This process's environment with a mark of its own, which every process started under it inherits."""
     return {**os.environ, MARK: uuid.uuid4().hex}
@@ -50,7 +59,7 @@ def left_behind(env: dict[str, str], grace: float = 0.5) -> list[str]:
         for process in psutil.process_iter():
             try:
                 with open(f"/proc/{process.pid}/environ", "rb") as environ:
-                    if mark in environ.read().split(b"\0") and process.status() != psutil.STATUS_ZOMBIE:
+                    if mark in environ.read().split(b"\0") and is_running(process):
                         found.append(process)
             except (OSError, psutil.Error):
                 pass

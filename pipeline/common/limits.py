@@ -184,7 +184,9 @@ class time_limit:  # noqa: N801 - used as a function: `with time_limit(...)`
     planner), so the block ends on time at any load; again every `RETRY_S` while the block runs
     (code that catches every exception may have swallowed it). An import in progress is let finish
     first (a module half run would stay broken for the life of the process), unless
-    `interrupt_imports` says the process ends with the block. Limits nest (the first to pass raises)."""
+    `interrupt_imports` says the process ends with the block. Limits nest (the first to pass raises).
+    On Python 3.13 an error raised at a `while` loop's back edge skips the handlers of the loop's own
+    frame (cpython#130279), so code that runs under a limit keeps such loops out of `try` and `with`."""
 
     def __init__(self, seconds: float, what: str = "the check", since: float | None = None, interrupt_imports: bool = False) -> None:
         if not 0 <= seconds < math.inf:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from busy_machine import is_running
 from slow_tasks import HARD_DOMAIN, HARD_PROBLEM
 from tests_paths import EXAMPLES
 
@@ -25,7 +26,7 @@ def _solver_processes() -> list[psutil.Process]:
     for process in psutil.Process().children(recursive=True):
         try:
             if "safeforge.planning.worker" in " ".join(process.cmdline()):
-                found += [c for c in process.children(recursive=True) if c.status() != psutil.STATUS_ZOMBIE]
+                found += [c for c in process.children(recursive=True) if is_running(c)]
         except psutil.NoSuchProcess:
             pass
     return found
@@ -85,7 +86,7 @@ def test_no_planner_process_outlives_a_cancelled_solve():
     assert found, "ENHSP's JVM never started"
     assert result.status == "cancelled"
     _, alive = psutil.wait_procs(list(found.values()), timeout=10)
-    assert [p for p in alive if p.status() != psutil.STATUS_ZOMBIE] == []
+    assert [p for p in alive if is_running(p)] == []
 
 
 def _descendants() -> list[psutil.Process]:
@@ -225,8 +226,8 @@ def test_killing_the_caller_leaves_no_worker_planner_or_scratch_folder(tmp_path)
     assert scratch, "the solve runs in a scratch folder of its own"
     caller.kill()
     caller.wait(timeout=10)
-    gone, alive = psutil.wait_procs(workers, timeout=15)
-    assert [p for p in alive if p.status() != psutil.STATUS_ZOMBIE] == []
+    _, alive = psutil.wait_procs(workers, timeout=15)
+    assert [p for p in alive if is_running(p)] == []
     assert not any(folder.exists() for folder in scratch)
 
 

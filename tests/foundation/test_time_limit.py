@@ -18,7 +18,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from busy_machine import busy_cpus, extreme_load, left_behind, marked_env
+from busy_machine import busy_cpus, extreme_load, is_running, left_behind, marked_env
 from slow_tasks import HARD_DOMAIN, HARD_PROBLEM, add_idle_actions, repeat_init_fact, write_hard_task
 from tests_paths import EXAMPLES, REPO
 
@@ -131,7 +131,7 @@ def test_running_planners_are_cancelled_at_the_limit(tmp_path, thread):
         _, solving = psutil.wait_procs(_solver_processes(), timeout=1)  # the cancelled solves are being killed
     assert str(outcome) == f"the check ran out of its time limit of {LIMIT:g}s while finding the reference plans (--time-limit)"
     assert seconds <= PROMISE, f"{seconds:.2f}s, load {os.getloadavg()[0]:.1f}"
-    assert solving == []
+    assert [process for process in solving if is_running(process)] == []  # a killed solve may stay a zombie
 
 
 def test_generation_check_is_stopped_at_the_limit_in_a_worker_thread(tmp_path):
@@ -171,17 +171,51 @@ def test_a_time_limit_is_a_finite_number_of_seconds(seconds):
             pass
 
 
-@pytest.mark.xfail(
-    sys.version_info >= (3, 13),
-    reason="on Python 3.13 the outer limit's TimeLimitError escapes the handlers around the nested block (pytest.raises, "
-    "an `except TimeLimitError`); found at this stop's end, cause not found: the first work of the next",
-    strict=True,
-)
+def _spin(seconds: float) -> None:
+    """Busy for `seconds` (interrupted by a limit's timer)."""
+    ends = time.monotonic() + seconds
+    while time.monotonic() < ends:
+        pass
+
+
 def test_a_nested_limit_cannot_extend_the_outer_one():
     with pytest.raises(TimeLimitError, match="the outer ran out of its time limit of 0.1s while waiting"):
         with time_limit(0.1, "the outer"), time_limit(60, "the inner"):
             check_time("waiting")
-            ends = time.monotonic() + 5
-            while time.monotonic() < ends:  # interrupted by the outer limit's timer
-                pass
+            _spin(5)  # a loop of its own frame: see the next test
     check_time()  # no limit is left behind
+
+
+HANDLER_FREE_LOOPS = {
+    "generation/_workers.py": "the generation run's worker loop, never under a time limit",
+    "llm/_limits.py": "the LLM client's wait for a request slot, never under a time limit",
+    "planning/worker.py": "the planner worker process, where no time limit runs",
+    "workbench/_checker.py": "the workbench's wait for a check slot, on the server's threads",
+}
+
+
+def test_no_while_loop_of_ours_sits_inside_a_handler():
+    """On Python 3.13 the back edge of a `while` loop lies outside its frame's handlers
+    (cpython#130279): a time limit's error raised there skips that frame's `except`, `finally` and
+    `with` exits (the frames below handle it). So where a check can run, no `while` loop is inside a
+    `try` or `with` of its own function (a `for` loop, or the loop in a function of its own, is)."""
+    import ast
+
+    found = set()
+    for path in sorted((REPO / "pipeline").rglob("*.py")):
+        for guard in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(guard, ast.Try | ast.With) and (not isinstance(guard, ast.Try) or guard.handlers or guard.finalbody):
+                for statement in guard.body:
+                    if any(isinstance(node, ast.While) for node in _same_frame(statement)):
+                        found.add(path.relative_to(REPO / "pipeline").as_posix())
+    assert found == set(HANDLER_FREE_LOOPS)
+
+
+def _same_frame(node):
+    """`node` and what it holds, not looking into functions, lambdas or classes it defines."""
+    import ast
+
+    yield node
+    for child in ast.iter_child_nodes(node):
+        if not isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            yield from _same_frame(child)

@@ -17,6 +17,7 @@ from pathlib import Path
 import httpx
 import psutil
 import pytest
+from busy_machine import is_running
 from label_studio_sdk import LabelStudio
 from review_helpers import ADMIN, PASSWORD, TOKEN, Submission, free_port, join_as, ls_task_id, submit, token_of
 
@@ -154,7 +155,7 @@ def test_the_team_server_keeps_its_data_across_a_restart_by_the_cli(team, tmp_pa
     postgres_pid = team.handle.postgres.pid
     assert main(["review", "server", "stop"]) == 0
     assert "and its PostgreSQL server" in capsys.readouterr().out
-    assert not _alive(team.handle.pid) and not _alive(postgres_pid)
+    assert not is_running(team.handle.pid) and not is_running(postgres_pid)
     assert main(["review", "server", "start", "--database", "sqlite"]) == 2  # a data dir keeps its database
     assert "holds a postgresql database" in capsys.readouterr().err
     assert main(["review", "server", "start"]) == 0
@@ -183,13 +184,6 @@ def _user(completed_by) -> int:
     return completed_by["id"] if isinstance(completed_by, dict) else completed_by
 
 
-def _alive(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
-
-
 def test_postgresql_refuses_a_data_dir_its_user_cannot_enter(team):
     if os.geteuid() != 0:
         pytest.skip("PostgreSQL runs as this user, who can enter the data dir")
@@ -211,14 +205,14 @@ def test_services_stop_the_team_server_with_its_postgresql(team, tmp_path, monke
     assert f"{first.log_path}  (on postgresql)" in capsys.readouterr().out
     assert main(["services", "stop"]) == 0
     assert f"label-studio: stopped (pid {first.pid} and its process group, then its PostgreSQL server)" in capsys.readouterr().out
-    assert not _alive(first.pid) and not _alive(first.postgres.pid)
+    assert not is_running(first.pid) and not is_running(first.postgres.pid)
 
     assert main(["review", "server", "start"]) == 0 and "on postgresql" in capsys.readouterr().out
     second = running_server(team.data_dir)
     psutil.Process(second.pid).kill()  # the server dies; its PostgreSQL stays
     psutil.Process(second.pid).wait(timeout=30)
-    assert _alive(second.postgres.pid)
+    assert is_running(second.postgres.pid)
     assert main(["services", "stop"]) == 0
     assert "label-studio: its PostgreSQL server was left running; stopped it" in capsys.readouterr().out
-    assert not _alive(second.postgres.pid)
+    assert not is_running(second.postgres.pid)
     team.handle = TeamServer(team.data_dir.parent).handle  # for the tests after this one

@@ -10,6 +10,7 @@ import time
 
 import psutil
 import pytest
+from busy_machine import is_running
 from slow_tasks import write_hard_task
 from tests_paths import EXAMPLES
 
@@ -38,13 +39,6 @@ def _show(pids: set[int]) -> list[str]:
         except psutil.Error:
             pass
     return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
 
 
 def _planners(pids: set[int]) -> bool:
@@ -103,7 +97,7 @@ def test_a_newer_check_cancels_the_older_and_its_processes_end(tmp_path):
         assert why == "superseded" and report is not None and report.ok and answer["ok"] is True
         assert seconds < 60  # not after the older check's tens of seconds
         deadline = time.monotonic() + 10  # its planner workers end at once, even one still loading its planners
-        while left := {pid for pid in running if _alive(pid)}:
+        while left := {pid for pid in running if is_running(pid)}:
             assert time.monotonic() < deadline, f"still running after the check was cancelled: {_show(left)}"
             time.sleep(0.5)
         cached = asyncio.run(checker.check(newer, saved=False))
@@ -140,11 +134,13 @@ def test_a_check_process_killed_while_its_planners_load_leaves_no_worker(tmp_pat
     checker = Checker(time_limit=120, slots=1)
 
     async def scenario():
+        before = _descendants()  # planner workers an earlier test left in this process are not the check's
         running = asyncio.ensure_future(checker.check(slow, saved=False))
         deadline = time.monotonic() + 180
-        while not _planners(started := _descendants()):
+        while not _planners(started := _descendants() - before):
             assert time.monotonic() < deadline, "the check did not reach its planners"
             await asyncio.sleep(0.05)
+        started = _the_checks_processes(started)
         for pid in started:
             with contextlib.suppress(psutil.Error):  # a process gone already, or a zombie not reaped yet
                 if "_check_process" in " ".join(psutil.Process(pid).cmdline()):  # the one that started the workers
@@ -156,7 +152,7 @@ def test_a_check_process_killed_while_its_planners_load_leaves_no_worker(tmp_pat
     try:
         started = asyncio.run(scenario())
         deadline = time.monotonic() + 3
-        while left := {pid for pid in started if _alive(pid)}:
+        while left := {pid for pid in started if is_running(pid)}:
             assert time.monotonic() < deadline, f"still running after the check process was killed: {_show(left)}"
             time.sleep(0.1)
     finally:
