@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import time
 
 import psutil
@@ -54,7 +55,8 @@ def _planners(pids: set[int]) -> bool:
 
 def _the_checks_processes(pids: set[int]) -> set[int]:
     """The planner workers among `pids` and the check processes that started them (not an idle
-    check process the checker started meanwhile)."""
+    check process the checker started meanwhile, nor this process, where an earlier test's planning
+    may have left workers)."""
     workers = set()
     for pid in pids:
         try:
@@ -68,7 +70,7 @@ def _the_checks_processes(pids: set[int]) -> set[int]:
             parents.add(psutil.Process(pid).ppid())
         except psutil.Error:
             pass
-    return workers | (parents & pids)
+    return workers | (parents - {os.getpid()})
 
 
 def test_a_newer_check_cancels_the_older_and_its_processes_end(tmp_path):
