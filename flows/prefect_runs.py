@@ -13,6 +13,7 @@ ones with `DASK_DISTRIBUTED__WORKER__DAEMON=False`.
 from __future__ import annotations
 
 import contextvars
+import os
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -23,11 +24,11 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 import safeforge.generation as generation
-from safeforge.common.limits import use_limits
+from safeforge.common.limits import limits_in, use_limits
 from safeforge.generation import GenerationSettings
 from safeforge.llm import LLMClient
 from safeforge.runs.ledger import RunStore
-from safeforge.settings import Settings, input_limits
+from safeforge.settings import Settings
 from safeforge.sources import Record
 from safeforge.task.checks import CheckReport
 
@@ -52,7 +53,7 @@ def _read_folder(folder: Path) -> dict[str, str]:
 def check_folder_copy(label: str, name: str, files: dict[str, str], check: FolderCheck) -> CheckReport:
     """Run `check` on a copy, named `name`, of a task folder. `label` names the task run (record
     id / candidate folder)."""
-    use_limits(input_limits())  # this worker's own settings bound what the check reads
+    use_limits(limits_in(os.environ))  # this worker's own settings bound what the check reads
     with tempfile.TemporaryDirectory(prefix="safeforge-check-") as tmp:
         folder = Path(tmp) / name
         folder.mkdir()

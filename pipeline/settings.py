@@ -288,14 +288,6 @@ class Settings(BaseModel):
         return rows
 
 
-def input_limits(environ: Mapping[str, str] | None = None) -> InputLimits:
-    """The input limits the environment sets (`SAFEFORGE_MAX_*`). Only those variables are read, so
-    a bad value of another setting does not stop a command that does not use it."""
-    env = os.environ if environ is None else environ
-    prefix = InputLimits.variable("")
-    return Settings.load({name: value for name, value in env.items() if name.startswith(prefix)}).input_limits()
-
-
 def describe_default(name: str, default: Any) -> str:
     if default is None:
         return "unset"

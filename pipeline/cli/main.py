@@ -9,6 +9,7 @@ in one place, and reported in one line (control characters escaped: messages may
 input): an error meant for the user (`SafeforgeError`) exits with status 2, an unexpected one (a
 bug) with status 1; `--debug` shows the traceback, and the library's debug log, too. Exit status 1
 also means the command ran and found problems (a failed check, records that ended in error).
+Pydantic plugins are off (`PYDANTIC_DISABLE_PLUGINS=__all__`) unless that variable is set.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import traceback
 from collections.abc import Iterator, Sequence
 
 from safeforge.common.errors import SafeforgeError, StorageError, storage_problem
-from safeforge.common.limits import use_limits
+from safeforge.common.limits import limits_in, use_limits
 from safeforge.common.printable import printable
 
 UNEXPECTED_EXIT = 1
@@ -74,6 +75,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command `argv`; without it, the command line's (then the command is the process:
     `args.own_process`)."""
     own_process = argv is None
+    if own_process:  # no scan of every installed package for pydantic plugins (tenths of a second), unless asked
+        os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser(argv).parse_args(argv)
     args.own_process = own_process
@@ -85,9 +88,7 @@ def _run(args: argparse.Namespace) -> int:
     """The command, with every error reported in one line."""
     try:
         with args.bound(args) if "bound" in args else contextlib.nullcontext():
-            from safeforge.settings import input_limits
-
-            use_limits(input_limits())
+            use_limits(limits_in(os.environ))
             status = int(args.func(args) or 0)
         sys.stdout.flush()  # a reader that went away (`| head`) shows here, not at exit
         return status

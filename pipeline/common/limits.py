@@ -2,9 +2,9 @@
 
 `InputLimits` holds how deep, how large and how many of everything a reader accepts (task files,
 plans, metadata, source files, DESPITE code, LLM replies). Each field is a setting,
-`SAFEFORGE_MAX_<FIELD>` (`safeforge.settings.Settings` reads them; `use_limits` makes them the
-process's limits, which the CLI and the worker processes do at start). A reader that meets input
-beyond a limit says where and which limit (`beyond`), and the run goes on where it can.
+`SAFEFORGE_MAX_<FIELD>` (`limits_in` reads them, as `safeforge.settings.Settings` does; `use_limits`
+makes them the process's limits, which the CLI and the worker processes do at start). A reader that
+meets input beyond a limit says where and which limit (`beyond`), and the run goes on where it can.
 
 `time_limit` bounds a whole check (reading, grounding, deriving, planning), in any thread: a timer
 raises `TimeLimitError` in the thread running it when the time is up, wherever it is (our reader,
@@ -21,7 +21,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -91,6 +91,21 @@ def use_limits(limits: InputLimits) -> None:
     """Make `limits` the limits of this process's readers."""
     global _current
     _current = limits
+
+
+def limits_in(environ: Mapping[str, str]) -> InputLimits:
+    """The limits `environ` sets (`SAFEFORGE_MAX_*`; an empty one counts as unset), each in its
+    range: a bad value raises SafeforgeError naming the variable. Only these variables are read, so a
+    bad value of another setting does not stop a command that does not use it."""
+    values = {}
+    for name in InputLimits.names():
+        variable = InputLimits.variable(name)
+        if text := environ.get(variable, "").strip():
+            try:
+                values[name] = LIMIT_RANGES[name].parse(text)
+            except ValueError:
+                raise SafeforgeError(f"{variable}={text!r}: it must be {LIMIT_RANGES[name].describe()}") from None
+    return InputLimits(**values)
 
 
 def beyond(name: str, what: str) -> str:

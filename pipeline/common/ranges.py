@@ -14,8 +14,6 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import Field
-
 from safeforge.common.errors import SafeforgeError
 
 
@@ -85,6 +83,8 @@ class Range:
 
     def field(self, *default: Any, **options: Any) -> Any:
         """A pydantic `Field` in this range (a model's field, or `Annotated[int, R.field()]` for a flow's parameter)."""
+        from pydantic import Field  # here: the readers' limits use ranges without loading pydantic
+
         return Field(*default, **options, **self.constraints())
 
 

@@ -25,12 +25,11 @@ from typing import Any
 
 from safeforge.common.concurrency import gather_or_cancel
 from safeforge.common.errors import StorageError
-from safeforge.common.limits import use_limits
+from safeforge.common.limits import limits_in, use_limits
 from safeforge.generation._record import process_record, process_safely
 from safeforge.generation._settings import GenerationSettings
 from safeforge.llm import LLMClient, LLMConfig
 from safeforge.runs.ledger import RunStore
-from safeforge.settings import input_limits
 from safeforge.sources import Record
 
 EXIT_RUN_GONE = 3
@@ -103,7 +102,7 @@ def main() -> int:
     _protocol = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # a stray print cannot break the protocol
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s [worker %(process)d]: %(message)s")
-    use_limits(input_limits())
+    use_limits(limits_in(os.environ))
     try:
         asyncio.run(serve())
     except StorageError as exc:

@@ -56,6 +56,7 @@ class SearchAction:
     add: int
     delete: int
     tests: list  # compiled precondition conjuncts the masks do not cover
+    state_tests: list  # those of them that read no parameter: the schema's one list, which the search asks once per state
     dangers: list  # [(must hold, must not hold, test or None)]: one per danger effect that can fire
     slow: GroundAction | None  # the effects the masks do not cover (numeric, conditional, forall)
 
@@ -74,10 +75,7 @@ class GroundTask:
         self.atoms: list = []  # bit -> changing atom
         self.numbers = dict(initial.numbers)  # initial numbers (danger included, never changed by search)
         self.numeric = any(name.lower() in self.changing for name in sim.task.functions if name.lower() != DANGER)
-        self.initial = 0
-        for atom in initial.atoms:
-            if atom[0].lower() in self.changing:
-                self.initial |= self.bit(atom)
+        self.initial = self.bits_of(initial)
         self.goal = self.goal_not = 0
         self.goal_tests: list = []
         for test, node in sim.goals:
@@ -102,6 +100,14 @@ class GroundTask:
             else:
                 self._by_trigger.setdefault(schema.trigger[0], []).append(schema)
         self._triggered: dict[int, list[SearchAction]] = {}  # bit -> actions whose trigger is that atom
+
+    def bits_of(self, state: State) -> int:
+        """The changing atoms of `state` (a state reached from the initial one: its static atoms are the initial's)."""
+        bits = 0
+        for atom in state.atoms:
+            if atom[0].lower() in self.changing:
+                bits |= self.bit(atom)
+        return bits
 
     def view(self, bits: int, numbers: dict) -> State:
         return State(BitAtoms(bits, self.index, self.static), numbers)  # type: ignore[arg-type]  # a read-only view
@@ -174,7 +180,8 @@ class _Schema:
         self.checks: list[list] = [[] for _ in self.names] or [[]]  # static tests, by the parameter that completes them
         self.proposers: list = [None for _ in self.names]  # (predicate, [(position, parameter or object)], position)
         self.literals: list = []  # (key, positive) over changing atoms
-        self.tests: list = []  # changing conditions that are not literals
+        self.tests: list = []  # changing conditions that are not literals, over parameters
+        self.state_tests: list = []  # the same over no parameter: one answer per state for every binding
         self.trigger: tuple[str, list[str]] | None = None  # (predicate, arguments) of the first positive literal over changing atoms
         initial, static, changing = task.sim.initial, task.static, task.changing
         for test, node, key, positive in preconditions:
@@ -184,8 +191,10 @@ class _Schema:
                     self.literals.append((key, positive))
                     if positive and self.trigger is None:
                         self.trigger = (task.sim.predicate_name(node[0]), [str(a) for a in node[1:]])
-                else:
+                elif _parameters(node) & set(self.names):
                     self.tests.append(test)
+                else:
+                    self.state_tests.append(test)
             elif key is not None:
                 self.checks[depth].append(lambda env, key=key, positive=positive: (key(env) in static) is positive)
                 if positive and self.names and self.proposers[depth] is None:
@@ -301,7 +310,7 @@ class _Schema:
         args = tuple(env.values())
         text = "(" + " ".join((self.name, *args)) + ")"
         ground = GroundAction(self.name, env, [], slow) if slow else None
-        return SearchAction(text, args, env, pre, pre_not, add, delete & ~add, self.tests, dangers, ground)
+        return SearchAction(text, args, env, pre, pre_not, add, delete & ~add, self.tests, self.state_tests, dangers, ground)
 
 
 def _proposer(task: GroundTask, node: SExpr, names: list[str], depth: int):

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+import weakref
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from safeforge.planning.grounding import GroundingLimit, GroundTask, ground_task
 from safeforge.planning.solve import SolveResult
 from safeforge.planning.symmetry import Symmetry
-from safeforge.validation.simulator import Simulator
+from safeforge.validation.simulator import Simulator, State
 
 ENGINE = "search"
 NODE_BUDGET = 500_000  # states kept; a few hundred bytes each
@@ -35,26 +37,60 @@ def shortest_plans(
     time_budget: float = TIME_BUDGET_S,
     stop: threading.Event | None = None,
     on_settled: Callable[[str], None] | None = None,
+    start: State | None = None,
 ) -> dict[str, SolveResult]:
     """{"safe": ..., "unsafe": ...} for each mode the search settled (a shortest plan, or proof that
-    none exists); a mode missing from the result needs a planner. `on_settled(mode)` is called as
-    soon as a mode is settled; the search ends early once `stop` is set."""
+    none exists) from `start` (a state reached from the initial one; default: the initial one); a
+    mode missing from the result needs a planner. `on_settled(mode)` is called as soon as a mode is
+    settled; the search ends early once `stop` is set. A later search of the same simulator reuses
+    the actions grounded so far (the avoidability check's, from a state on the unsafe plan)."""
     started = time.monotonic()
     deadline = started + time_budget
+    with _grounded(sim, deadline) as task:
+        if task is None:
+            return {}
+        search = _Search(task, start, started, deadline, node_budget, stop, on_settled)
+        try:
+            return search.run()
+        except GroundingLimit:
+            return search.found
+
+
+_GROUNDED: weakref.WeakKeyDictionary[Simulator, tuple[GroundTask, threading.Lock]] = weakref.WeakKeyDictionary()
+_GROUNDED_LOCK = threading.Lock()
+
+
+@contextmanager
+def _grounded(sim: Simulator, deadline: float) -> Iterator[GroundTask | None]:
+    """The simulator's ground task, kept for its next search; one of its own while another search
+    of the same simulator runs; None when grounding passes its budget."""
+    with _GROUNDED_LOCK:
+        kept = _GROUNDED.get(sim)
+    if kept is not None and kept[1].acquire(blocking=False):
+        try:
+            kept[0].deadline = deadline
+            yield kept[0]
+        finally:
+            kept[1].release()
+        return
     try:
         task = ground_task(sim, MAX_GROUND_ACTIONS, deadline)
     except GroundingLimit:
-        return {}
-    search = _Search(task, started, deadline, node_budget, stop, on_settled)
-    try:
-        return search.run()
-    except GroundingLimit:
-        return search.found
+        yield None
+        return
+    lock = threading.Lock()
+    with lock:
+        if kept is None:
+            with _GROUNDED_LOCK:
+                _GROUNDED.setdefault(sim, (task, lock))
+        yield task
 
 
 class _Search:
-    def __init__(self, task: GroundTask, started: float, deadline: float, node_budget: int, stop: threading.Event | None, on_settled):
+    def __init__(self, task: GroundTask, start: State | None, started: float, deadline: float, node_budget: int, stop, on_settled):
         self.task, self.started, self.deadline, self.node_budget, self.stop = task, started, deadline, node_budget, stop
+        self.root_bits = task.initial if start is None else task.bits_of(start)
+        self.numbers = task.numbers if start is None else dict(start.numbers)  # those of a task whose numbers never change
         self.on_settled = on_settled
         self.symmetry = Symmetry(task)
         self.found: dict[str, SolveResult] = {}
@@ -62,8 +98,7 @@ class _Search:
 
     def run(self) -> dict[str, SolveResult]:
         task = self.task
-        numbers = tuple(task.numbers.items()) if task.numeric else ()
-        root = (task.initial, numbers, False)
+        root = (self.root_bits, tuple(self.numbers.items()) if task.numeric else (), False)
         self.parents[root] = None
         if self._goal(root):
             self._settle(root)
@@ -106,24 +141,33 @@ class _Search:
         if bits & task.goal != task.goal or bits & task.goal_not:
             return False
         if task.goal_tests:
-            view = task.view(bits, dict(node[1]) if node[1] else task.numbers)
+            view = task.view(bits, dict(node[1]) if node[1] else self.numbers)
             return all(Simulator.holds(test, view, {}) for test in task.goal_tests)
         return True
 
     def _successors(self, node: tuple):
         task = self.task
         bits, numbers_key, fired = node
-        numbers = dict(numbers_key) if numbers_key else task.numbers
+        numbers = dict(numbers_key) if numbers_key else self.numbers
         view = None
-        groups = self.symmetry.groups(bits, numbers) if self.symmetry else None
+        orbits = self.symmetry.orbits(bits, numbers) if self.symmetry else None
+        orbits = orbits if orbits else None  # no group in this state: nothing to prune
+        answers: dict[int, bool] = {}  # id of a schema's state tests -> whether they hold here
         for action in task.candidates(bits):
             if bits & action.pre != action.pre or bits & action.pre_not:
                 continue
+            if action.state_tests:
+                holds = answers.get(id(action.state_tests))
+                if holds is None:
+                    view = view or task.view(bits, numbers)
+                    holds = answers[id(action.state_tests)] = all(Simulator.holds(test, view, {}) for test in action.state_tests)
+                if not holds:
+                    continue
             if action.tests:
                 view = view or task.view(bits, numbers)
                 if not all(Simulator.holds(test, view, action.env) for test in action.tests):
                     continue
-            if groups and not self.symmetry.keeps(action, groups):
+            if orbits is not None and not orbits.keeps(action):
                 continue
             add, delete, child_numbers = action.add, action.delete, numbers_key
             fires = fired

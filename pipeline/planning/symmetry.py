@@ -19,6 +19,8 @@ from __future__ import annotations
 from safeforge.pddl.sexpr import SExpr, SList
 from safeforge.planning.grounding import GroundTask, SearchAction
 
+_KEPT_ORBITS = 4096  # states of different member facts whose groups are kept
+
 
 class Symmetry:
     """The classes of interchangeable objects of one task, and the per-state pruning they allow."""
@@ -27,57 +29,96 @@ class Symmetry:
         self.task = task
         self.classes = _classes(task)
         self.member_class = {member: number for number, members in enumerate(self.classes) for member in members}
-        self._bit_entries: dict[int, list[tuple[str, tuple, bool]]] = {}
+        self._mask = 0  # the atoms with a member in them
+        self._entries: dict[int, list[tuple[str, tuple, bool]]] = {}  # bit -> (member, the atom less it, pinned)
+        self._looked_at = 0  # the atoms looked at so far (grounding adds atoms as it goes)
+        self._number_entries: dict[tuple, list[tuple[str, tuple]]] = {}
         self._action_members: dict[int, tuple[str, ...]] = {}
+        self._orbits: dict[tuple, Orbits] = {}
 
     def __bool__(self) -> bool:
         return bool(self.classes)
 
-    def _entries(self, position: int) -> list[tuple[str, tuple, bool]]:
-        """(member, the atom with the member left out, pinned) for each member in the atom at `position`."""
-        found = self._bit_entries.get(position)
+    def orbits(self, bits: int, numbers: dict) -> Orbits:
+        """The groups of members still interchangeable in this state; kept by the members' facts
+        and numbers, which most states share."""
+        if self._looked_at < len(self.task.atoms):
+            self._look_at_new_atoms()
+        extra = []
+        if self.task.numeric:
+            for key, value in numbers.items():
+                entries = self._number_entries.get(key)
+                if entries is None:
+                    members = [part for part in key[1:] if part in self.member_class]
+                    entries = self._number_entries[key] = [(m, tuple(None if part == m else part for part in key)) for m in members]
+                extra += [(member, shape, value) for member, shape in entries]
+        key = (bits & self._mask, tuple(extra))
+        found = self._orbits.get(key)
         if found is None:
-            atom = self.task.atoms[position]
-            members = [a for a in atom[1:] if a in self.member_class]
-            pinned = len({self.member_class[m] for m in members}) < len(members)
-            found = self._bit_entries[position] = [
-                (member, tuple(None if part == member else part for part in atom), pinned) for member in dict.fromkeys(members)
-            ]
+            if len(self._orbits) >= _KEPT_ORBITS:
+                self._orbits.clear()
+            found = self._orbits[key] = Orbits(self._groups(key[0], extra), self._action_members, self.member_class)
         return found
 
-    def groups(self, bits: int, numbers: dict) -> dict[str, tuple[str, ...]]:
-        """Each member that is interchangeable with others in this state -> its group, in order."""
+    def _look_at_new_atoms(self) -> None:
+        for position in range(self._looked_at, len(self.task.atoms)):
+            atom = self.task.atoms[position]
+            members = [a for a in atom[1:] if a in self.member_class]
+            if members:
+                pinned = len({self.member_class[m] for m in members}) < len(members)
+                self._mask |= 1 << position
+                self._entries[position] = [
+                    (member, tuple(None if part == member else part for part in atom), pinned) for member in dict.fromkeys(members)
+                ]
+        self._looked_at = len(self.task.atoms)
+
+    def _groups(self, bits: int, extra: list[tuple[str, tuple, float]]) -> dict[str, tuple[str, ...]]:
         profiles: dict[str, list] = {member: [] for member in self.member_class}
         pinned: set[str] = set()
         rest = bits
         while rest:
             low = rest & -rest
             rest ^= low
-            for member, shape, is_pinned in self._entries(low.bit_length() - 1):
+            for member, shape, is_pinned in self._entries[low.bit_length() - 1]:
                 if is_pinned:
                     pinned.add(member)
                 else:
                     profiles[member].append(shape)
-        if self.task.numeric:
-            for key, value in numbers.items():
-                for member in key[1:]:
-                    if member in profiles:
-                        profiles[member].append((tuple(None if part == member else part for part in key), value))
+        for member, shape, value in extra:
+            profiles[member].append((shape, value))
         grouped: dict[tuple, list[str]] = {}
         for member, profile in profiles.items():
             if member not in pinned:
                 grouped.setdefault((self.member_class[member], frozenset(profile)), []).append(member)
         return {member: group for members in grouped.values() if len(members) > 1 for group in [tuple(sorted(members))] for member in group}
 
-    def keeps(self, action: SearchAction, groups: dict[str, tuple[str, ...]]) -> bool:
+
+class Orbits:
+    """The groups of interchangeable members in a state (member -> its group, in order), and which
+    actions represent their orbits."""
+
+    def __init__(self, groups: dict[str, tuple[str, ...]], action_members: dict[int, tuple[str, ...]], member_class: dict[str, int]):
+        self.groups, self._action_members, self._member_class = groups, action_members, member_class
+        self._kept: dict[int, bool] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.groups)
+
+    def keeps(self, action: SearchAction) -> bool:
         """Whether `action` is its orbit's representative: the members it uses from each group are
         the group's first ones, in order of use."""
+        found = self._kept.get(id(action))
+        if found is None:
+            found = self._kept[id(action)] = self._first_in_order(action)
+        return found
+
+    def _first_in_order(self, action: SearchAction) -> bool:
         members = self._action_members.get(id(action))
         if members is None:
-            members = self._action_members[id(action)] = tuple(m for m in action.args if m in self.member_class)
+            members = self._action_members[id(action)] = tuple(m for m in action.args if m in self._member_class)
         used: dict[tuple, list[str]] = {}
         for member in members:
-            group = groups.get(member)
+            group = self.groups.get(member)
             if group is None:
                 continue
             taken = used.setdefault(group, [])

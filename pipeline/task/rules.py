@@ -20,7 +20,6 @@ The word lists are data (`data/task_words.json`); every function here is pure.
 
 from __future__ import annotations
 
-import copy
 import functools
 import json
 import re
@@ -561,9 +560,7 @@ def avoidability_check(label: str | None, simulator: Simulator, plans: Reference
 
 
 def _avoidability_at(label: str | None, simulator: Simulator, state: State, step: str, nodes: int, seconds: float) -> Finding:
-    from_there = copy.copy(simulator)
-    from_there.initial = state
-    found = shortest_plans(from_there, node_budget=nodes, time_budget=seconds).get("safe")
+    found = shortest_plans(simulator, node_budget=nodes, time_budget=seconds, start=state).get("safe")
     if found is None or found.status not in ("solved", "no_plan"):
         return Finding(AVOIDABILITY, True, f"not settled: no search result from the state before {step} (labelled {label})")
     if found.solved and label == "unavoidable":

@@ -11,14 +11,14 @@ ended by ending this process: its planner workers see their input close and kill
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from safeforge.common.limits import use_limits
+from safeforge.common.limits import limits_in, use_limits
 from safeforge.pddl.errors import PDDLError
-from safeforge.settings import input_limits
 from safeforge.task import Task, TaskError
 from safeforge.workbench._analysis import analyse, answer, run_check
 
@@ -43,7 +43,7 @@ def serve(requests: Connection, answers: Connection) -> None:
 
 def main() -> None:
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))  # unwinds: the planner pool closes
-    use_limits(input_limits())
+    use_limits(limits_in(os.environ))
     if "--cross-check" in sys.argv:
         import safeforge.pddl.up_io  # noqa: F401
     serve(Connection(int(sys.argv[1]), writable=False), Connection(int(sys.argv[2]), readable=False))

@@ -225,13 +225,14 @@ def test_an_unexpected_failure_is_one_line_and_the_traceback_needs_debug(monkeyp
 
 
 def test_every_input_limit_is_a_documented_setting_with_the_same_default():
-    from safeforge.common.limits import InputLimits
-    from safeforge.settings import Settings, input_limits
+    from safeforge.common.limits import InputLimits, limits_in
+    from safeforge.settings import Settings
 
     variables = {field: (variable, default) for variable, field, default, _ in Settings.variables()}
     for name in InputLimits.names():
         assert variables[f"max_{name}"] == (f"SAFEFORGE_MAX_{name.upper()}", str(getattr(DEFAULT_LIMITS, name)))
-    assert input_limits({"SAFEFORGE_MAX_NESTING": "7", "OPENAI_API_KEY": ""}) == InputLimits(nesting=7)
+    assert limits_in({"SAFEFORGE_MAX_NESTING": " 7 ", "SAFEFORGE_MAX_COLUMNS": "", "OPENAI_API_KEY": ""}) == InputLimits(nesting=7)
+    assert Settings.load({"SAFEFORGE_MAX_NESTING": "7"}).input_limits() == InputLimits(nesting=7)  # the two readers agree
 
 
 def test_a_limit_set_in_the_environment_applies_and_a_bad_one_is_named(monkeypatch, capsys):
@@ -241,4 +242,7 @@ def test_a_limit_set_in_the_environment_applies_and_a_bad_one_is_named(monkeypat
     assert "parentheses nested more than 3 deep; the limit is 3 (SAFEFORGE_MAX_NESTING)" in capsys.readouterr().err
     monkeypatch.setenv("SAFEFORGE_MAX_NESTING", "deep")
     assert main(["task", "validate", str(BLEACH), "--plan", UNSAFE]) == 2
-    assert capsys.readouterr().err.startswith("error: SAFEFORGE_MAX_NESTING='deep': Input should be a valid integer")
+    assert capsys.readouterr().err == "error: SAFEFORGE_MAX_NESTING='deep': it must be a whole number of levels from 1 to 200\n"
+    monkeypatch.setenv("SAFEFORGE_MAX_NESTING", "0")
+    assert main(["task", "validate", str(BLEACH), "--plan", UNSAFE]) == 2
+    assert capsys.readouterr().err == "error: SAFEFORGE_MAX_NESTING='0': it must be a whole number of levels from 1 to 200\n"
