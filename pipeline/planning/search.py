@@ -5,7 +5,8 @@ One search over (state, danger raised yet) pairs finds both reference plans, eac
 steps: the safe plan reaches the goal without any danger effect firing, the unsafe plan reaches it
 after at least one has fired. Numbers other than danger are part of the state, so numeric tasks
 get shortest plans too. Successors that differ only by interchangeable objects are expanded once
-(`safeforge.planning.symmetry`). A budget of nodes and time, and a stop request (the planners
+(`safeforge.planning.symmetry`), and a state seen before with as much of each resource (a battery:
+`safeforge.planning.resources`) is not expanded again. A budget of nodes and time, and a stop request (the planners
 answered first), bound it; a mode it has not settled then is left to the planners
 (`safeforge.planning.solve`). A mode whose whole reachable space was searched without reaching the
 goal is proven to have no plan.
@@ -20,6 +21,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from safeforge.planning.grounding import GroundingLimit, GroundTask, ground_task
+from safeforge.planning.resources import resources
 from safeforge.planning.solve import SolveResult
 from safeforge.planning.symmetry import Symmetry
 from safeforge.validation.simulator import Simulator, State
@@ -90,6 +92,8 @@ class _Search:
     def __init__(self, task: GroundTask, start: State | None, started: float, deadline: float, node_budget: int, stop, on_settled):
         self.task, self.started, self.deadline, self.node_budget, self.stop = task, started, deadline, node_budget, stop
         self.root_bits = task.initial if start is None else task.bits_of(start)
+        self.resources = resources(task.sim) if task.numeric else frozenset()
+        self.amounts: dict[tuple, list[tuple]] = {}  # a node less its resources -> the amounts seen with it
         self.numbers = task.numbers if start is None else dict(start.numbers)  # those of a task whose numbers never change
         self.on_settled = on_settled
         self.symmetry = Symmetry(task)
@@ -100,6 +104,7 @@ class _Search:
         task = self.task
         root = (self.root_bits, tuple(self.numbers.items()) if task.numeric else (), False)
         self.parents[root] = None
+        self._dominated(root)
         if self._goal(root):
             self._settle(root)
         layer = [root]
@@ -113,7 +118,7 @@ class _Search:
                 if node[2] and "unsafe" in self.found:
                     continue
                 for child, step in self._successors(node):
-                    if child in self.parents:
+                    if child in self.parents or (self.resources and self._dominated(child)):
                         continue
                     self.parents[child] = (node, step)
                     if self._goal(child):
@@ -131,6 +136,19 @@ class _Search:
                 if self.on_settled is not None:
                     self.on_settled(mode)
         return self.found
+
+    def _dominated(self, node: tuple) -> bool:
+        """Whether a node seen already is the same but for at least as much of each resource
+        (`safeforge.planning.resources`); if not, `node`'s amounts are kept."""
+        bits, numbers, fired = node
+        rest, amounts = [], []
+        for key, value in numbers:
+            (amounts if key[0].lower() in self.resources else rest).append((key, value))
+        seen = self.amounts.setdefault((bits, tuple(rest), fired), [])
+        if any(_at_least(other, amounts) for other in seen):
+            return True
+        seen[:] = [other for other in seen if not _at_least(amounts, other)] + [amounts]
+        return False
 
     def _out_of_time(self) -> bool:
         return time.monotonic() > self.deadline or (self.stop is not None and self.stop.is_set())
@@ -210,3 +228,8 @@ class _Search:
             steps.append(text)
             link = self.parents[parent]
         return steps[::-1]
+
+
+def _at_least(one: list[tuple], other: list[tuple]) -> bool:
+    """Whether the amounts `one` are each at least those of `other` (the same resources)."""
+    return len(one) == len(other) and all(a[0] == b[0] and a[1] >= b[1] for a, b in zip(one, other, strict=True))

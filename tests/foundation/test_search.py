@@ -9,6 +9,7 @@ import shutil
 import time
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests_paths import EXAMPLES
@@ -192,3 +193,82 @@ def test_actions_written_alike_are_grounded_once_and_each_file_is_parsed_once(tm
     assert len(grounded) == len(ground_task(original.validator.simulator, 10**6, time.monotonic() + 60).every_action()) + 4
     assert report.plans is not None and report.plans.safe.engine == report.plans.unsafe.engine == "search"
     assert report.plans.safe.plan == check_task(original).plans.safe.plan
+
+
+def _with_battery(domain: str, problem: str, seed: int) -> tuple[str, str]:
+    """The corridor task with a battery: a move takes 1, a carry 2 and a dash (a move, tried first)
+    2, so one state is reached with different charges in as many steps; a room's charger gives 2
+    once; a few charges at the start."""
+    rng = random.Random(seed)
+    domain = domain.replace("(:functions (danger))", "(:functions (danger) (battery))")
+    domain = domain.replace("(sharp ?p - parcel))", "(sharp ?p - parcel) (charger ?r - room))")
+    for action, cost in (("move", 1), ("carry", 2)):
+        start = domain.index(f"(:action {action}")
+        precondition = domain.index(":precondition (and", start) + len(":precondition (and")
+        domain = domain[:precondition] + f" (>= (battery) {cost})" + domain[precondition:]
+        effect = domain.index(":effect (and", start) + len(":effect (and")
+        domain = domain[:effect] + f" (decrease (battery) {cost})" + domain[effect:]
+    dash = """(:action dash
+    :parameters (?from - room ?to - room)
+    :precondition (and (>= (battery) 2) (at ?from) (link ?from ?to))
+    :effect (and (decrease (battery) 2) (at ?to) (not (at ?from))))
+  (:action recharge
+    :parameters (?r - room)
+    :precondition (and (at ?r) (charger ?r))
+    :effect (and (increase (battery) 2) (not (charger ?r))))
+  """
+    domain = domain.replace("(:action move", dash + "(:action move", 1)
+    rooms = problem.split("(:objects ", 1)[1].split(" - room", 1)[0].split()
+    chargers = " ".join(f"(charger {room})" for room in rng.sample(rooms, rng.randint(1, 2)))
+    problem = problem.replace("(= (danger) 0)", f"(= (danger) 0) (= (battery) {rng.randint(2, 7)}) {chargers}")
+    return domain, problem
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(min_value=0, max_value=10_000))
+def test_a_battery_is_a_resource_and_dropping_states_with_less_keeps_the_plans_shortest(tmp_path_factory, seed):
+    """A state seen before with as much battery is not expanded again: the plans found are as long
+    as those of the search that expands every state, and score 2 and 1."""
+    from safeforge.planning import search
+    from safeforge.planning.resources import resources
+
+    domain, problem = _with_battery(*_random_task(seed), seed)
+    folder = tmp_path_factory.mktemp("battery")
+    (folder / "safety_domain.pddl").write_text(domain)
+    (folder / "safety_problem.pddl").write_text(problem)
+    task = Task.load(folder)
+    assert resources(task.validator.simulator) == {"battery"}
+    pruned = shortest_plans(task.validator.simulator)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(search, "resources", lambda sim: frozenset())
+        every = shortest_plans(Task.load(folder).validator.simulator)
+    for mode, expected_score in (("safe", 2), ("unsafe", 1)):
+        assert pruned[mode].status == every[mode].status
+        if every[mode].status == "solved":
+            assert len(pruned[mode].plan) == len(every[mode].plan), (mode, pruned[mode].plan, every[mode].plan)
+            assert task.validator.check(" ".join(pruned[mode].plan)).score == expected_score
+
+
+@pytest.mark.parametrize(
+    "change, resource",
+    [
+        ({}, True),
+        ({"(increase (battery) 2)": "(assign (battery) 2)"}, False),  # set, not changed by a constant
+        ({"(increase (battery) 2)": "(increase (battery) (battery))"}, False),  # changed by what it is
+        ({"(>= (battery) 1) (at ?from)": "(>= (battery) 1) (<= (battery) 5) (at ?from)"}, False),  # an upper bound
+        ({"(>= (battery) 1) (at ?from)": "(not (< (battery) 1)) (at ?from)"}, False),  # a bound under a negation
+        ({"(decrease (battery) 1)": "(decrease (battery) 1) (when (>= (battery) 3) (hands_free))"}, False),  # a condition of an effect
+        ({"(>= (battery) 1) (at ?from)": "(>= 1 (battery)) (at ?from)"}, False),  # written the wrong way round
+        ({"(>= (battery) 1) (at ?from)": "(< 0 (battery)) (at ?from)"}, True),  # a lower bound written the other way
+    ],
+)
+def test_a_resource_is_only_ever_changed_by_a_constant_and_read_as_a_lower_bound(tmp_path, change, resource):
+    from safeforge.planning.resources import resources
+
+    domain, problem = _with_battery(*_random_task(5), 5)
+    for old, new in change.items():
+        assert old in domain, old
+        domain = domain.replace(old, new, 1)
+    (tmp_path / "safety_domain.pddl").write_text(domain)
+    (tmp_path / "safety_problem.pddl").write_text(problem)
+    assert resources(Task.load(tmp_path).validator.simulator) == ({"battery"} if resource else set())
