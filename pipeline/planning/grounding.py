@@ -59,6 +59,7 @@ class SearchAction:
     state_tests: list  # those of them that read no parameter: the schema's one list, which the search asks once per state
     dangers: list  # [(must hold, must not hold, test or None)]: one per danger effect that can fire
     slow: GroundAction | None  # the effects the masks do not cover (numeric, conditional, forall)
+    members: tuple[str, ...] | None = None  # its arguments that are interchangeable objects (`symmetry`), once asked
 
 
 class GroundTask:

@@ -169,10 +169,13 @@ class _Search:
         numbers = dict(numbers_key) if numbers_key else self.numbers
         view = None
         orbits = self.symmetry.orbits(bits, numbers) if self.symmetry else None
-        orbits = orbits if orbits else None  # no group in this state: nothing to prune
+        if not orbits:
+            orbits = None  # no group in this state: nothing to prune
         answers: dict[int, bool] = {}  # id of a schema's state tests -> whether they hold here
         for action in task.candidates(bits):
             if bits & action.pre != action.pre or bits & action.pre_not:
+                continue
+            if orbits is not None and not orbits.keeps(action):
                 continue
             if action.state_tests:
                 holds = answers.get(id(action.state_tests))
@@ -185,8 +188,6 @@ class _Search:
                 view = view or task.view(bits, numbers)
                 if not all(Simulator.holds(test, view, action.env) for test in action.tests):
                     continue
-            if orbits is not None and not orbits.keeps(action):
-                continue
             add, delete, child_numbers = action.add, action.delete, numbers_key
             fires = fired
             if not fires:

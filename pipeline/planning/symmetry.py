@@ -33,7 +33,6 @@ class Symmetry:
         self._entries: dict[int, list[tuple[str, tuple, bool]]] = {}  # bit -> (member, the atom less it, pinned)
         self._looked_at = 0  # the atoms looked at so far (grounding adds atoms as it goes)
         self._number_entries: dict[tuple, list[tuple[str, tuple]]] = {}
-        self._action_members: dict[int, tuple[str, ...]] = {}
         self._orbits: dict[tuple, Orbits] = {}
 
     def __bool__(self) -> bool:
@@ -57,7 +56,7 @@ class Symmetry:
         if found is None:
             if len(self._orbits) >= _KEPT_ORBITS:
                 self._orbits.clear()
-            found = self._orbits[key] = Orbits(self._groups(key[0], extra), self._action_members, self.member_class)
+            found = self._orbits[key] = Orbits(self._groups(key[0], extra), self.member_class)
         return found
 
     def _look_at_new_atoms(self) -> None:
@@ -97,9 +96,9 @@ class Orbits:
     """The groups of interchangeable members in a state (member -> its group, in order), and which
     actions represent their orbits."""
 
-    def __init__(self, groups: dict[str, tuple[str, ...]], action_members: dict[int, tuple[str, ...]], member_class: dict[str, int]):
-        self.groups, self._action_members, self._member_class = groups, action_members, member_class
-        self._kept: dict[int, bool] = {}
+    def __init__(self, groups: dict[str, tuple[str, ...]], member_class: dict[str, int]):
+        self.groups, self._member_class = groups, member_class
+        self._later = {member for group in set(groups.values()) for member in group[1:]}  # members not first in their group
 
     def __bool__(self) -> bool:
         return bool(self.groups)
@@ -107,15 +106,11 @@ class Orbits:
     def keeps(self, action: SearchAction) -> bool:
         """Whether `action` is its orbit's representative: the members it uses from each group are
         the group's first ones, in order of use."""
-        found = self._kept.get(id(action))
-        if found is None:
-            found = self._kept[id(action)] = self._first_in_order(action)
-        return found
-
-    def _first_in_order(self, action: SearchAction) -> bool:
-        members = self._action_members.get(id(action))
+        members = action.members
         if members is None:
-            members = self._action_members[id(action)] = tuple(m for m in action.args if m in self._member_class)
+            members = action.members = tuple(m for m in action.args if m in self._member_class)
+        if len(members) < 2:
+            return not members or members[0] not in self._later
         used: dict[tuple, list[str]] = {}
         for member in members:
             group = self.groups.get(member)
