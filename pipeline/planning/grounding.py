@@ -94,6 +94,7 @@ class GroundTask:
         self._schemas = [
             _Schema(self, action.name, action.parameters, *sim.schema(key)) for key, action in sim.actions.items() if key not in twins
         ]
+        self.arity = max((len(schema.names) for schema in self._schemas), default=0)  # the most parameters of an action
         self._by_trigger: dict[str, list[_Schema]] = {}
         for schema in self._schemas:
             if schema.trigger is None:
@@ -113,8 +114,9 @@ class GroundTask:
     def view(self, bits: int, numbers: dict) -> State:
         return State(BitAtoms(bits, self.index, self.static), numbers)  # type: ignore[arg-type]  # a read-only view
 
-    def candidates(self, bits: int) -> Iterator[SearchAction]:
-        """Actions whose trigger holds in `bits` (their other conditions are still to be tested);
+    def candidates(self, bits: int, skip: Callable[[int], bool] | None = None) -> Iterator[SearchAction]:
+        """Actions whose trigger holds in `bits` (their other conditions are still to be tested),
+        but for those triggered by an atom `skip` names (not grounded until a state needs them);
         GroundingLimit past the action or time budget."""
         yield from self.untriggered
         rest = bits
@@ -122,6 +124,8 @@ class GroundTask:
             low = rest & -rest
             rest ^= low
             position = low.bit_length() - 1
+            if skip is not None and skip(position):
+                continue
             found = self._triggered.get(position)
             if found is None:
                 found = self._triggered[position] = self._ground_for(self.atoms[position])

@@ -56,7 +56,7 @@ class Symmetry:
         if found is None:
             if len(self._orbits) >= _KEPT_ORBITS:
                 self._orbits.clear()
-            found = self._orbits[key] = Orbits(self._groups(key[0], extra), self.member_class)
+            found = self._orbits[key] = Orbits(self._groups(key[0], extra), self.member_class, self._entries, self.task.arity)
         return found
 
     def _look_at_new_atoms(self) -> None:
@@ -96,9 +96,17 @@ class Orbits:
     """The groups of interchangeable members in a state (member -> its group, in order), and which
     actions represent their orbits."""
 
-    def __init__(self, groups: dict[str, tuple[str, ...]], member_class: dict[str, int]):
-        self.groups, self._member_class = groups, member_class
-        self._later = {member for group in set(groups.values()) for member in group[1:]}  # members not first in their group
+    def __init__(self, groups: dict[str, tuple[str, ...]], member_class: dict[str, int], entries: dict, arity: int):
+        self.groups, self._member_class, self._entries = groups, member_class, entries
+        distinct = set(groups.values())
+        self._later = {member for group in distinct for member in group[1:]}  # members not first in their group
+        self._beyond = {member for group in distinct for member in group[arity:]}  # members no kept action uses
+
+    def skips(self, position: int) -> bool:
+        """Whether the atom at `position` has a member that no kept action uses (an action of n
+        parameters uses at most the first n of a group): the actions it triggers need no grounding."""
+        entries = self._entries.get(position)
+        return entries is not None and any(member in self._beyond for member, _, _ in entries)
 
     def __bool__(self) -> bool:
         return bool(self.groups)
