@@ -97,7 +97,7 @@ def limits_in(environ: Mapping[str, str]) -> InputLimits:
     """The limits `environ` sets (`SAFEFORGE_MAX_*`; an empty one counts as unset), each in its
     range: a bad value raises SafeforgeError naming the variable. Only these variables are read, so a
     bad value of another setting does not stop a command that does not use it."""
-    values = {}
+    values: dict[str, Any] = {}
     for name in InputLimits.names():
         variable = InputLimits.variable(name)
         if text := environ.get(variable, "").strip():

@@ -93,7 +93,7 @@ class _Search:
         self.task, self.started, self.deadline, self.node_budget, self.stop = task, started, deadline, node_budget, stop
         self.root_bits = task.initial if start is None else task.bits_of(start)
         self.resources = resources(task.sim) if task.numeric else frozenset()
-        self.amounts: dict[tuple, list[tuple]] = {}  # a node less its resources -> the amounts seen with it
+        self.amounts: dict[tuple, list[list[tuple]]] = {}  # a node less its resources -> the amounts seen with it
         self.numbers = task.numbers if start is None else dict(start.numbers)  # those of a task whose numbers never change
         self.on_settled = on_settled
         self.symmetry = Symmetry(task)
@@ -141,7 +141,8 @@ class _Search:
         """Whether a node seen already is the same but for at least as much of each resource
         (`safeforge.planning.resources`); if not, `node`'s amounts are kept."""
         bits, numbers, fired = node
-        rest, amounts = [], []
+        rest: list[tuple] = []
+        amounts: list[tuple] = []
         for key, value in numbers:
             (amounts if key[0].lower() in self.resources else rest).append((key, value))
         seen = self.amounts.setdefault((bits, tuple(rest), fired), [])
