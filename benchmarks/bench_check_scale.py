@@ -100,10 +100,11 @@ def bench_size(tasks: list[GrownTask], repeat: int, time_limit: float, verbose: 
         in_units.append((statistics.median(units), grown.folder.name))
         ours_medians.append(ours_median)
         base_medians.append(base_median)
-        ratio = ours_median / base_median
-        ratios.append(ratio)
-        if ratio > worst[1]:
-            worst = (grown.folder.name, ratio)
+        if report.plans is not None:  # a task refused before planning (too large) compares nothing
+            ratio = ours_median / base_median
+            ratios.append(ratio)
+            if ratio > worst[1]:
+                worst = (grown.folder.name, ratio)
         optimal = optimal_lengths(grown.folder, baseline, time_limit)
         plans = report.plans
         if not report.ok or plans is None:
