@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from safeforge.pddl.reader import DANGER, PDDLTask
-from safeforge.pddl.sexpr import SExpr, SList, to_text
+from safeforge.pddl.sexpr import SExpr, SList, is_number, to_text
 
 _MAX_SAT_ATOMS = 14  # brute-force satisfiability up to 2**14 assignments per condition
 _UPDATES = {"assign": "assigned", "increase": "increased", "decrease": "decreased", "scale-up": "scaled", "scale-down": "scaled"}
@@ -120,7 +120,7 @@ def _check_initial_value(task: PDDLTask, issues: list[str]) -> None:
     values = [f[2] for f in task.init if isinstance(f, SList) and len(f) == 3 and _word(f[0]) == "=" and is_danger_term(f[1])]
     if not values:
         issues.append("the problem's :init does not set (= (danger) 0)")
-    elif not _is_number(values[0]) or float(values[0]) != 0:
+    elif not is_number(values[0]) or float(values[0]) != 0:
         issues.append(f"(danger) starts at {to_text(values[0])} in :init; it must start at 0")
 
 
@@ -152,7 +152,7 @@ def _danger_effect(
         issues.append(f"{where}: (danger) is increased unconditionally; wrap it in (when <condition> ...)")
         return None
     value = effect[2] if len(effect) == 3 else ""
-    if not _is_number(value) or float(value) != 1:
+    if not is_number(value) or float(value) != 1:
         issues.append(f"{where}: (danger) must be increased by 1, not by {to_text(value)}")
         return None
     if DANGER in _fluents(condition, declared):
@@ -227,13 +227,3 @@ def _holds(node: SExpr, values: dict[str, bool]) -> bool:
 
 def _word(token: SExpr) -> str:
     return token.lower() if isinstance(token, str) else ""
-
-
-def _is_number(token: SExpr) -> bool:
-    if not isinstance(token, str):
-        return False
-    try:
-        float(token)
-    except ValueError:
-        return False
-    return True

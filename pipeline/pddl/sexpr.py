@@ -256,6 +256,17 @@ def unbalanced(text: str) -> tuple[int, str] | None:
     return innermost, f"line {innermost}: unbalanced parentheses: the '(' opened on line {innermost} is never closed ({ending})"
 
 
+def is_number(token: SExpr) -> bool:
+    """Whether `token` is a number literal ("3", "-0.5")."""
+    if not isinstance(token, str):
+        return False
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
 def to_text(expr: SExpr | list) -> str:
     """An expression back on one line: `(ontop a b)`. Iterative, so any nesting the reader
     accepts is written back without recursion."""

@@ -12,7 +12,7 @@ less applies too, reaching the goal in as many steps, with the same dangers.
 from __future__ import annotations
 
 from safeforge.pddl.reader import DANGER
-from safeforge.pddl.sexpr import SExpr, SList
+from safeforge.pddl.sexpr import SExpr, SList, is_number
 from safeforge.validation.simulator import Simulator
 
 _LOWER_BOUNDS = {">=": 1, ">": 1, "<=": 2, "<": 2}  # comparison -> the side the fluent must be on
@@ -40,7 +40,7 @@ def _condition(node: SExpr | None, functions: set[str], spoiled: set[str], negat
         side = _LOWER_BOUNDS.get(head)
         for position, part in enumerate(node[1:], start=1):
             read = _read(part, functions)
-            bound = len(node) == 3 and position == side and _is_fluent(part) and _is_number(node[3 - position])
+            bound = len(node) == 3 and position == side and _is_fluent(part) and is_number(node[3 - position])
             if read and (negated or not bound):
                 spoiled |= read
         return
@@ -64,7 +64,7 @@ def _effect(node: SExpr | None, functions: set[str], spoiled: set[str]) -> None:
     head = node[0].lower()
     if head in _UPDATES and len(node) == 3:
         target = _name(node[1])
-        if target in functions and (head not in _BY_CONSTANT or not _is_number(node[2])):
+        if target in functions and (head not in _BY_CONSTANT or not is_number(node[2])):
             spoiled.add(target)
         spoiled |= _read(node[2], functions)
     elif head == "when" and len(node) == 3:
@@ -95,13 +95,3 @@ def _name(node: SExpr) -> str | None:
 def _is_fluent(node: SExpr) -> bool:
     """A fluent itself, `(f ...)` with arguments that are names (not an expression over it)."""
     return isinstance(node, SList) and bool(node) and all(isinstance(part, str) for part in node)
-
-
-def _is_number(node: SExpr) -> bool:
-    if not isinstance(node, str):
-        return False
-    try:
-        float(node)
-    except ValueError:
-        return False
-    return True

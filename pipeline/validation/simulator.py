@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from safeforge.common.limits import check_time
 from safeforge.pddl.errors import PDDLError
 from safeforge.pddl.reader import DANGER, Action, PDDLTask, typed
-from safeforge.pddl.sexpr import SExpr, SList, to_text
+from safeforge.pddl.sexpr import SExpr, SList, is_number, to_text
 
 Atom = tuple  # (fluent name, object names...)
 
@@ -242,7 +242,7 @@ class Simulator:
                 if name not in scope:
                     raise PDDLError(file, f"undeclared parameter {node}", line)
                 return lambda s, e: e[name]
-            if _is_number(node):
+            if is_number(node):
                 value = float(node)
                 return lambda s, e: value
             obj = self.objects.get(node.lower())
@@ -382,7 +382,7 @@ class Simulator:
         return variables, node[2]
 
     def _number(self, node: SExpr, file: str, line: int | None) -> float:
-        if isinstance(node, str) and _is_number(node):
+        if isinstance(node, str) and is_number(node):
             return float(node)
         raise PDDLError(file, f"expected a number, found {_show(node)}", line)
 
@@ -548,14 +548,6 @@ def _single(node: SList, file: str, line: int | None) -> SExpr:
 
 def _word(token: SExpr) -> str:
     return token.lower() if isinstance(token, str) else ""
-
-
-def _is_number(token: str) -> bool:
-    try:
-        float(token)
-    except ValueError:
-        return False
-    return True
 
 
 def _show(expr: SExpr) -> str:
