@@ -19,6 +19,7 @@ import time
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 from safeforge.planning.grounding import GroundingLimit, GroundTask, ground_task
 from safeforge.planning.resources import resources
@@ -48,55 +49,67 @@ def shortest_plans(
     the actions grounded so far (the avoidability check's, from a state on the unsafe plan)."""
     started = time.monotonic()
     deadline = started + time_budget
-    with _grounded(sim, deadline) as task:
-        if task is None:
+    with _prepared(sim, deadline) as prepared:
+        if prepared is None:
             return {}
-        search = _Search(task, start, started, deadline, node_budget, stop, on_settled)
+        search = _Search(prepared, start, started, deadline, node_budget, stop, on_settled)
         try:
             return search.run()
         except GroundingLimit:
             return search.found
 
 
-_GROUNDED: weakref.WeakKeyDictionary[Simulator, tuple[GroundTask, threading.Lock]] = weakref.WeakKeyDictionary()
-_GROUNDED_LOCK = threading.Lock()
+@dataclass
+class _Prepared:
+    """What every search of one simulator shares: its ground task, its interchangeable objects and
+    its resources."""
+
+    task: GroundTask
+    symmetry: Symmetry
+    resources: frozenset[str]
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+_PREPARED: weakref.WeakKeyDictionary[Simulator, _Prepared] = weakref.WeakKeyDictionary()
+_PREPARED_LOCK = threading.Lock()
 
 
 @contextmanager
-def _grounded(sim: Simulator, deadline: float) -> Iterator[GroundTask | None]:
-    """The simulator's ground task, kept for its next search; one of its own while another search
+def _prepared(sim: Simulator, deadline: float) -> Iterator[_Prepared | None]:
+    """The simulator's prepared task, kept for its next search; one of its own while another search
     of the same simulator runs; None when grounding passes its budget."""
-    with _GROUNDED_LOCK:
-        kept = _GROUNDED.get(sim)
-    if kept is not None and kept[1].acquire(blocking=False):
+    with _PREPARED_LOCK:
+        kept = _PREPARED.get(sim)
+    if kept is not None and kept.lock.acquire(blocking=False):
         try:
-            kept[0].deadline = deadline
-            yield kept[0]
+            kept.task.deadline = deadline
+            yield kept
         finally:
-            kept[1].release()
+            kept.lock.release()
         return
     try:
         task = ground_task(sim, MAX_GROUND_ACTIONS, deadline)
     except GroundingLimit:
         yield None
         return
-    lock = threading.Lock()
-    with lock:
+    prepared = _Prepared(task, Symmetry(task), resources(sim) if task.numeric else frozenset())
+    with prepared.lock:
         if kept is None:
-            with _GROUNDED_LOCK:
-                _GROUNDED.setdefault(sim, (task, lock))
-        yield task
+            with _PREPARED_LOCK:
+                _PREPARED.setdefault(sim, prepared)
+        yield prepared
 
 
 class _Search:
-    def __init__(self, task: GroundTask, start: State | None, started: float, deadline: float, node_budget: int, stop, on_settled):
-        self.task, self.started, self.deadline, self.node_budget, self.stop = task, started, deadline, node_budget, stop
+    def __init__(self, prepared: _Prepared, start: State | None, started: float, deadline: float, node_budget: int, stop, on_settled):
+        task = self.task = prepared.task
+        self.started, self.deadline, self.node_budget, self.stop = started, deadline, node_budget, stop
         self.root_bits = task.initial if start is None else task.bits_of(start)
-        self.resources = resources(task.sim) if task.numeric else frozenset()
+        self.resources = prepared.resources
         self.amounts: dict[tuple, list[list[tuple]]] = {}  # a node less its resources -> the amounts seen with it
         self.numbers = task.numbers if start is None else dict(start.numbers)  # those of a task whose numbers never change
         self.on_settled = on_settled
-        self.symmetry = Symmetry(task)
+        self.symmetry = prepared.symmetry
         self.found: dict[str, SolveResult] = {}
         self.parents: dict[tuple, tuple | None] = {}
 
