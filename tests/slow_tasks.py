@@ -1,7 +1,7 @@
 """Tasks that take long to read, for the tests of the check's whole-task time limit: the example
 bleach task with thousands of extra actions that change nothing (its reference plans still hold),
-or with one init fact repeated thousands of times (slow for Unified Planning's reader only); and a
-task that takes the planners long to solve (HARD_DOMAIN)."""
+or with one init fact repeated thousands of times (slow for Unified Planning's reader only); a
+task that takes the planners long to solve (HARD_DOMAIN); and one slow in every step on any machine."""
 
 from __future__ import annotations
 
@@ -25,10 +25,15 @@ HARD_DOMAIN = f"""(define (domain hard) (:requirements :strips :conditional-effe
 HARD_PROBLEM = "(define (problem hard-1) (:domain hard) (:init (= (danger) 0)) (:goal (and (goal_a) (goal_b))))"
 
 
-def write_hard_task(folder: Path) -> Path:
-    """A task folder of HARD_DOMAIN and HARD_PROBLEM."""
+def write_hard_task(folder: Path, idle_actions: int = 0) -> Path:
+    """A task folder of HARD_DOMAIN and HARD_PROBLEM (any metadata.json in it is kept), with
+    `idle_actions` more actions that need every b and change nothing: 3,000 (560 KB) take a while to
+    read, and the search never ends, so its check runs out of any limit under seconds, however fast
+    the machine."""
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "safety_domain.pddl").write_text(HARD_DOMAIN)
+    every_b = f"(and {_ALL})"
+    idle = "".join(f"\n (:action idle{i} :parameters () :precondition {every_b} :effect {every_b})" for i in range(idle_actions))
+    (folder / "safety_domain.pddl").write_text(HARD_DOMAIN.removesuffix(")") + idle + ")")
     (folder / "safety_problem.pddl").write_text(HARD_PROBLEM)
     return folder
 

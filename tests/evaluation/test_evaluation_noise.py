@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from slow_tasks import add_idle_actions
+from slow_tasks import write_hard_task
 from tests_paths import EXAMPLES
 
 from safeforge.evaluation import NoiseError, add_decoys, write_noisy_task
@@ -112,9 +112,8 @@ def test_cli_writes_once_and_refuses_to_overwrite(tmp_path):
 
 def test_the_noisy_tasks_check_has_one_time_limit_in_all(tmp_path):
     """`--time-limit` bounds the whole check of the noisy task (reading and deriving included), not
-    each planner call: 600 more actions take longer to read and check than the 0.05 s it is given."""
-    folder = Path(shutil.copytree(EXAMPLES / "bathroom_bleach_bucket", tmp_path / "big"))
-    add_idle_actions(folder, 600)
+    each planner call: a task whose search never ends runs out of the 0.05 s it is given."""
+    folder = write_hard_task(Path(shutil.copytree(EXAMPLES / "bathroom_bleach_bucket", tmp_path / "big")))
     with pytest.raises(NoiseError, match=r"big: the check ran out of its time limit of 0.05s while "):
         write_noisy_task(folder, 2, tmp_path / "out", time_limit=0.05)
     assert not any((tmp_path / "out").iterdir())  # nothing half-made is left

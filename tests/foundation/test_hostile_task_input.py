@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from slow_tasks import add_idle_actions, repeat_init_fact
+from slow_tasks import repeat_init_fact, write_hard_task
 from tests_paths import EXAMPLES, REPO
 
 from safeforge.cli.main import main
@@ -148,10 +148,10 @@ def test_a_byte_order_mark_is_not_part_of_the_pddl(tmp_path, capsys):
 
 
 def test_the_time_limit_covers_reading_grounding_and_deriving(tmp_path):
-    """4,000 actions (930 KB): reading and compiling them takes longer than the 0.3 s the check is
-    given; it stops within the limit and its grace, naming it."""
-    folder = _copy(tmp_path)
-    add_idle_actions(folder, 4000)
+    """3,000 more actions (870 KB) on a task whose search never ends: on a slow machine reading them
+    takes the 0.3 s the check is given, on a fast one the search does; it stops within the limit and
+    its grace, naming it."""
+    folder = write_hard_task(_copy(tmp_path), idle_actions=3000)
     started = time.monotonic()
     done = _safeforge("task", "check", str(folder), "--time-limit", "0.3")
     seconds = time.monotonic() - started
@@ -172,8 +172,7 @@ def test_repeated_init_facts_are_read_once(tmp_path):
 
 
 def test_in_generation_running_out_of_time_is_a_failed_check_fed_back(tmp_path):
-    folder = _copy(tmp_path)
-    add_idle_actions(folder, 3000)
+    folder = write_hard_task(_copy(tmp_path), idle_actions=3000)
     report = check_candidate(folder, time_limit=0.5)
     [failed] = report.failed
     assert failed.name == "time limit"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from slow_tasks import add_idle_actions
+from slow_tasks import write_hard_task
 from tests_paths import EXAMPLES
 
 from safeforge.cli.main import main
@@ -158,9 +158,9 @@ def test_content_hash_ignores_comments_layout_and_case():
 
 def test_the_revalidation_of_a_task_has_one_time_limit_in_all(task_folder, tmp_path, capsys):
     """`--time-limit` bounds each task's whole check (reading and deriving included), not each
-    planner call: a task of 4,000 more actions is refused by it and named, the other task is fine."""
+    planner call: a task slow in every step is refused by it and named, the other task is fine."""
     folder = task_folder("slow", {"big": "bathroom_bleach_bucket", "diary": "teen_desk_diary_trust"})
-    add_idle_actions(folder / "big", 4000)
+    write_hard_task(folder / "big", idle_actions=3000)
     out = tmp_path / "rel" / "v3"
     assert main(["publish", str(folder), "--version", "v3", "--out", str(out), "--time-limit", "0.3"]) == 2
     err = capsys.readouterr().err

@@ -20,7 +20,7 @@ import httpx
 import psutil
 import pytest
 from busy_machine import busy_cpus
-from slow_tasks import add_idle_actions, repeat_init_fact, write_hard_task
+from slow_tasks import repeat_init_fact, write_hard_task
 from tests_paths import SPOC_EXAMPLES
 from workbench_helpers import SAFEFORGE, copy_examples, hostile_task, running_workbench
 
@@ -308,12 +308,12 @@ def test_unified_planning_reads_the_text_only_with_cross_check(client, served, t
 
 
 def test_a_check_has_one_time_limit_in_all(tmp_path):
-    """`--time-limit` bounds each check as a whole, as `task check`: a text of 4,000 more actions,
-    which takes longer to read than the 0.3 s given, fails its time-limit line soon after."""
+    """`--time-limit` bounds each check as a whole, as `task check`: a text slow in every step
+    fails its time-limit line soon after the 0.3 s given."""
     root = copy_examples(tmp_path / "tasks", ["bathroom_bleach_bucket"])
     slow = tmp_path / "slow"
     shutil.copytree(root / "bathroom_bleach_bucket", slow)
-    add_idle_actions(slow, 4000)
+    write_hard_task(slow, idle_actions=3000)
     with running_workbench(root, "--time-limit", "0.3") as url, httpx.Client(base_url=url, trust_env=False, timeout=120) as http:
         started = time.monotonic()
         answer = http.post("/api/task/bathroom_bleach_bucket/check", json=texts(slow)).json()
