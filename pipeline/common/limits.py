@@ -120,6 +120,8 @@ WAIT_SLICE_S = 0.02
 """The longest a wait under a time limit blocks at a time (`wait_interruptibly`)."""
 RETRY_S = 0.1
 """How often the time limit's timer raises again while the block it ended still runs."""
+LET_FINISH_POLL_S = 0.005
+"""How often the timer looks again while the block runs code it lets finish first."""
 
 
 class TimeLimitError(SafeforgeError):
@@ -231,15 +233,19 @@ class time_limit:  # noqa: N801 - used as a function: `with time_limit(...)`
                 if where == "block":
                     _raise_in(self._thread, TimeLimitError)
                     self._fired = True
-            if self._closed.wait(RETRY_S):
+            if self._closed.wait(RETRY_S if where == "block" else LET_FINISH_POLL_S):
                 return
 
     def _where(self) -> str:
-        """Where the thread is: in the "block", in the limit's own entry or exit or an import the
-        limit lets finish ("wait"), or "left"."""
+        """Where the thread is: in the "block", in code it lets finish first ("wait": the limit's own
+        entry and exit, an import unless `interrupt_imports`, the start of a thread that has not
+        run yet), or "left"."""
         frame = sys._current_frames().get(self._thread)
         while frame is not None and frame is not self._block:
-            if frame.f_code in _OWN_CODE or (not self._interrupt_imports and frame.f_code.co_filename.startswith(_IMPORTLIB)):
+            code = frame.f_code
+            if code in _OWN_CODE or (not self._interrupt_imports and code.co_filename.startswith(_IMPORTLIB)):
+                return "wait"
+            if code is _THREAD_START and frame.f_locals["self"].ident is None:
                 return "wait"
             frame = frame.f_back
         return "left" if frame is None else "block"
@@ -253,6 +259,9 @@ class time_limit:  # noqa: N801 - used as a function: `with time_limit(...)`
 
 
 _OWN_CODE = (time_limit.__enter__.__code__, time_limit.__exit__.__code__)
+# On CPython 3.11 a thread being started carries its starter's id until it runs, and takes an error
+# raised in its starter then: it dies unstarted, and its starter waits for it forever.
+_THREAD_START = threading.Thread.start.__code__
 _IMPORTLIB = "<frozen importlib._bootstrap"
 
 

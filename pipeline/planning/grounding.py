@@ -104,9 +104,11 @@ class GroundTask:
         self._triggered: dict[int, list[SearchAction]] = {}  # bit -> actions whose trigger is that atom
 
     def bits_of(self, state: State) -> int:
-        """The changing atoms of `state` (a state reached from the initial one: its static atoms are the initial's)."""
+        """The changing atoms of `state` (a state reached from the initial one: its static atoms are the initial's).
+        New atoms get their bits in sorted order, so that a search's order (and which of equally
+        short plans it finds) never depends on the order of a set (which changes with the process)."""
         bits = 0
-        for atom in state.atoms:
+        for atom in sorted(state.atoms):
             if atom[0].lower() in self.changing:
                 bits |= self.bit(atom)
         return bits
@@ -175,7 +177,10 @@ def ground_task(sim: Simulator, max_actions: int, deadline: float) -> GroundTask
 class _Schema:
     """One action schema prepared for grounding: its static conjuncts sorted by the parameter that
     completes them (a positive static literal also proposes that parameter's values, from an index
-    of the static atoms), its other literals and its effects as atom keys to bind."""
+    of the static atoms), its other literals and its effects as atom keys to bind. Its trigger is
+    the positive literal over changing atoms that binds the most parameters (the first of those):
+    an atom of it that holds leaves the fewest bindings to try (an item's place, not every item
+    beside the robot)."""
 
     def __init__(self, task: GroundTask, name: str, parameters, preconditions, effects):
         self.task, self.name = task, name
@@ -187,15 +192,16 @@ class _Schema:
         self.literals: list = []  # (key, positive) over changing atoms
         self.tests: list = []  # changing conditions that are not literals, over parameters
         self.state_tests: list = []  # the same over no parameter: one answer per state for every binding
-        self.trigger: tuple[str, list[str]] | None = None  # (predicate, arguments) of the first positive literal over changing atoms
+        self.trigger: tuple[str, list[str]] | None = None  # (predicate, arguments): see `_trigger`
+        triggers: list[SExpr] = []
         initial, static, changing = task.sim.initial, task.static, task.changing
         for test, node, key, positive in preconditions:
             depth = max((self.names.index(n) for n in _parameters(node) & set(self.names)), default=0)
             if _names(node) & changing:
                 if key is not None:
                     self.literals.append((key, positive))
-                    if positive and self.trigger is None:
-                        self.trigger = (task.sim.predicate_name(node[0]), [str(a) for a in node[1:]])
+                    if positive:
+                        triggers.append(node)
                 elif _parameters(node) & set(self.names):
                     self.tests.append(test)
                 else:
@@ -206,6 +212,9 @@ class _Schema:
                     self.proposers[depth] = _proposer(task, node, self.names, depth)
             else:
                 self.checks[depth].append(lambda env, test=test: Simulator.holds(test, initial, env))
+        if triggers:
+            node = max(triggers, key=lambda n: len(_parameters(n)))  # the first binding the most parameters
+            self.trigger = (task.sim.predicate_name(node[0]), [str(a) for a in node[1:]])
         self.effects = effects
         self.dangers: list[
             tuple[Effect, list[tuple[Callable, bool]] | None]
@@ -270,6 +279,8 @@ class _Schema:
             for atom in self.task.static:
                 if atom[0] == predicate:
                     index.setdefault(tuple(atom[i] for i, _ in bound), []).append(atom[position])
+            for values in index.values():
+                values.sort()  # not the static set's order, which changes with the process
         found = index.get(tuple(env[arg[1:]] if arg.startswith("?") else arg for _, arg in bound), [])
         return [v for v in found if v in self.typed[depth]]
 

@@ -186,6 +186,35 @@ def test_a_nested_limit_cannot_extend_the_outer_one():
     check_time()  # no limit is left behind
 
 
+_STARTS_THREADS = """
+import threading
+from safeforge.common.limits import TimeLimitError, time_limit
+
+def start_threads():
+    while True:
+        thread = threading.Thread(target=int)
+        thread.start()
+        thread.join()
+
+for _ in range(100):
+    try:
+        with time_limit(0.02):
+            start_threads()
+    except TimeLimitError:
+        pass
+print("ended")
+"""
+
+
+def test_a_limit_that_passes_while_its_thread_starts_a_thread_ends_it():
+    """On Python 3.11 a thread being started carries its starter's id until it runs: an error
+    raised in the starter then went to the new thread, which died unstarted, and the starter (the
+    check, starting its planners' threads) waited for it forever. 100 limits passing in a loop that
+    starts threads: each ends its block."""
+    done = subprocess.run([sys.executable, "-c", _STARTS_THREADS], capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert done.returncode == 0 and done.stdout == "ended\n", done.stderr
+
+
 HANDLER_FREE_LOOPS = {
     "generation/_workers.py": "the generation run's worker loop, never under a time limit",
     "llm/_limits.py": "the LLM client's wait for a request slot, never under a time limit",
