@@ -26,8 +26,11 @@ from safeforge.validation.simulator import Simulator
 if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
 
-HEAD_START_S = 0.1  # the search's CPU time alone, before the planners join (most tasks are settled by then)
-HEAD_START_WALL = 20  # the head start ends after this many times its length on the clock, whatever the CPU
+# The search's CPU time alone, before the planners join: most tasks are settled by then (300-object
+# ones too), and no planner answers sooner (starting one takes longer); on 2 CPUs, planners that
+# joined sooner took CPU from searches about to settle, and doubled their time.
+HEAD_START_S = 0.5
+HEAD_START_WALL = 4  # the head start ends after this many times its length on the clock (2 s), whatever the CPU
 _HEAD_START_POLL_S = 0.01
 MODES = ("safe", "unsafe")
 

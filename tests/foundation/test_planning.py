@@ -115,8 +115,8 @@ def test_the_head_start_is_the_searchs_cpu_time_not_the_clocks(monkeypatch):
     from safeforge.planning import race
 
     def starved_search(sim, time_budget, stop, on_settled):
-        time.sleep(0.5)  # five head starts on the clock, no CPU
-        return {mode: SolveResult(mode, "solved", "search", ["(step)"], 0.5, optimal=True) for mode in race.MODES}
+        time.sleep(0.3)  # three head starts on the clock (the planners join after four), no CPU
+        return {mode: SolveResult(mode, "solved", "search", ["(step)"], 0.3, optimal=True) for mode in race.MODES}
 
     started = []
     monkeypatch.setattr(race, "shortest_plans", starved_search)
