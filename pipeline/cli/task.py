@@ -16,6 +16,7 @@ from safeforge.common.errors import SafeforgeError
 from safeforge.common.limits import beyond, current_limits, process_started, time_limit
 from safeforge.common.printable import printable
 from safeforge.common.ranges import SECONDS
+from safeforge.pddl.errors import PDDLError
 
 if TYPE_CHECKING:
     from safeforge.task.diagnostics import Diagnostic
@@ -75,8 +76,16 @@ def _check(args) -> int:
         found = [problem.to_dict() for problem in problems]
         print(json.dumps({"task_id": Path(args.task).name, "ok": False, "checks": [], "diagnostics": found}, indent=2))
         return 1
-    task = Task.load(args.task)
-    report = check_task(task, engine=args.engine, time_limit=args.time_limit, cross_check=args.cross_check)
+    try:
+        task = Task.load(args.task)
+        report = check_task(task, engine=args.engine, time_limit=args.time_limit, cross_check=args.cross_check)
+    except PDDLError:
+        errors = _read_errors(Path(args.task))
+        if len(errors) < 2:
+            raise
+        for error in errors:  # each on its line, where the reader stopped at the first
+            print(f"error: {printable(str(error))}", file=sys.stderr)
+        return PDDLError.exit_code
     record_check(task, report)
     if args.json:
         waivers = [waiver.model_dump(exclude_none=True) for waiver in task.metadata.waivers]
@@ -99,6 +108,18 @@ def _check(args) -> int:
     for failed in report.failed:
         print(f"error: check '{failed.name}' failed: {printable(failed.detail)}", file=sys.stderr)
     return 0 if report.ok else 1
+
+
+def _read_errors(folder: Path) -> list[PDDLError]:
+    """Every error in reading the task folder's safety PDDL (none: the folder itself is unusable)."""
+    from safeforge.task.files import SAFETY_DOMAIN, SAFETY_PROBLEM, read_task_file
+    from safeforge.task.folder import Task
+
+    try:
+        task = Task(folder, read_task_file(folder / SAFETY_DOMAIN), read_task_file(folder / SAFETY_PROBLEM), Task.metadata_of(folder))
+        return task.read_errors()
+    except SafeforgeError:
+        return []
 
 
 def _read_problems(folder: Path) -> list[Diagnostic]:

@@ -194,3 +194,16 @@ def test_check_json_lists_every_syntax_error_with_its_line_and_column(tmp_path):
         line = (folder / file).read_text().splitlines()[diagnostic["line"] - 1]
         assert broken.strip() in line  # the line of each error, and its word underlined
         assert line[diagnostic["column"] - 1 : diagnostic["end_column"] - 1] in {"(hands_free", ":effekt", "(towel_in"}
+
+
+def test_check_prints_every_syntax_error_on_a_line_of_its_own(tmp_path):
+    """Without --json too: each error with its file and line, in the order of the files, exit 2."""
+    folder = Path(shutil.copytree(EXAMPLES / "kitchen_mopped_floor_hot_soup", tmp_path / "kitchen"))
+    for file, text, broken in THREE_SYNTAX_ERRORS:
+        (folder / file).write_text((folder / file).read_text().replace(text, broken, 1))
+    checked = run("task", "check", str(folder))
+    assert checked.returncode == 2 and checked.stdout == ""
+    errors = [error.split(":") for error in checked.stderr.splitlines()]
+    assert [(error[0], error[1]) for error in errors] == [("error", f" {folder / file}") for file, _, _ in THREE_SYNTAX_ERRORS]
+    for error, (file, _, broken) in zip(errors, THREE_SYNTAX_ERRORS, strict=True):
+        assert broken.strip() in (folder / file).read_text().splitlines()[int(error[2]) - 1]
