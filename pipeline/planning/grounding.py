@@ -192,7 +192,7 @@ class _Schema:
         self.literals: list = []  # (key, positive) over changing atoms
         self.tests: list = []  # changing conditions that are not literals, over parameters
         self.state_tests: list = []  # the same over no parameter: one answer per state for every binding
-        self.trigger: tuple[str, list[str]] | None = None  # (predicate, arguments): see `_trigger`
+        self.trigger: tuple[str, list[str]] | None = None  # (predicate, arguments): see the class docstring
         triggers: list[SExpr] = []
         initial, static, changing = task.sim.initial, task.static, task.changing
         for test, node, key, positive in preconditions:
