@@ -110,15 +110,24 @@ def _check(args) -> int:
     return 0 if report.ok else 1
 
 
-def _read_errors(folder: Path) -> list[PDDLError]:
-    """Every error in reading the task folder's safety PDDL (none: the folder itself is unusable)."""
-    from safeforge.task.files import SAFETY_DOMAIN, SAFETY_PROBLEM, read_task_file
+def _task_as_written(folder: Path) -> Task | None:
+    """The task folder's files, not read as PDDL yet (None: the folder itself is unusable, which
+    Task.load reports)."""
+    from safeforge.task.files import SAFETY_DOMAIN, SAFETY_PROBLEM, TaskError, read_task_file
     from safeforge.task.folder import Task
 
     try:
-        task = Task(folder, read_task_file(folder / SAFETY_DOMAIN), read_task_file(folder / SAFETY_PROBLEM), Task.metadata_of(folder))
-        return task.read_errors()
-    except SafeforgeError:
+        return Task(folder, read_task_file(folder / SAFETY_DOMAIN), read_task_file(folder / SAFETY_PROBLEM), Task.metadata_of(folder))
+    except TaskError:
+        return None
+
+
+def _read_errors(folder: Path) -> list[PDDLError]:
+    """Every error in reading the task folder's safety PDDL (none: the folder itself is unusable)."""
+    task = _task_as_written(folder)
+    try:
+        return [] if task is None else task.read_errors()
+    except SafeforgeError:  # beyond an input limit: the first error, as Task.load reports it
         return []
 
 
@@ -126,14 +135,9 @@ def _read_problems(folder: Path) -> list[Diagnostic]:
     """Why the PDDL of the task folder cannot be read, each error at its line and columns (none: it
     can, or the folder itself is unusable, which Task.load reports)."""
     from safeforge.task.diagnostics import read_problems
-    from safeforge.task.files import SAFETY_DOMAIN, SAFETY_PROBLEM, TaskError, read_task_file
-    from safeforge.task.folder import Task
 
-    try:
-        task = Task(folder, read_task_file(folder / SAFETY_DOMAIN), read_task_file(folder / SAFETY_PROBLEM), Task.metadata_of(folder))
-    except TaskError:
-        return []
-    return read_problems(task)
+    task = _task_as_written(folder)
+    return [] if task is None else read_problems(task)
 
 
 def _validate(args) -> int:

@@ -108,9 +108,8 @@ class GroundTask:
         New atoms get their bits in sorted order, so that a search's order (and which of equally
         short plans it finds) never depends on the order of a set (which changes with the process)."""
         bits = 0
-        for atom in sorted(state.atoms):
-            if atom[0].lower() in self.changing:
-                bits |= self.bit(atom)
+        for atom in sorted(atom for atom in state.atoms if atom[0].lower() in self.changing):
+            bits |= self.bit(atom)
         return bits
 
     def view(self, bits: int, numbers: dict) -> State:

@@ -26,8 +26,8 @@ from safeforge.validation.simulator import Simulator
 if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
 
-# The search's CPU time alone, before the planners join: most tasks are settled by then (300-object
-# ones too), and no planner answers sooner (starting one takes longer); on 2 CPUs, planners that
+# The search's CPU time alone, before the planners join: most tasks are settled by then (most
+# 300-object ones too), and no planner answers sooner (starting one takes longer); on 2 CPUs, planners that
 # joined sooner took CPU from searches about to settle, and doubled their time.
 HEAD_START_S = 0.5
 HEAD_START_WALL = 4  # the head start ends after this many times its length on the clock (2 s), whatever the CPU
