@@ -115,18 +115,16 @@ class GroundTask:
     def view(self, bits: int, numbers: dict) -> State:
         return State(BitAtoms(bits, self.index, self.static), numbers)  # type: ignore[arg-type]  # a read-only view
 
-    def candidates(self, bits: int, skip: Callable[[int], bool] | None = None) -> Iterator[SearchAction]:
+    def candidates(self, bits: int, skipped: int = 0) -> Iterator[SearchAction]:
         """Actions whose trigger holds in `bits` (their other conditions are still to be tested),
-        but for those triggered by an atom `skip` names (not grounded until a state needs them);
+        but for those triggered by an atom of `skipped` (not grounded until a state needs them);
         GroundingLimit past the action or time budget."""
         yield from self.untriggered
-        rest = bits
+        rest = bits & ~skipped
         while rest:
             low = rest & -rest
             rest ^= low
             position = low.bit_length() - 1
-            if skip is not None and skip(position):
-                continue
             found = self._triggered.get(position)
             if found is None:
                 found = self._triggered[position] = self._ground_for(self.atoms[position])

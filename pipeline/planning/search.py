@@ -186,7 +186,7 @@ class _Search:
         if not orbits:
             orbits = None  # no group in this state: nothing to prune
         answers: dict[int, bool] = {}  # id of a schema's state tests -> whether they hold here
-        for action in task.candidates(bits, orbits.skips if orbits is not None else None):
+        for action in task.candidates(bits, orbits.skipped if orbits is not None else 0):
             if bits & action.pre != action.pre or bits & action.pre_not:
                 continue
             if orbits is not None and not orbits.keeps(action):

@@ -29,8 +29,10 @@ class Symmetry:
         self.task = task
         self.classes = _classes(task)
         self.member_class = {member: number for number, members in enumerate(self.classes) for member in members}
+        self._class_members = [frozenset(members) for members in self.classes]
         self._mask = 0  # the atoms with a member in them
         self._entries: dict[int, list[tuple[str, tuple, bool]]] = {}  # bit -> (member, the atom less it, pinned)
+        self._member_bits: dict[str, int] = {}  # member -> the atoms with it in them
         self._looked_at = 0  # the atoms looked at so far (grounding adds atoms as it goes)
         self._number_entries: dict[tuple, list[tuple[str, tuple]]] = {}
         self._orbits: dict[tuple, Orbits] = {}
@@ -56,7 +58,8 @@ class Symmetry:
         if found is None:
             if len(self._orbits) >= _KEPT_ORBITS:
                 self._orbits.clear()
-            found = self._orbits[key] = Orbits(self._groups(key[0], extra), self.member_class, self._entries, self.task.arity)
+            found = self._orbits[key] = Orbits(self._groups(key[0], extra), self.member_class, self.task.arity)
+        found.look_at(self._looked_at, self._member_bits)
         return found
 
     def _look_at_new_atoms(self) -> None:
@@ -66,13 +69,16 @@ class Symmetry:
             if members:
                 pinned = len({self.member_class[m] for m in members}) < len(members)
                 self._mask |= 1 << position
+                for member in members:
+                    self._member_bits[member] = self._member_bits.get(member, 0) | 1 << position
                 self._entries[position] = [
                     (member, tuple(None if part == member else part for part in atom), pinned) for member in dict.fromkeys(members)
                 ]
         self._looked_at = len(self.task.atoms)
 
-    def _groups(self, bits: int, extra: list[tuple[str, tuple, float]]) -> dict[str, tuple[str, ...]]:
-        profiles: dict[str, list] = {member: [] for member in self.member_class}
+    def _groups(self, bits: int, extra: list[tuple[str, tuple, float]]) -> list[tuple[str, ...]]:
+        """The groups of this state's interchangeable members (each sorted, of two or more)."""
+        profiles: dict[str, list] = {}  # the members in a changing fact or number
         pinned: set[str] = set()
         rest = bits
         while rest:
@@ -82,31 +88,40 @@ class Symmetry:
                 if is_pinned:
                     pinned.add(member)
                 else:
-                    profiles[member].append(shape)
+                    profiles.setdefault(member, []).append(shape)
         for member, shape, value in extra:
-            profiles[member].append((shape, value))
+            profiles.setdefault(member, []).append((shape, value))
         grouped: dict[tuple, list[str]] = {}
         for member, profile in profiles.items():
             if member not in pinned:
                 grouped.setdefault((self.member_class[member], frozenset(profile)), []).append(member)
-        return {member: group for members in grouped.values() if len(members) > 1 for group in [tuple(sorted(members))] for member in group}
+        for number, members in enumerate(self._class_members):  # the others: in no changing fact
+            grouped.setdefault((number, frozenset()), []).extend(members - profiles.keys() - pinned)
+        return [tuple(sorted(members)) for members in grouped.values() if len(members) > 1]
 
 
 class Orbits:
     """The groups of interchangeable members in a state (member -> its group, in order), and which
     actions represent their orbits."""
 
-    def __init__(self, groups: dict[str, tuple[str, ...]], member_class: dict[str, int], entries: dict, arity: int):
-        self.groups, self._member_class, self._entries = groups, member_class, entries
-        distinct = set(groups.values())
-        self._later = {member for group in distinct for member in group[1:]}  # members not first in their group
-        self._beyond = {member for group in distinct for member in group[arity:]}  # members no kept action uses
+    def __init__(self, groups: list[tuple[str, ...]], member_class: dict[str, int], arity: int):
+        self.groups = {member: group for group in groups for member in group}
+        self._member_class = member_class
+        self._later = {member for group in groups for member in group[1:]}  # members not first in their group
+        self._beyond = [member for group in groups for member in group[arity:]]  # members no kept action uses
+        self.skipped = 0
+        """The atoms with a member no kept action uses (an action of n parameters uses at most the
+        first n of a group): the actions they trigger need no grounding."""
+        self._atoms_seen = 0
 
-    def skips(self, position: int) -> bool:
-        """Whether the atom at `position` has a member that no kept action uses (an action of n
-        parameters uses at most the first n of a group): the actions it triggers need no grounding."""
-        entries = self._entries.get(position)
-        return entries is not None and any(member in self._beyond for member, _, _ in entries)
+    def look_at(self, atoms: int, member_bits: dict[str, int]) -> None:
+        """Brings `skipped` up to the first `atoms` atoms (grounding adds atoms as it goes)."""
+        if atoms != self._atoms_seen:
+            self._atoms_seen = atoms
+            skipped = 0
+            for member in self._beyond:
+                skipped |= member_bits.get(member, 0)
+            self.skipped = skipped
 
     def __bool__(self) -> bool:
         return bool(self.groups)
