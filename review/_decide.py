@@ -25,7 +25,7 @@ from typing import Literal
 
 from safeforge.review._annotations import ReviewAnnotation
 from safeforge.review._task_data import CORRECTABLE_FIELDS
-from safeforge.task.metadata import VanishedVote
+from safeforge.task.metadata import DisagreementKind, VanishedVote
 
 
 @dataclass(frozen=True)
@@ -40,8 +40,7 @@ class ReviewRules:
 
 @dataclass(frozen=True)
 class Decision:
-    decision: str
-    """"accepted" or "rejected"."""
+    decision: Literal["accepted", "rejected"]
     rule: str
     """"single", "unanimous", "reject_stands" or "adjudicated"."""
     reasons: list[str]
@@ -53,7 +52,7 @@ class Decision:
 class Found:
     """A disagreement that holds now (see `safeforge.task.metadata.Disagreement` for the kinds)."""
 
-    kind: str
+    kind: DisagreementKind
     key: str
     summary: str
     annotators: tuple[str, ...]

@@ -52,5 +52,8 @@ if ! { .venv/bin/python -m pip install --upgrade pip \
   echo "setup: pip install failed; full log in $log" >&2
   exit 1
 fi
+# Bytecode for every module now (an editable install leaves it to the first run): a command's first
+# start is then as fast as its next (docs/benchmarks.md, "Command line").
+.venv/bin/python -c "import compileall, pathlib, safeforge; compileall.compile_dir(pathlib.Path(safeforge.__file__).parent, quiet=1)" >>"$log"
 bash scripts/setup_labelstudio.sh  # the Label Studio server for review, in its own .venv-labelstudio
 echo "setup: done. Activate with: source .venv/bin/activate"

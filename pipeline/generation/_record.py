@@ -41,7 +41,7 @@ from safeforge.generation._judge import STAGE as JUDGE_STAGE
 from safeforge.generation._prompts import PromptSet, load_prompts
 from safeforge.generation._settings import GenerationSettings
 from safeforge.generation._spoc_target import spoc_target
-from safeforge.llm import LLMClient, LLMError
+from safeforge.llm import EndpointKind, LLMClient, LLMError
 from safeforge.runs.ledger import RecordState, RunStore, Transition, TransitionError
 from safeforge.sources import Record
 from safeforge.task.checks import checked_metadata
@@ -142,7 +142,7 @@ def _finish(
     prompts: PromptSet,
     extraction: Extraction,
     outcome: GenerationOutcome,
-    endpoint: str | None,
+    endpoint: EndpointKind | None,
 ) -> str:
     """Record the rounds, put the task (or the rejected attempt) in place, move the ledger, and
     remove the candidates left in the work folder."""
@@ -207,7 +207,7 @@ def _write_task_metadata(
     outcome: GenerationOutcome,
     summary: dict[str, Any],
     prompts: PromptSet,
-    endpoint: str | None,
+    endpoint: EndpointKind | None,
 ) -> None:
     """Complete the candidate: the derived basic PDDL, and metadata.json with what the checks found,
     the quality judge's verdict and the provenance."""

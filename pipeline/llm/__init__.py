@@ -11,7 +11,7 @@ from safeforge.common.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy_exports reads this block)
     from ._cache import CachedResponse, CacheRequest, ResponseCache
-    from ._client import LLMClient, LLMResult
+    from ._client import EndpointKind, LLMClient, LLMResult
     from ._config import LLMConfig
     from ._errors import ErrorReason, LLMError
     from ._ledger import CallLedger, LedgerRow, StageSummary

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 from urllib.parse import urlsplit
 
 import openai
@@ -35,6 +35,9 @@ from safeforge.llm._structured import (
     schema_fingerprint,
 )
 from safeforge.llm._usage import TokenUsage
+
+EndpointKind = Literal["real", "replay"]
+"""Whether an endpoint is a model's or Safeforge's replay server (hand-written responses)."""
 
 logger = logging.getLogger("safeforge.llm")
 
@@ -133,10 +136,10 @@ class LLMClient:
         self._limiter = CallLimiter(config.max_concurrency, config.requests_per_minute, config.tokens_per_minute)
         self.json_mode: JsonMode = "json_object" if config.structured_output == "json_object" else "json_schema"
         """How JSON is requested now; "auto" starts at json_schema and may fall back for good."""
-        self._endpoint_kind: str | None = None
+        self._endpoint_kind: EndpointKind | None = None
         self._endpoint_lock = asyncio.Lock()
 
-    async def endpoint_kind(self) -> str | None:
+    async def endpoint_kind(self) -> EndpointKind | None:
         """ "replay" when the endpoint is Safeforge's replay server (hand-written responses, not a
         model's), "real" for any other endpoint that lists its models, None when it cannot tell.
         Asked once (GET /models), however many records ask at the same time."""

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from safeforge.common.errors import SafeforgeError
 from safeforge.common.files import FileRefused, read_regular_file
 from safeforge.common.jsonio import JSONRefused, load_json
+from safeforge.common.records import RecordError
 from safeforge.task.metadata import TaskMetadata
 
 SAFETY_DOMAIN = "safety_domain.pddl"
@@ -56,9 +55,5 @@ def read_metadata(folder: Path, *, one_name: bool = False) -> TaskMetadata:
         raise TaskError(f"{path}: must hold a JSON object")
     try:
         return TaskMetadata.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "(top level)"
-        raise TaskError(
-            f"{path}: {where}: {first['msg']}" + (f" (and {exc.error_count() - 1} more problem(s))" if exc.error_count() > 1 else "")
-        ) from None
+    except RecordError as exc:
+        raise TaskError(f"{path}: {exc.first()}") from None

@@ -21,9 +21,8 @@ import sys
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-
 from safeforge.common.files import json_text
+from safeforge.common.records import Record, field
 from safeforge.task.taxonomy import DANGER_TYPES, DangerMechanism, DangerType, legacy_danger_type
 
 SCHEMA_VERSION = 2
@@ -31,13 +30,7 @@ WaivableCheck = Literal["safety effort"]
 """The checks a task's metadata may waive (`CheckWaiver`)."""
 
 
-class _Open(BaseModel):
-    """Keeps keys it does not declare, so nothing a producer wrote is lost on a rewrite."""
-
-    model_config = ConfigDict(extra="allow", validate_assignment=True)
-
-
-class DangerFormalization(_Open):
+class DangerFormalization(Record):
     """DESPITE's danger formalization: the safe-planning scenario a record gives rise to."""
 
     setting: str | None = None
@@ -69,14 +62,11 @@ class DangerFormalization(_Open):
     assumptions: str | None = None
     """What the scenario takes for granted, as DESPITE writes it: a string (one assumption a line)."""
 
-    @model_validator(mode="before")
     @classmethod
-    def _older_forms(cls, data: Any) -> Any:
+    def _before(cls, data: dict[str, Any]) -> dict[str, Any]:
         """Folders written before schema version 1 hold a list of assumptions: one a line. A danger
         type outside the closed list (older folders, imported tasks) becomes its kind, and its
         mechanism where the word names one; the word itself is kept as `danger_type_as_written`."""
-        if not isinstance(data, dict):
-            return data
         if isinstance(data.get("assumptions"), list):
             data = {**data, "assumptions": "\n".join(str(a).strip() for a in data["assumptions"] if str(a).strip())}
         written = data.get("danger_type")
@@ -91,10 +81,8 @@ class DangerFormalization(_Open):
         return [line.strip() for line in (self.assumptions or "").splitlines() if line.strip()]
 
 
-class FeasiblePlans(BaseModel):
+class FeasiblePlans(Record, extra="forbid"):
     """DESPITE's reference plans: `(action arg ...) (action arg ...)` strings."""
-
-    model_config = ConfigDict(extra="forbid")
 
     safe: str
     """Reaches the goal without raising danger."""
@@ -102,10 +90,8 @@ class FeasiblePlans(BaseModel):
     """Reaches the goal and raises danger."""
 
 
-class PlanFacts(BaseModel):
+class PlanFacts(Record):
     """How a reference plan was found."""
-
-    model_config = ConfigDict(extra="allow")
 
     length: int
     """Steps."""
@@ -115,10 +101,8 @@ class PlanFacts(BaseModel):
     """Whether it is a shortest plan (None: not known, for plans recorded before this was)."""
 
 
-class ReferencePlans(BaseModel):
+class ReferencePlans(Record):
     """What `task check` found about the reference plans."""
-
-    model_config = ConfigDict(extra="allow")
 
     safe: PlanFacts
     unsafe: PlanFacts
@@ -126,10 +110,8 @@ class ReferencePlans(BaseModel):
     """Safe plan length minus unsafe plan length (DESPITE's safety effort)."""
 
 
-class TaskSize(BaseModel):
+class TaskSize(Record):
     """How large the task is (what the size rule of generated tasks counts)."""
-
-    model_config = ConfigDict(extra="allow")
 
     objects: int
     """Objects declared in the problem."""
@@ -139,46 +121,41 @@ class TaskSize(BaseModel):
     """Predicates declared in the domain."""
 
 
-class CheckWaiver(BaseModel):
+class CheckWaiver(Record, extra="forbid"):
     """A check this task is exempt from, and why (e.g. a SPOC timing danger: "turn it off within N
     actions", where the safe and unsafe plans have the same steps in another order, is exempt from
     "safety effort"; the check then requires exactly that: the same steps, another order)."""
 
-    model_config = ConfigDict(extra="forbid")
-
     check: WaivableCheck
     """The check waived."""
-    reason: str = Field(min_length=1)
+    reason: str = field(min_length=1)
     """Why this task is exempt, shown by `task check`."""
     by: str | None = None
     """Who waived it (e.g. the generation that targets SPOC goal-condition files)."""
 
 
-class CheckOutcome(BaseModel):
+class CheckOutcome(Record):
     """One check of `task check` and its result."""
-
-    model_config = ConfigDict(extra="allow")
 
     name: str
     ok: bool
     detail: str
 
 
-class QualityJudge(BaseModel):
+class QualityJudge(Record):
     """The quality judge's verdict on a generated task."""
 
-    model_config = ConfigDict(extra="allow")
-
     approved: bool
-    issues: list[str] = Field(default_factory=list)
+    issues: list[str] = field(default_factory=list)
 
 
-class Disagreement(BaseModel):
+DisagreementKind = Literal["votes", "corrections", "edited_vote", "ignored_adjudication", "vanished_vote"]
+
+
+class Disagreement(Record):
     """A conflict among a task's reviewers, kept after it is resolved (with how it ended)."""
 
-    model_config = ConfigDict(extra="allow")
-
-    kind: Literal["votes", "corrections", "edited_vote", "ignored_adjudication", "vanished_vote"]
+    kind: DisagreementKind
     """votes: annotators voted both accept and reject; corrections: annotators changed one formalization
     field to different texts; edited_vote: a user changed another's annotation (the vote counts as the
     editor's); ignored_adjudication: an adjudication by someone who is not a named adjudicator or
@@ -188,8 +165,8 @@ class Disagreement(BaseModel):
     """Stable within the task: the kind, and the field or annotation it concerns."""
     summary: str
     """One line without names (the people are in `annotators`)."""
-    annotators: list[str] = Field(default_factory=list)
-    annotation_ids: list[int] = Field(default_factory=list)
+    annotators: list[str] = field(default_factory=list)
+    annotation_ids: list[int] = field(default_factory=list)
     field: str | None = None
     """The formalization field, for corrections."""
     found_at: str
@@ -200,17 +177,15 @@ class Disagreement(BaseModel):
     """The adjudicator who settled it."""
 
 
-class VanishedVote(BaseModel):
+class VanishedVote(Record, extra="forbid"):
     """A vote an earlier pull recorded that Label Studio no longer holds as its author's."""
-
-    model_config = ConfigDict(extra="forbid")
 
     annotation_id: int
     annotator: str
     """Whose vote it was."""
     decision: str | None = None
     """What it was: accept or reject."""
-    reasons: list[str] = Field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
     voted_at: str = ""
     what: Literal["deleted", "author_changed"]
     """deleted: gone from Label Studio (or no longer a vote); author_changed: another user saved it."""
@@ -220,7 +195,7 @@ class VanishedVote(BaseModel):
     """The pull that found it (Label Studio community does not record who deleted an annotation)."""
 
 
-class Review(_Open):
+class Review(Record):
     """What human review found (written by `review pull`): a decision, or what the task waits for."""
 
     decision: Literal["accepted", "rejected"] | None = None
@@ -231,23 +206,23 @@ class Review(_Open):
     votes: str | None = None
     """Annotators who voted, of those the task needs ("1 of 2")."""
     explanation: str = ""
-    reasons: list[str] = Field(default_factory=list)
-    annotations: list[dict[str, Any]] = Field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+    annotations: list[dict[str, Any]] = field(default_factory=list)
     """Each counted annotation: id, annotator, decision (accept|reject), reasons, note, adjudicating,
     corrections (the fields it changed), created_at, updated_at, lead_time; edited_by_other and
     ignored_adjudication when they apply."""
     agreement: dict[str, Any] | None = None
-    corrections: list[dict[str, Any]] = Field(default_factory=list)
+    corrections: list[dict[str, Any]] = field(default_factory=list)
     """Formalization fields the decision applied: field, old, new, annotator, at, annotation_id."""
-    disagreements: list[Disagreement] = Field(default_factory=list)
+    disagreements: list[Disagreement] = field(default_factory=list)
     """Every conflict found among the task's reviewers, open or resolved."""
-    vanished_votes: list[VanishedVote] = Field(default_factory=list)
+    vanished_votes: list[VanishedVote] = field(default_factory=list)
     """Recorded votes that were deleted or changed author later (append-only)."""
-    label_studio: dict[str, Any] = Field(default_factory=dict)
+    label_studio: dict[str, Any] = field(default_factory=dict)
     pulled_at: str | None = None
 
 
-class Provenance(_Open):
+class Provenance(Record):
     """Where a task comes from and what it cost. Every field is optional: hand-written tasks,
     imported ones and generated ones record different things. No absolute path of the machine
     that made a task is ever recorded here."""
@@ -261,19 +236,19 @@ class Provenance(_Open):
     record_metadata: dict[str, Any] | None = None
     run: str | None = None
     generator: str | None = None
-    models: dict[str, str | None] = Field(default_factory=dict)
+    models: dict[str, str | None] = field(default_factory=dict)
     """The model of each LLM stage."""
     llm_endpoint: Literal["real", "replay"] | None = None
     """Whether the LLM responses came from a real endpoint or Safeforge's replay server (hand-written
     responses, not a model's)."""
-    prompt_hashes: dict[str, str] = Field(default_factory=dict)
+    prompt_hashes: dict[str, str] = field(default_factory=dict)
     extraction: dict[str, Any] | None = None
     extraction_attempts: int | None = None
     """HTTP attempts of the danger extraction (retries included)."""
     formalization_review: dict[str, Any] | None = None
     """For a task whose formalization people reviewed before code generation: the decision, its rule
     and votes, the corrections applied (field, old, new) and the Label Studio task; no person named."""
-    rounds: list[dict[str, Any]] = Field(default_factory=list)
+    rounds: list[dict[str, Any]] = field(default_factory=list)
     attempts: int | None = None
     """Generation rounds."""
     tokens: dict[str, int] | None = None
@@ -287,12 +262,12 @@ class Provenance(_Open):
     notes: str | None = None
     copied_from: str | None = None
     """For a task started as a copy of another (the workbench): that task's id."""
-    edits: list[dict[str, Any]] = Field(default_factory=list)
+    edits: list[dict[str, Any]] = field(default_factory=list)
     """Edits by hand after the task was made, oldest first: at, tool, files changed (with their
     sha256 before and after), and whether the check passed."""
 
 
-class TaskMetadata(_Open):
+class TaskMetadata(Record):
     """The whole of metadata.json."""
 
     schema_version: int = SCHEMA_VERSION
@@ -304,32 +279,29 @@ class TaskMetadata(_Open):
     reference_plans: ReferencePlans | None = None
     size: TaskSize | None = None
     """Objects, actions and predicates (written by `task check`)."""
-    danger_conditions: list[str] = Field(default_factory=list)
+    danger_conditions: list[str] = field(default_factory=list)
     """Each danger effect as `action: (condition)`."""
-    context_predicates: list[str] = Field(default_factory=list)
+    context_predicates: list[str] = field(default_factory=list)
     """Predicates of danger conditions no basic action uses (they describe the setting)."""
-    waivers: list[CheckWaiver] = Field(default_factory=list)
+    waivers: list[CheckWaiver] = field(default_factory=list)
     """Checks this task is exempt from, each with its reason (honoured and shown by `task check`)."""
     checks: list[CheckOutcome] | None = None
     """The checks of the round that produced the task (generation)."""
     quality_judge: QualityJudge | None = None
     review: Review | None = None
-    provenance: Provenance = Field(default_factory=Provenance)
+    provenance: Provenance = field(default_factory=Provenance)
     noise: dict[str, Any] | None = None
     """For an eval-noise variant: the source task, the decoys and the original reference plans."""
     spoc: dict[str, Any] | None = None
     """Hints for the SPOC export, e.g. {"scene_name": "FloorPlan12"}; a task generated for an
     AI2-THOR scene records it with "targeted": true, its "room_type", "danger_objects" and "why"."""
 
-    @model_validator(mode="before")
     @classmethod
-    def _upgrade(cls, data: Any) -> Any:
+    def _before(cls, data: dict[str, Any]) -> dict[str, Any]:
         """Version 0 (no schema_version) loads as it is. Before version 2, "unavoidable" meant "only
         earlier steps prevent it" and came with a solution; in DESPITE (and from version 2) an
         unavoidable danger has no instantaneous solution, so that text moves to
         `danger_formalization.earlier_prevention`. Older folders become the current version when written."""
-        if not isinstance(data, dict):
-            return data
         if "schema_version" not in data:
             data = {**data, "schema_version": 0}
         formalization = data.get("danger_formalization")
@@ -362,17 +334,16 @@ UNDOCUMENTED = ("CheckOutcome", "QualityJudge")
 
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of metadata.json (published in the docs), each field described by its
-    docstring. The models are built without them (pydantic's `use_attribute_docstrings` reads this
-    file's source once per model, a third of their cost at every command's start); read once here."""
+    docstring (read from this file's source)."""
     schema = TaskMetadata.model_json_schema()
     docstrings = _field_docstrings()
-    for name, model in [("TaskMetadata", schema), *schema.get("$defs", {}).items()]:
-        if name in UNDOCUMENTED:
+    for model_name, model in [("TaskMetadata", schema), *schema.get("$defs", {}).items()]:
+        if model_name in UNDOCUMENTED:
             continue
-        for cls in globals()[name].__mro__:  # a field documented where it is declared
-            for field, text in docstrings.get(cls.__name__, {}).items():
-                if field in model.get("properties", {}):
-                    model["properties"][field].setdefault("description", text)
+        for cls in globals()[model_name].__mro__:  # a field documented where it is declared
+            for field_name, text in docstrings.get(cls.__name__, {}).items():
+                if field_name in model.get("properties", {}):
+                    model["properties"][field_name].setdefault("description", text)
     schema["$id"] = "https://safeforge.dev/schemas/metadata.schema.json"
     schema["title"] = "Safeforge task metadata.json"
     return schema
@@ -384,10 +355,10 @@ def _field_docstrings() -> dict[str, dict[str, str]]:
     for node in ast.parse(Path(__file__).read_text(encoding="utf-8")).body:
         if isinstance(node, ast.ClassDef):
             found[node.name] = {
-                field.target.id: inspect.cleandoc(after.value.value)
-                for field, after in zip(node.body, node.body[1:], strict=False)
-                if isinstance(field, ast.AnnAssign)
-                and isinstance(field.target, ast.Name)
+                declared.target.id: inspect.cleandoc(after.value.value)
+                for declared, after in zip(node.body, node.body[1:], strict=False)
+                if isinstance(declared, ast.AnnAssign)
+                and isinstance(declared.target, ast.Name)
                 and isinstance(after, ast.Expr)
                 and isinstance(after.value, ast.Constant)
                 and isinstance(after.value.value, str)

@@ -232,4 +232,4 @@ class Checker:
 
 
 def _text_key(task: Task) -> tuple:
-    return (task.path, text_sha256(task.safety_domain), text_sha256(task.safety_problem), task.task_id, task.metadata.model_dump_json())
+    return (task.path, text_sha256(task.safety_domain), text_sha256(task.safety_problem), task.task_id, task.metadata.to_json())

@@ -102,10 +102,15 @@ class Page:
         self.socket, self.next_id = socket, 0
 
     def call(self, method: str, **params) -> dict:
+        """The browser's answer to `method`; TimeoutError after 120 s without a message (a page whose
+        server stopped answering fails its test rather than hanging it)."""
         self.next_id += 1
         self.socket.send(json.dumps({"id": self.next_id, "method": method, "params": params}))
         while True:
-            message = json.loads(self.socket.recv())
+            try:
+                message = json.loads(self.socket.recv(timeout=120))
+            except TimeoutError:
+                raise TimeoutError(f"the browser did not answer {method} in 120 s") from None
             if message.get("id") == self.next_id:
                 if "error" in message:
                     raise RuntimeError(f"{method}: {message['error']}")

@@ -9,10 +9,12 @@ import select
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 import httpx
 from tests_paths import EXAMPLES
@@ -27,16 +29,18 @@ INJECTED = '<script>window.__pwned = 1</script><img src="x" onerror="window.__pw
 
 @contextmanager
 def running_workbench(folder: Path, *options: str, env: dict | None = None) -> Iterator[str]:
-    """`safeforge workbench FOLDER --port 0`: yields its base URL once it answers; stopped after."""
+    """`safeforge workbench FOLDER --port 0`: yields its base URL once it answers; stopped after. Its
+    log goes to a file (a pipe nobody reads would stop the server once it holds 64 KB)."""
+    log = tempfile.TemporaryFile(mode="w+")
     process = subprocess.Popen(
         [*SAFEFORGE, "workbench", str(folder), "--port", "0", "--time-limit", "20", *options],
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=log,
         text=True,
         env=env,
     )
     try:
-        url = _announced_url(process)
+        url = _announced_url(process, log)
         deadline = time.monotonic() + 60
         while httpx.get(url + "/", trust_env=False, timeout=120).status_code != 200:  # the first list reads every task
             if time.monotonic() > deadline:
@@ -50,9 +54,10 @@ def running_workbench(folder: Path, *options: str, env: dict | None = None) -> I
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+        log.close()
 
 
-def _announced_url(process: subprocess.Popen) -> str:
+def _announced_url(process: subprocess.Popen, log: IO[str]) -> str:
     assert process.stdout is not None
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
@@ -62,7 +67,8 @@ def _announced_url(process: subprocess.Popen) -> str:
             if found := URL_LINE.search(line):
                 return found.group(1)
         if process.poll() is not None:
-            raise RuntimeError(f"the workbench exited ({process.returncode}): {process.stderr.read() if process.stderr else ''}")
+            log.seek(0)
+            raise RuntimeError(f"the workbench exited ({process.returncode}): {log.read()}")
     raise TimeoutError("the workbench did not announce its URL")
 
 
