@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar, Literal, Self, Union, dataclass_transform, get_args, get_origin, get_type_hints
 
 Loc = tuple[str | int, ...]
+NOT_A_FIELD = "is not a field of this record"
 _MISSING: Any = object()
 
 
@@ -74,9 +75,7 @@ class Record:
         cls._spec = None  # worked out at first use: the annotations may name classes defined later
 
     def __init__(self, **data: Any) -> None:
-        cls = type(self)
-        values = _record_values(cls, cls._before(data), ())
-        object.__setattr__(self, "__dict__", values)
+        object.__setattr__(self, "__dict__", _record_values(type(self), type(self)._before(data), ()))
 
     @classmethod
     def _before(cls, data: dict[str, Any]) -> dict[str, Any]:
@@ -131,7 +130,7 @@ class Record:
         cls = type(self)
         spec = cls.fields().get(name)
         if spec is None and cls._extra == "forbid":
-            raise RecordError([((name,), "is not a field of this record")])
+            raise RecordError([((name,), NOT_A_FIELD)])
         problems: list[tuple[Loc, str]] = []
         checked = _value(spec[0], value, (name,), problems, spec[1]) if spec else value
         if problems:
@@ -182,11 +181,11 @@ def _record_values(cls: type[Record], data: dict[str, Any], loc: Loc) -> dict[st
             problems.append(((*loc, name), "is required"))
         else:
             values[name] = declared.make_default()
-    for name in data.keys() - spec.keys():
-        if cls._extra == "forbid":
-            problems.append(((*loc, name), "is not a field of this record"))
-    if cls._extra == "allow":
-        values.update((name, value) for name, value in data.items() if name not in spec)
+    unknown = [name for name in data if name not in spec]  # in the file's order
+    if cls._extra == "forbid":
+        problems += [((*loc, name), NOT_A_FIELD) for name in unknown]
+    else:
+        values.update((name, data[name]) for name in unknown)
     if problems:
         raise RecordError(problems)
     return values
