@@ -10,7 +10,11 @@ The replay server runs in its own process (`python -m safeforge.llm.replay_serve
    same requests, C at a time) with the SDK's default transport (httpx) and with the aiohttp one
    LLMClient uses. Warm process: one call of each client comes first. `--repeat` pairs each;
    medians are printed. A run pays the first wave's start and the spread of the last (about C x
-   the CPU of a request each): more waves amortise them.
+   the CPU of a request each): more waves amortise them, so each `--waves` count is a run of its
+   own (a count whose bound would exceed `--max-bound-s` is skipped). Beside each ratio, the CPU a
+   call cost the client's process and the server's, and the ceiling one event loop puts on the
+   ratio: it completes at most 1 / (its CPU per call) calls a second, and the bound asks C / L, so
+   no run of that client can exceed L / (C x its CPU per call).
 2. Rate limit. The server is started with `--rpm R` (and `--tpm T`; a bucket holding a minute's
    allowance, refilled continuously): past it, 429 with Retry-After. Other requests first spend
    its allowance; from that moment, for `--window` seconds, the client keeps C calls going (a)
@@ -19,7 +23,7 @@ The replay server runs in its own process (`python -m safeforge.llm.replay_serve
    (target >= 0.95), HTTP attempts and the 429s.
 
 Usage: .venv/bin/python benchmarks/bench_llm_client.py [--latencies-ms 200,2000] [--concurrency 64,256]
-       [--waves 10] [--repeat 3] [--rpm 1200] [--tpm 0] [--rate-concurrency 64] [--window 40] [--only latency|rate]
+       [--waves 10,50] [--max-bound-s 30] [--repeat 3] [--rpm 1200] [--tpm 0] [--rate-concurrency 64] [--window 40] [--only latency|rate]
 """
 
 from __future__ import annotations
@@ -29,16 +33,19 @@ import asyncio
 import json
 import logging
 import math
+import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
 import openai
+import psutil
 from pydantic import BaseModel
 
 from safeforge.llm import LLMClient, LLMConfig, LLMError
@@ -124,7 +131,35 @@ async def bare(base_url: str, calls: int, concurrency: int, aiohttp: bool) -> fl
         return time.perf_counter() - started
 
 
-def latency_bound(folder: Path, replay: Path, latencies_ms: list[float], concurrencies: list[int], waves: int, repeat: int) -> None:
+class Measured:
+    """A client's runs at one (L, C, waves): ratios to the bound, and the CPU per call of the
+    client's process and of the server's."""
+
+    def __init__(self) -> None:
+        self.ratios: list[float] = []
+        self.client_ms: list[float] = []
+        self.server_ms: list[float] = []
+
+    def run(self, timed: Coroutine[Any, Any, float], bound: float, calls: int, server: psutil.Process) -> None:
+        server_before, client_before = sum(server.cpu_times()[:2]), time.process_time()
+        wall = asyncio.run(timed)
+        client_after, server_after = time.process_time(), sum(server.cpu_times()[:2])
+        self.ratios.append(bound / wall)
+        self.client_ms.append(1000 * (client_after - client_before) / calls)
+        self.server_ms.append(1000 * (server_after - server_before) / calls)
+
+    def line(self, name: str, latency_ms: float, concurrency: int) -> str:
+        client_ms = statistics.median(self.client_ms)
+        ceiling = min(1.0, latency_ms / (concurrency * client_ms))
+        return (
+            f"{name} {', '.join(f'{r:.2f}' for r in self.ratios)} (median {statistics.median(self.ratios):.2f}; "
+            f"CPU a call: client {client_ms:.2f} ms, server {statistics.median(self.server_ms):.2f} ms; "
+            f"one loop's ceiling {ceiling:.2f})"
+        )
+
+
+def latency_bound(folder: Path, replay: Path, args: argparse.Namespace) -> None:
+    latencies_ms, concurrencies, waves_counts = numbers(args.latencies_ms, float), numbers(args.concurrency, int), numbers(args.waves, int)
     print("1. ratio to the latency bound ceil(N/C) x L (1.00 = no overhead), ours vs the bare openai client, paired")
     for latency_ms in latencies_ms:
         server, url = start_server(replay, "--latency-ms", f"{latency_ms:g}")
@@ -134,25 +169,27 @@ def latency_bound(folder: Path, replay: Path, latencies_ms: list[float], concurr
             asyncio.run(bare(url, 1, 1, aiohttp=False))
             asyncio.run(bare(url, 1, 1, aiohttp=True))
             for concurrency in concurrencies:
-                calls = waves * concurrency
-                bound = math.ceil(calls / concurrency) * latency_ms / 1000
-                runs: dict[str, list[float]] = {"ours": [], "bare openai (httpx)": [], "bare openai (aiohttp)": []}
-                for n in range(repeat):
-                    runs["bare openai (httpx)"].append(bound / asyncio.run(bare(url, calls, concurrency, aiohttp=False)))
-                    runs["bare openai (aiohttp)"].append(bound / asyncio.run(bare(url, calls, concurrency, aiohttp=True)))
-                    db = folder / f"llm-{latency_ms:g}-{concurrency}-{n}.sqlite"
-                    runs["ours"].append(bound / asyncio.run(ours(url, db, calls, concurrency)))
-                stats = admin(url, "/admin/stats")
-                figures = "; ".join(
-                    f"{name} {', '.join(f'{r:.2f}' for r in ratios)} (median {statistics.median(ratios):.2f})"
-                    for name, ratios in runs.items()
-                )
-                print(
-                    f"   L={latency_ms:g} ms C={concurrency} N={calls} (bound {bound:.1f} s): {figures}; "
-                    f"server max in flight {stats['max_in_flight']}",
-                    flush=True,
-                )
-                admin(url, "/admin/reset", {})
+                for waves in waves_counts:
+                    calls = waves * concurrency
+                    bound = waves * latency_ms / 1000
+                    if bound > args.max_bound_s:
+                        print(f"   L={latency_ms:g} ms C={concurrency} {waves} waves: skipped (bound {bound:g} s > --max-bound-s)")
+                        continue
+                    runs = {name: Measured() for name in ("ours", "bare openai (httpx)", "bare openai (aiohttp)")}
+                    serving = psutil.Process(server.pid)
+                    for n in range(args.repeat):
+                        runs["bare openai (httpx)"].run(bare(url, calls, concurrency, aiohttp=False), bound, calls, serving)
+                        runs["bare openai (aiohttp)"].run(bare(url, calls, concurrency, aiohttp=True), bound, calls, serving)
+                        db = folder / f"llm-{latency_ms:g}-{concurrency}-{waves}-{n}.sqlite"
+                        runs["ours"].run(ours(url, db, calls, concurrency), bound, calls, serving)
+                    stats = admin(url, "/admin/stats")
+                    figures = "\n      ".join(measured.line(name, latency_ms, concurrency) for name, measured in runs.items())
+                    print(
+                        f"   L={latency_ms:g} ms C={concurrency} {waves} waves, N={calls} (bound {bound:.1f} s), "
+                        f"server max in flight {stats['max_in_flight']}, load {os.getloadavg()[0]:.1f}:\n      {figures}",
+                        flush=True,
+                    )
+                    admin(url, "/admin/reset", {})
         finally:
             server.terminate()
             server.wait()
@@ -247,7 +284,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--latencies-ms", default="200,2000", help="server latencies, comma-separated")
     parser.add_argument("--concurrency", default="64,256", help="concurrencies, comma-separated")
-    parser.add_argument("--waves", type=int, default=10, help="calls per run = waves x concurrency")
+    parser.add_argument("--waves", default="10,50", help="calls per run = waves x concurrency; comma-separated, a run each")
+    parser.add_argument("--max-bound-s", type=float, default=30, help="skip a run whose bound (waves x latency) is longer")
     parser.add_argument("--repeat", type=int, default=3, help="paired repeats per (latency, concurrency)")
     parser.add_argument("--rpm", type=float, default=1200, help="the server's request limit per minute")
     parser.add_argument("--tpm", type=float, default=0, help="the server's token limit per minute (0: none)")
@@ -260,7 +298,7 @@ def main() -> int:
         folder = Path(scratch)
         replay = write_replay(folder)
         if args.only != "rate":
-            latency_bound(folder, replay, numbers(args.latencies_ms, float), numbers(args.concurrency, int), args.waves, args.repeat)
+            latency_bound(folder, replay, args)
         if args.only != "latency":
             rate_limit(folder, replay, args.rpm, args.tpm, args.rate_concurrency, args.window)
     return 0

@@ -32,7 +32,7 @@ def deployment_names() -> list[str]:
 def build_deployments() -> list:
     """The RunnerDeployments (flows referenced by module path, so runs import them afresh)."""
     from prefect import Flow
-    from prefect.deployments.runner import EntrypointType
+    from prefect.types.entrypoint import EntrypointType
 
     from safeforge.flows.generate import generate
     from safeforge.flows.publish import publish
@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> None:
 
     from safeforge.settings import Settings
 
-    parser = argparse.ArgumentParser(prog="python -m safeforge.flows.deployments", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m safeforge.flows.deployments", description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument(
         "--work-pool",
         help="register the deployments on this (process) work pool instead of "

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import cast
 
 from safeforge.common.errors import SafeforgeError
-from safeforge.generation import Executor, Finished, RunJob, local_executor, run_here, settings_check
+from safeforge.generation import Executor, Finished, RunJob, local_executor, run_here
 from safeforge.settings import Settings
 from safeforge.sources import Record
 
@@ -55,15 +55,14 @@ class DaskChecks(Executor):
         return {"name": self.name, "cluster": cluster}
 
     def prepare(self, job: RunJob) -> None:
-        if job.checker is not None and inspect.iscoroutinefunction(job.checker):
+        if inspect.iscoroutinefunction(job.context.checker):
             raise ExecutorError("a checker that runs on Dask must be a plain function, not a coroutine")
 
     async def run(self, job: RunJob, records: Sequence[Record], finished: Finished) -> None:
         from safeforge.flows.prefect_runs import FolderCheck, dask_checker
 
-        check = cast(FolderCheck, job.checker) if job.checker is not None else settings_check(job.settings)
-        with dask_checker(check, self.settings) as checker:
-            await run_here(dataclasses.replace(job, checker=checker), records, finished)
+        with dask_checker(cast(FolderCheck, job.context.checker), self.settings) as checker:
+            await run_here(dataclasses.replace(job, context=dataclasses.replace(job.context, checker=checker)), records, finished)
 
 
 def executor_for(settings: Settings, workers: int = 1) -> Executor:

@@ -87,7 +87,8 @@ async def generate(
         retry_errors=retry_errors,
         accept_changes=accept_changes,
     )
-    executor = executor_for(Settings.load(), workers)
+    environment = Settings.load()  # once for the flow run
+    executor = executor_for(environment, workers)
     report = ReadReport()
     progress_id = await acreate_progress_artifact(progress=0.0, description=f"{source}: records processed")
     updates: list[asyncio.Task] = []
@@ -100,7 +101,7 @@ async def generate(
             shown_at = time.monotonic()
             updates.append(asyncio.create_task(aupdate_progress_artifact(progress_id, 100.0 * update.done / max(update.total, 1))))
 
-    summary = await generation.generate(options, executor=executor, progress=progress, report=report)
+    summary = await generation.generate(options, executor=executor, progress=progress, report=report, environment=environment)
     await asyncio.gather(*updates)
     logger.info("read %s: %s", source, report.summary())
     overview = run_overview(summary.root)

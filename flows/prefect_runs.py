@@ -25,7 +25,7 @@ from prefect.cache_policies import NO_CACHE
 
 import safeforge.generation as generation
 from safeforge.common.limits import limits_in, use_limits
-from safeforge.generation import GenerationSettings
+from safeforge.generation import RunContext
 from safeforge.llm import LLMClient
 from safeforge.runs.ledger import RunStore
 from safeforge.settings import Settings
@@ -37,11 +37,9 @@ FolderCheck = Callable[[Path], CheckReport]
 
 
 @task(name="process-record", task_run_name="{record.record_id}", retries=2, retry_delay_seconds=2, cache_policy=NO_CACHE)
-async def process_record_task(
-    record: Record, store: RunStore, client: LLMClient, settings: GenerationSettings, checker: generation.Checker | None
-) -> str:
+async def process_record_task(record: Record, store: RunStore, client: LLMClient, context: RunContext) -> str:
     """Extract, generate and check one record (the library's `process_record`; idempotent)."""
-    return await generation.process_record(record, store, client, settings, checker)
+    return await generation.process_record(record, store, client, context)
 
 
 def _read_folder(folder: Path) -> dict[str, str]:
@@ -94,8 +92,8 @@ class DaskChecker:
 @contextmanager
 def dask_checker(check: FolderCheck, settings: Settings) -> Iterator[DaskChecker]:
     """A DaskChecker on the configured cluster for the duration of the block."""
-    import dask
-    from prefect_dask import DaskTaskRunner
+    import dask.config
+    from prefect_dask.task_runners import DaskTaskRunner
 
     if settings.dask_address:
         runner = DaskTaskRunner(address=settings.dask_address)

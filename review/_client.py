@@ -204,17 +204,17 @@ class LabelStudioClient:
     def create_view(self, project_id: int, data: dict) -> int:
         """A view (`data`: its title, filters, hiddenColumns ...)."""
         with self._calling(f"creating view {data.get('title')!r} in project {project_id}"):
-            view = self._sdk.views.create(project=project_id, data=data, request_options=_ONCE)
+            view = self._sdk.views.create(project=project_id, data=data, request_options=_ONCE)  # pyright: ignore[reportArgumentType]  # the SDK also takes a mapping
         return _id(view.id)
 
     def update_view(self, project_id: int, view_id: int, data: dict) -> None:
         with self._calling(f"updating view {data.get('title')!r} of project {project_id}"):
-            self._sdk.views.update(str(view_id), project=project_id, data=data)
+            self._sdk.views.update(str(view_id), project=project_id, data=data)  # pyright: ignore[reportArgumentType]  # the SDK also takes a mapping
 
     def user_emails(self) -> dict[int, str]:
         """User id -> e-mail (the annotator identity recorded in the run)."""
         with self._calling("listing users"):
-            return {user.id: user.email or user.username or f"user {user.id}" for user in self._sdk.users.list()}
+            return {_id(user.id): user.email or user.username or f"user {user.id}" for user in self._sdk.users.list()}
 
 
 def every_item(pager: SyncPager, total: Callable[[Any], int]) -> list:

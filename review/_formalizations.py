@@ -62,7 +62,7 @@ from safeforge.review._push import (
     apply_adjudicators,
     apply_overlap,
     check_overlap,
-    drop_own_duplicates,
+    listed_after_import,
     merge_duplicates,
     open_project,
     remote_index,
@@ -155,26 +155,28 @@ def push_formalizations(
             warnings,
         )
         result = PushResult(client_config.url, project.id, project.title, created_project=created, warnings=warnings, what="formalization")
-        update_interface(client, project, label_config, created, result)
+        listed = client.tasks(project.id, with_annotations=remove_duplicates)
+        update_interface(client, project, label_config, created, result, listed)
         if remove_duplicates:
-            merge_duplicates(client, project.id, result)
+            listed = merge_duplicates(client, listed, result)
         if not created:
             apply_overlap(client, project, annotators_per_task, overlap_share, result)
         apply_adjudicators(client, mapping, adjudicators, result)
         waiting, problems = waiting_formalizations(store)
         result.failed.update(problems)
-        remote = remote_index(client, project.id)
+        remote = remote_index(listed, project.id)
         to_import = [w for w in waiting if w.record_id not in remote]
         result.already_in_project = len(waiting) - len(to_import)
+        created_ids: list[int] = []
         for start in range(0, len(to_import), batch_size):
             batch = [build_formalization_task(w) for w in to_import[start : start + batch_size]]
-            created_ids = client.import_tasks(project.id, batch)
+            created_ids += client.import_tasks(project.id, batch)
             result.imported += [task["data"]["record_id"] for task in batch]
-            if drop_own_duplicates(client, project.id, created_ids):
-                result.warnings.append("some formalizations were imported by another push at the same time; each is kept once")
             if progress:
                 progress(min(start + batch_size, len(to_import)), len(to_import))
-        remote = remote_index(client, project.id, result.warnings)
+        if result.imported:
+            listed = listed_after_import(client, project.id, created_ids, result, "formalization(s)")
+        remote = remote_index(listed, project.id, result.warnings)
         mapping.url, mapping.project_id, mapping.project_title = client_config.url, project.id, project.title
         mapping.tasks = {rid: TaskLink(rid, ls_id) for rid, ls_id in remote.items()}
         mapping.save(store)

@@ -322,7 +322,7 @@ def _move(store: RunStore, task: _Task, result: PullResult) -> None:
             result.reopened[task_id] = outcome.explanation
         return
     state = "accepted" if decision.decision == "accepted" else "rejected_by_review"
-    detail = {**detail, "rule": decision.rule} | ({"reasons": decision.reasons} if state == "rejected_by_review" else {})
+    detail = {**detail, "rule": decision.rule, **({"reasons": decision.reasons} if state == "rejected_by_review" else {})}
     if row.state == state:
         return
     if row.state in DECIDED:

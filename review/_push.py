@@ -7,7 +7,9 @@ once each check afterwards and keep the oldest (the other deletes the empty one 
 pushes imported at once are kept once the same way. Every checked task that is not in the project yet
 is imported (nothing pre-annotated) and its record moves to `in_review`; pushing again adds nothing.
 Which tasks are in the project is read from Label Studio itself (each task carries its `task_id`),
-so a push interrupted between importing and updating the ledger is completed, not repeated.
+so a push interrupted between importing and updating the ledger is completed, not repeated. A push
+lists the project's tasks once, and once more only after importing (to see the copies another push
+imported at the same time).
 
 How the run is reviewed: `annotators_per_task` (N >= 1) annotators on every task, or on a share of
 tasks (`overlap_share` in (0, 1], the others by one annotator), and the named `adjudicators`, whose
@@ -23,11 +25,11 @@ annotations are moved there (same author, result and lead time), then the copies
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from safeforge.common.ranges import SHARE, Range
-from safeforge.review._client import LabelStudioClient, RemoteProject, copies_by_task
+from safeforge.review._client import LabelStudioClient, RemoteProject, RemoteTask, copies_by_task
 from safeforge.review._config import ReviewConfig
 from safeforge.review._errors import NotFoundError, ReviewError
 from safeforge.review._mapping import ReviewMapping, TaskLink
@@ -150,7 +152,8 @@ def push_run(
             reimport_missing,
             warnings,
         )
-        remote = remote_index(client, project.id)
+        listed = client.tasks(project.id, with_annotations=remove_duplicates)
+        remote = remote_index(listed, project.id)
         in_review = store.ledger.records(state="in_review")
         missing = [row for row in in_review if _task_id(row) not in remote]
         if missing and not reimport_missing:
@@ -163,13 +166,14 @@ def push_run(
             )
         result = PushResult(client_config.url, project.id, project.title, created_project=created, warnings=warnings)
         if remove_duplicates:
-            merge_duplicates(client, project.id, result)
-        update_interface(client, project, label_config, created, result)
+            listed = merge_duplicates(client, listed, result)
+        update_interface(client, project, label_config, created, result, listed)
         rules_changed = not created and apply_overlap(client, project, annotators_per_task, overlap_share, result)
         rules_changed |= apply_adjudicators(client, mapping, adjudicators, result)
         candidates = store.ledger.records(state="checked") + missing
         to_import = [row for row in candidates if _task_id(row) not in remote]
         result.already_in_project = len(candidates) - len(to_import)
+        created_ids: list[int] = []
         for start in range(0, len(to_import), batch_size):
             payloads = []
             for row in to_import[start : start + batch_size]:
@@ -178,14 +182,15 @@ def push_run(
                 except TaskError as exc:
                     result.failed[row.record_id] = f"review push: {exc}"
             if payloads:
-                created_ids = client.import_tasks(project.id, payloads)
+                created_ids += client.import_tasks(project.id, payloads)
                 result.imported += [payload["data"]["task_id"] for payload in payloads]
-                dropped = drop_own_duplicates(client, project.id, created_ids)
-                if dropped:
-                    result.warnings.append(f"{dropped} task(s) were imported by another push at the same time; each is kept once")
             if progress:
                 progress(min(start + batch_size, len(to_import)), len(to_import))
-        remote = remote_index(client, project.id, result.warnings, known_before=max(remote.values(), default=0))
+        known_before = None
+        if result.imported:
+            known_before = max(remote.values(), default=0)
+            listed = listed_after_import(client, project.id, created_ids, result, "task(s)")
+        remote = remote_index(listed, project.id, result.warnings, known_before)
         not_found = [task_id for task_id in result.imported if task_id not in remote]
         if not_found:
             raise ReviewError(
@@ -291,54 +296,61 @@ def apply_adjudicators(client: LabelStudioClient, mapping: ReviewMapping, adjudi
     return True
 
 
-def update_interface(client: LabelStudioClient, project: RemoteProject, label_config: str, created: bool, result: PushResult) -> None:
+def update_interface(
+    client: LabelStudioClient, project: RemoteProject, label_config: str, created: bool, result: PushResult, tasks: Iterable[RemoteTask]
+) -> None:
     """Give the project its saved views, and an existing project made by an older version this
-    version's interface (its tasks get the data keys the interface reads)."""
+    version's interface (its `tasks` get the data keys the interface reads)."""
     make_views(client, project.id)
     if created or project.label_config.strip() == label_config.strip():
         return
-    for task in client.tasks(project.id):
+    for task in tasks:
         if QUEUE_FIELD not in task.data or MARKS_FIELD not in task.data:
             client.update_task_data(task.id, {QUEUE_FIELD: "", MARKS_FIELD: "", **task.data})
     client.set_label_config(project.id, label_config)
     result.warnings.append(f"project {project.id} now shows this version's review interface")
 
 
-def drop_own_duplicates(client: LabelStudioClient, project_id: int, created_ids: list[int]) -> int:
-    """Delete the tasks this import created that another push had imported first (they are
-    fresh: nobody has annotated them); returns how many."""
-    mine, dropped = set(created_ids), 0
-    if not mine:
-        return 0
-    for copies in copies_by_task(client.tasks(project_id)).values():
+def listed_after_import(
+    client: LabelStudioClient, project_id: int, created_ids: list[int], result: PushResult, what: str
+) -> list[RemoteTask]:
+    """The project's tasks after this push imported `created_ids`, without those of them another push
+    had imported first (deleted: they are fresh, nobody has annotated them); a warning says how many."""
+    tasks, mine, dropped = client.tasks(project_id), set(created_ids), set()
+    for copies in copies_by_task(tasks).values():
         for task in copies[1:]:  # the oldest copy stays
             if task.id in mine:
                 client.delete_task(task.id)
-                dropped += 1
-    return dropped
+                dropped.add(task.id)
+    if dropped:
+        result.warnings.append(f"{len(dropped)} {what} were imported by another push at the same time; each is kept once")
+    return [task for task in tasks if task.id not in dropped]
 
 
-def merge_duplicates(client: LabelStudioClient, project_id: int, result: PushResult) -> None:
+def merge_duplicates(client: LabelStudioClient, tasks: list[RemoteTask], result: PushResult) -> list[RemoteTask]:
     """Move the annotations of every extra copy of a task to the oldest copy (the one the review
-    uses), then delete the extra copies."""
-    for copies in copies_by_task(client.tasks(project_id, with_annotations=True)).values():
+    uses), then delete the extra copies; returns the `tasks` left."""
+    deleted = set()
+    for copies in copies_by_task(tasks).values():
         keep, *extra = copies
         for copy in extra:
             for annotation in copy.annotations:
                 client.copy_annotation(annotation, keep.id)
                 result.annotations_moved += 1
             client.delete_task(copy.id)
+            deleted.add(copy.id)
             result.duplicates_removed += 1
+    return [task for task in tasks if task.id not in deleted]
 
 
 def remote_index(
-    client: LabelStudioClient, project_id: int, warnings: list[str] | None = None, known_before: int | None = None
+    tasks: Iterable[RemoteTask], project_id: int, warnings: list[str] | None = None, known_before: int | None = None
 ) -> dict[str, int]:
-    """task_id -> Label Studio task id (the oldest, if a task was imported twice); `warnings` get the
-    extra copies, except those newer than `known_before` that this push did not make: a push
-    importing at the same time made them and deletes them itself (`drop_own_duplicates`)."""
+    """task_id -> Label Studio task id of the project's `tasks` (the oldest, if a task was imported
+    twice); `warnings` get the extra copies, except those newer than `known_before` that this push did
+    not make: a push importing at the same time made them and deletes them itself (`listed_after_import`)."""
     index: dict[str, int] = {}
-    for task in sorted(client.tasks(project_id), key=lambda t: t.id):
+    for task in sorted(tasks, key=lambda t: t.id):
         task_id = task.data.get("task_id")
         if not task_id:
             continue

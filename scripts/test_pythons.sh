@@ -24,5 +24,5 @@ for version in 3.11 3.12 3.13; do
     exit 1
   fi
   echo "test: Python $version: core suites"
-  "$venv/bin/python" -m pytest -p no:cacheprovider "${CORE[@]}" "$@"
+  "$venv/bin/python" -m pytest -p no:cacheprovider -m "not timing" "${CORE[@]}" "$@"
 done

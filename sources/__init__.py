@@ -23,4 +23,26 @@ if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy
     from .selection import sample_key, select
     from .spec import Download, Licence, Range, SourceOption, SourceSpec, fixed_downloads
 
+__all__ = [
+    "SourceError",
+    "UnknownSource",
+    "Record",
+    "SOURCES",
+    "default_location",
+    "default_path",
+    "get_source",
+    "iter_records",
+    "register_source",
+    "task_source",
+    "ReadReport",
+    "SkippedRow",
+    "sample_key",
+    "select",
+    "Download",
+    "Licence",
+    "Range",
+    "SourceOption",
+    "SourceSpec",
+    "fixed_downloads",
+]
 __getattr__, __dir__ = lazy_exports(__name__)

@@ -185,7 +185,7 @@ def _schema(date_format: str) -> pa.DataFrameSchema:
         return pd.to_datetime(s.str.strip(), format=date_format, errors="coerce").notna()
 
     def numeric_or_blank(s: pd.Series) -> pd.Series:
-        return (s.str.strip() == "") | pd.to_numeric(s, errors="coerce").notna()
+        return (s.str.strip() == "") | pd.to_numeric(s, errors="coerce").notna()  # pyright: ignore[reportAttributeAccessIssue]  # pandas leaves to_numeric's return unannotated
 
     expected = "MM/DD/YYYY" if date_format == "%m/%d/%Y" else "ISO YYYY-MM-DD"
     return pa.DataFrameSchema(

@@ -77,5 +77,5 @@ def _select(
     if sample_size is not None:  # the sample was read in full: account for what limit left out
         for _ in stream:
             report.filter_out("after limit")
-    elif hasattr(records, "close"):  # stopped early: let the reader close its file now
-        records.close()
+    elif (close := getattr(records, "close", None)) is not None:  # stopped early: let the reader close its file now
+        close()

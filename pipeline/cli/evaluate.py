@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from safeforge.common.errors import SafeforgeError
+from safeforge.common.limits import CHECK_TIME_LIMIT_S
 from safeforge.common.printable import printable
 from safeforge.common.ranges import RECORDS, SECONDS, TEMPERATURE, Range
 from safeforge.common.ranges import SEED as SEED_RANGE
@@ -83,7 +84,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     noise.add_argument("--out", type=Path, required=True, help="folder to write <task_id>_decoys<N>/ into")
     noise.add_argument("--seed", default=0, **SEED_RANGE.argument("seed of the decoy names (default 0)"))
     noise.add_argument("--engine", help="planner for check_task (default: as `safeforge task check`)")
-    noise.add_argument("--time-limit", default=60.0, **SECONDS.argument("seconds for the whole check of the noisy task (default 60)"))
+    noise.add_argument(
+        "--time-limit",
+        default=CHECK_TIME_LIMIT_S,
+        **SECONDS.argument(f"seconds for the whole check of the noisy task (default {CHECK_TIME_LIMIT_S:g})"),
+    )
     noise.set_defaults(func=_noise)
 
 

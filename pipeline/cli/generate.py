@@ -112,7 +112,7 @@ def run_generate(args: argparse.Namespace) -> int:
     report = ReadReport()
     progress = ProgressBar()
     try:
-        summary = run_generation(options, executor=executor, progress=progress, report=report)
+        summary = run_generation(options, executor=executor, progress=progress, report=report, environment=environment)
     finally:
         progress.close()
     print(printable(f"{args.source}: {report.summary()}", keep="\n"), file=sys.stderr)

@@ -10,6 +10,7 @@ import argparse
 from collections import Counter
 from pathlib import Path
 
+from safeforge.common.limits import CHECK_TIME_LIMIT_S
 from safeforge.common.printable import printable
 from safeforge.common.ranges import MEMORY_MB, SECONDS, Range
 from safeforge.despite_import import FAILED, IMPORTED, MISMATCH, REPORT, ImportResult, Limits, import_many
@@ -33,7 +34,9 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--memory-mb", default=2048, **MEMORY_MB.argument("address-space limit of one code.py (default 2048)"))
     parser.add_argument(
-        "--plan-time-limit", default=60.0, **SECONDS.argument("seconds for the whole check of an imported task (default 60)")
+        "--plan-time-limit",
+        default=CHECK_TIME_LIMIT_S,
+        **SECONDS.argument(f"seconds for the whole check of an imported task (default {CHECK_TIME_LIMIT_S:g})"),
     )
     parser.add_argument("--engine", help="planner for the reference plans (default: as `task check`)")
     parser.add_argument("--jobs", default=1, **Range(1, 256).argument("tasks imported at once (default 1)"))

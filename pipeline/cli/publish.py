@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from safeforge.common.limits import CHECK_TIME_LIMIT_S
 from safeforge.common.ranges import SECONDS
 from safeforge.publishing import DEFAULT_LICENSE, SHARE_ALIKE_LICENSE, hub_license_list, publish
 from safeforge.runs import named_run
@@ -44,7 +45,11 @@ def register(subparsers) -> None:
         "or by an LLM endpoint that was not recorded (the card says so)",
     )
     parser.add_argument("--engine", help="planner for re-validation (default: as `task check`)")
-    parser.add_argument("--time-limit", default=60.0, **SECONDS.argument("seconds for the whole check of a task (default 60)"))
+    parser.add_argument(
+        "--time-limit",
+        default=CHECK_TIME_LIMIT_S,
+        **SECONDS.argument(f"seconds for the whole check of a task (default {CHECK_TIME_LIMIT_S:g})"),
+    )
     parser.set_defaults(func=_publish)
 
 

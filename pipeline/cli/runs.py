@@ -9,7 +9,8 @@ from typing import Any
 
 from safeforge.common.printable import printable
 from safeforge.runs import RUN_SPEC
-from safeforge.runs.overview import REPLAY_NOTE, RunOverview, format_cost, format_rate, format_usd, list_runs, run_overview
+from safeforge.runs.distribution import format_rate
+from safeforge.runs.overview import REPLAY_NOTE, RunOverview, format_cost, format_usd, list_runs, run_overview
 from safeforge.settings import Settings
 
 SHOWN_INVOCATIONS = 5

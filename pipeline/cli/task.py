@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from safeforge.common.errors import SafeforgeError
-from safeforge.common.limits import beyond, current_limits, process_started, time_limit
+from safeforge.common.limits import CHECK_TIME_LIMIT_S, beyond, current_limits, process_started, time_limit
 from safeforge.common.printable import printable
 from safeforge.common.ranges import SECONDS
 from safeforge.pddl.errors import PDDLError
@@ -35,7 +35,9 @@ def register(subparsers) -> None:
         "or enhsp-opt where numbers remain)",
     )
     check.add_argument(
-        "--time-limit", default=60.0, **SECONDS.argument("seconds for the whole check: reading, grounding, deriving, planning (default 60)")
+        "--time-limit",
+        default=CHECK_TIME_LIMIT_S,
+        **SECONDS.argument(f"seconds for the whole check: reading, grounding, deriving, planning (default {CHECK_TIME_LIMIT_S:g})"),
     )
     check.add_argument("--json", action="store_true", help="print the report as JSON")
     check.add_argument(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from safeforge.common.limits import CHECK_TIME_LIMIT_S
 from safeforge.common.ranges import ANY_PORT, SECONDS
 from safeforge.settings import Settings
 
@@ -19,7 +20,11 @@ def register(subparsers) -> None:
     )
     parser.add_argument("folder", nargs="?", default=".", help="the folder to serve (default: the current folder)")
     parser.add_argument("--port", **ANY_PORT.argument("port on 127.0.0.1 (default: SAFEFORGE_WORKBENCH_PORT, 4300; 0: any free port)"))
-    parser.add_argument("--time-limit", default=60.0, **SECONDS.argument("seconds for each whole check (default 60, as task check)"))
+    parser.add_argument(
+        "--time-limit",
+        default=CHECK_TIME_LIMIT_S,
+        **SECONDS.argument(f"seconds for each whole check (default {CHECK_TIME_LIMIT_S:g}, as task check)"),
+    )
     parser.add_argument(
         "--cross-check",
         action="store_true",

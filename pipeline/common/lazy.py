@@ -1,9 +1,10 @@
 """Lazy re-exports for package `__init__` modules (PEP 562).
 
-A package lists its public names once, as the imports of an `if TYPE_CHECKING:` block (what type
-checkers and readers see); `lazy_exports(__name__)` reads that block and imports a name's module on
-first access, so importing a package (or one light module inside it) never drags in the heavy
-modules next to it (Unified Planning, pandas, the Label Studio SDK, ...).
+A package lists its public names twice, checked to agree: as the imports of an `if TYPE_CHECKING:`
+block (what type checkers and readers see) and in `__all__` (what makes them public to type
+checkers). `lazy_exports(__name__)` reads that block and imports a name's module on first access,
+so importing a package (or one light module inside it) never drags in the heavy modules next to it
+(Unified Planning, pandas, the Label Studio SDK, ...).
 """
 
 from __future__ import annotations
@@ -17,8 +18,17 @@ from pathlib import Path
 
 def lazy_exports(package: str) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
     """`(__getattr__, __dir__)` for `package`, exporting every name its `if TYPE_CHECKING:` block
-    imports from a module of the package (e.g. `from .folder import Task`)."""
-    exports = _type_checking_imports(Path(sys.modules[package].__file__ or ""))
+    imports from a module of the package (e.g. `from .folder import Task`). Call it after `__all__`,
+    which must name exactly those names (ImportError otherwise)."""
+    namespace = vars(sys.modules[package])
+    exports = _type_checking_imports(Path(namespace["__file__"]))
+    declared = set(namespace.get("__all__", ()))
+    if declared != exports.keys():
+        raise ImportError(
+            f"{package}: __all__ and the TYPE_CHECKING imports differ: only in __all__: {sorted(declared - exports.keys())}, "
+            f"only imported: {sorted(exports.keys() - declared)}",
+            name=package,
+        )
 
     def __getattr__(name: str) -> object:
         try:

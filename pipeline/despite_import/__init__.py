@@ -26,4 +26,5 @@ if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy
     )
     from ._sandbox import Limits
 
+__all__ = ["FAILED", "IMPORTED", "MISMATCH", "REPORT", "ImportResult", "find_tasks", "import_despite_task", "import_many", "Limits"]
 __getattr__, __dir__ = lazy_exports(__name__)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from safeforge.common.limits import TimeLimitError
+from safeforge.common.limits import CHECK_TIME_LIMIT_S, TimeLimitError
 from safeforge.despite_import._sandbox import DEFAULT_LIMITS, Limits, run_code
 from safeforge.pddl import transforms
 from safeforge.pddl.errors import PDDLError
@@ -162,7 +162,7 @@ def import_despite_task(
     *,
     limits: Limits = DEFAULT_LIMITS,
     engine: str | None = None,
-    plan_time_limit: float = 60.0,
+    plan_time_limit: float = CHECK_TIME_LIMIT_S,
     overwrite: bool = False,
 ) -> ImportResult:
     """Import one DESPITE task folder into `out_dir/<task_id>` and check it; never raises for a bad task."""

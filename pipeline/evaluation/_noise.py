@@ -21,7 +21,7 @@ from pathlib import Path
 import unified_planning.model as upm
 
 from safeforge.common.errors import SafeforgeError
-from safeforge.common.limits import TimeLimitError
+from safeforge.common.limits import CHECK_TIME_LIMIT_S, TimeLimitError
 from safeforge.pddl.up_io import write_problem
 from safeforge.task.checks import CheckReport, check_task_within, checked_metadata
 from safeforge.task.files import METADATA
@@ -191,7 +191,7 @@ def _verify(original: Task, noisy: Task, decoys: Decoys, plans: dict[str, str], 
 
 
 def write_noisy_task(
-    folder: str | Path, count: int, out_dir: str | Path, *, seed: int = 0, engine: str | None = None, time_limit: float = 60.0
+    folder: str | Path, count: int, out_dir: str | Path, *, seed: int = 0, engine: str | None = None, time_limit: float = CHECK_TIME_LIMIT_S
 ) -> NoiseResult:
     """Write `<out_dir>/<task_id>_decoys<count>/`: the task with `count` decoys, checked (see the
     module docstring). Raises NoiseError (nothing written) when a check fails."""

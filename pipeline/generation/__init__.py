@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy
     from ._options import CONCURRENCY, MAX_ROUNDS, WORKERS, GenerateOptions, default_run_name
     from ._progress import ProgressBar
     from ._prompts import PromptSet, load_prompts
-    from ._record import load_extraction, process_record
+    from ._record import RunContext, load_extraction, process_record
     from ._run import (
         RunProgress,
         RunSummary,
@@ -52,4 +52,59 @@ if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy
     from ._settings import GenerationSettings
     from ._spoc_target import SpocTarget, spoc_target
 
+__all__ = [
+    "StageCall",
+    "Checker",
+    "check_candidate",
+    "settings_check",
+    "Executor",
+    "Finished",
+    "InProcess",
+    "RunJob",
+    "WorkerProcesses",
+    "local_executor",
+    "run_here",
+    "Extraction",
+    "extract_danger",
+    "extraction_messages",
+    "check_problems",
+    "judge_problems",
+    "FormalizationVerdict",
+    "WaitingFormalization",
+    "formalization_review",
+    "keep_formalization_review",
+    "record_formalization_verdict",
+    "waiting_formalizations",
+    "GenerationOutcome",
+    "Round",
+    "generate_task",
+    "generation_messages",
+    "judge_messages",
+    "judge_task",
+    "CONCURRENCY",
+    "MAX_ROUNDS",
+    "WORKERS",
+    "GenerateOptions",
+    "default_run_name",
+    "ProgressBar",
+    "PromptSet",
+    "load_prompts",
+    "RunContext",
+    "load_extraction",
+    "process_record",
+    "RunProgress",
+    "RunSummary",
+    "generate",
+    "generate_run",
+    "llm_config_for",
+    "read_records",
+    "run_generation",
+    "DangerFormalization",
+    "ExtractionResult",
+    "GeneratedPDDL",
+    "JudgeVerdict",
+    "GenerationSettings",
+    "SpocTarget",
+    "spoc_target",
+]
 __getattr__, __dir__ = lazy_exports(__name__)

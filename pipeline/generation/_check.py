@@ -35,7 +35,7 @@ Checker = Callable[[Path], CheckReport | Awaitable[CheckReport]]
 _CHECK_SLOTS = threading.BoundedSemaphore(os.cpu_count() or 1)
 
 
-def check_candidate(task_dir: Path, engine: str | None = None, time_limit: float = 60.0) -> CheckReport:
+def check_candidate(task_dir: Path, engine: str | None = None, time_limit: float = limits.CHECK_TIME_LIMIT_S) -> CheckReport:
     """Every execution check of the task folder `task_dir`, within `time_limit` seconds in all
     (counted once this check has its CPU slot); never raises for a bad task."""
     task_dir = Path(task_dir)

@@ -15,9 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from safeforge.common.concurrency import for_each
-from safeforge.generation._check import Checker
-from safeforge.generation._record import ProcessRecord, process_record, process_safely
-from safeforge.generation._settings import GenerationSettings
+from safeforge.generation._record import ProcessRecord, RunContext, process_record, process_safely
 from safeforge.generation._workers import pack_checker, run_in_workers
 from safeforge.llm import LLMClient
 from safeforge.runs.ledger import RunStore
@@ -33,10 +31,8 @@ class RunJob:
 
     store: RunStore
     client: LLMClient
-    settings: GenerationSettings
+    context: RunContext
     concurrency: int
-    checker: Checker | None = None
-    """The execution check (None: `check_candidate` with the settings' planner and time limit)."""
 
 
 class Executor(ABC):
@@ -62,7 +58,7 @@ async def run_here(job: RunJob, records: Sequence[Record], finished: Finished, p
     processing raises ends in error with the reason."""
 
     async def work(record: Record) -> None:
-        finished(record.record_id, await process_safely(process, record, job.store, job.client, job.settings, job.checker))
+        finished(record.record_id, await process_safely(process, record, job.store, job.client, job.context))
 
     await for_each(records, work, job.concurrency)
 
@@ -91,13 +87,13 @@ class WorkerProcesses(Executor):
         return {"name": self.name, "workers": self.workers}
 
     def prepare(self, job: RunJob) -> None:
-        pack_checker(job.checker)  # a checker that cannot reach a worker fails the run now, whatever the records
+        pack_checker(job.context.checker)  # a checker that cannot reach a worker fails the run now, whatever the records
 
     async def run(self, job: RunJob, records: Sequence[Record], finished: Finished) -> None:
         if len(records) < 2:  # one record or none needs no worker process
             await run_here(job, records, finished)
         else:
-            await run_in_workers(job.store, records, job.client, job.settings, job.concurrency, self.workers, finished, job.checker)
+            await run_in_workers(job.store, records, job.client, job.context, job.concurrency, self.workers, finished)
 
 
 def local_executor(workers: int = 1) -> Executor:

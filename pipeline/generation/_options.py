@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from safeforge.common.limits import CHECK_TIME_LIMIT_S
 from safeforge.common.ranges import RECORDS, SAMPLE, SECONDS, SEED, Range
 from safeforge.generation._settings import GenerationSettings
 
@@ -62,7 +63,7 @@ class GenerateOptions(BaseModel):
     SAFEFORGE_REVIEW_FORMALIZATIONS, else off)."""
     engine: str | None = None
     """The planner of both reference plans (default: chosen per task)."""
-    time_limit: float = SECONDS.field(60.0)
+    time_limit: float = SECONDS.field(CHECK_TIME_LIMIT_S)
     """Seconds for each candidate's whole check: reading, grounding, deriving, planning (planners under a hard limit)."""
     no_cache: bool = False
     """Ask the LLM again even for cached requests (fresh answers replace cached ones)."""

@@ -24,6 +24,7 @@ import logging
 import re
 import shutil
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,7 @@ from safeforge.generation._prompts import PromptSet, load_prompts
 from safeforge.generation._settings import GenerationSettings
 from safeforge.generation._spoc_target import spoc_target
 from safeforge.llm import EndpointKind, LLMClient, LLMError
+from safeforge.llm.prompts import prompts_dir
 from safeforge.runs.ledger import RecordState, RunStore, Transition, TransitionError
 from safeforge.sources import Record
 from safeforge.task.checks import checked_metadata
@@ -57,23 +59,39 @@ _USABLE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
 
 logger = logging.getLogger("safeforge.generation")
 
-ProcessRecord = Callable[[Record, RunStore, LLMClient, GenerationSettings, "Checker | None"], Awaitable[str]]
+
+@dataclass(frozen=True)
+class RunContext:
+    """What every record of a run is processed with, loaded once per run (and once per worker
+    process): the stage settings (their prompts folder resolved), the prompts and the execution check."""
+
+    settings: GenerationSettings
+    prompts: PromptSet
+    checker: Checker
+
+    @classmethod
+    def load(cls, settings: GenerationSettings, checker: Checker | None = None) -> RunContext:
+        """The context of `settings`; `checker` None: the settings' check. A missing or broken
+        template raises here, before any record."""
+        settings = settings.model_copy(update={"prompts_dir": prompts_dir(settings.prompts_dir)})
+        return cls(settings, load_prompts(settings.prompts_dir), checker or settings_check(settings))
+
+
+ProcessRecord = Callable[[Record, RunStore, LLMClient, RunContext], Awaitable[str]]
 """How one record is processed: `process_record` itself, or a wrapper (a Prefect task) around it."""
 
 
-async def process_record(
-    record: Record, store: RunStore, client: LLMClient, settings: GenerationSettings, checker: Checker | None = None
-) -> str:
+async def process_record(record: Record, store: RunStore, client: LLMClient, context: RunContext) -> str:
     """Take one record to a final state for generation and return it: "no_danger", "checked",
     "rejected_by_checks" or "error", or "awaiting_formalization_review" when the settings ask for
     the formalization review and it has not accepted the record yet (or the later state it already has)."""
+    settings, prompts = context.settings, context.prompts
     rid = record.record_id
     state = store.ledger.record_state(rid, record.source, record.origin)
     if state.state not in ACTIVE_STATES:
         return state.state
     if not _USABLE_ID.fullmatch(rid) or ".." in rid:
         return _fail(state, f"record id {rid!r} cannot name a task folder (letters, digits, _ . - only)")
-    prompts = load_prompts(settings.prompts_dir)
     work = store.root / WORK_DIR / rid
     if state.state == "pending" and (accepted := accepted_extraction(state)) is not None:
         # retried after the formalization review accepted it: the formalization it accepted, not a new one
@@ -96,24 +114,21 @@ async def process_record(
     assert formalization is not None  # DANGER_EXTRACTED always has one (schema rule)
     if settings.review_formalizations and not reviewed(state):
         return await asyncio.to_thread(hold_for_review, store, state, record, extraction)
-    checker = checker or settings_check(settings)
     # a task for a SPOC scene where the danger can live in one; its timing dangers are exempt from the safety effort
     target = spoc_target(record, formalization) if settings.spoc_targeting else None
     waivers = target.waivers() if target else ()
-    outcome = await generate_task(record, formalization, client, settings, prompts, work, checker, waivers, target)
+    outcome = await generate_task(record, formalization, client, settings, prompts, work, context.checker, waivers, target)
     endpoint = await client.endpoint_kind()
     # files and ledger writes in a worker thread: the event loop keeps other records' calls going
     return await asyncio.to_thread(_finish, record, store, state, settings, prompts, extraction, outcome, endpoint)
 
 
-async def process_safely(
-    process: ProcessRecord, record: Record, store: RunStore, client: LLMClient, settings: GenerationSettings, checker: Checker | None
-) -> str:
+async def process_safely(process: ProcessRecord, record: Record, store: RunStore, client: LLMClient, context: RunContext) -> str:
     """`process` on one record; if it raises, the record ends in "error" with the reason in one
     line (the traceback goes to the debug log) and the run goes on. Storage that cannot be written
     (a full disk) stops the run instead: the record keeps its state, and resumes with the run."""
     try:
-        return await process(record, store, client, settings, checker)
+        return await process(record, store, client, context)
     except StorageError:
         raise
     except Exception as exc:  # one record's failure never stops the run

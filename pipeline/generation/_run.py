@@ -1,6 +1,7 @@
 """The one run driver of generation: `generate(options, executor)` reads the records, opens the run
 and the LLM client, and has the executor take every unfinished record through `process_record`,
-`concurrency` at a time. The CLI (`run_generation`, synchronous) and the Prefect flow call it with
+`concurrency` at a time. The settings are read once per call and the prompts once per run (in the
+run's `RunContext`). The CLI (`run_generation`, synchronous) and the Prefect flow call it with
 the executor the settings choose (`safeforge.flows.executors.executor_for`); they differ only in
 how progress is shown."""
 
@@ -16,16 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from safeforge.common.limits import use_limits
+from safeforge.common.resources import package_path
 from safeforge.generation._check import Checker
 from safeforge.generation._executors import Executor, InProcess, RunJob, local_executor
 from safeforge.generation._formalization_review import AWAITING
 from safeforge.generation._options import GenerateOptions
-from safeforge.generation._prompts import load_prompts
+from safeforge.generation._record import RunContext
 from safeforge.generation._settings import GenerationSettings
 from safeforge.generation._spec import generation_spec, invocation
 from safeforge.generation._spoc_files import export_run_spoc
 from safeforge.llm import CallLedger, LLMClient, LLMConfig
-from safeforge.llm.prompts import prompts_dir
 from safeforge.runs.ledger import SPOC_DIR, TERMINAL, RunStore
 from safeforge.runs.lock import RunLock
 from safeforge.runs.spec import record_spec
@@ -164,14 +165,25 @@ async def generate_run(
     the unfinished ones, `concurrency` at a time, and write the SPOC files of the run's checked
     tasks (`<run>/spoc/`). A record whose processing raises ends in state "error" with the reason;
     the run goes on. With `retry_errors`, records in state "error" start again."""
+    context = RunContext.load(settings, checker)  # a missing or broken template stops the run before any record
+    return await run_in_context(store, records, client, context, concurrency, progress, retry_errors, executor)
+
+
+async def run_in_context(
+    store: RunStore,
+    records: Iterable[Record],
+    client: LLMClient,
+    context: RunContext,
+    concurrency: int = 8,
+    progress: Callable[[RunProgress], None] | None = None,
+    retry_errors: bool = False,
+    executor: Executor | None = None,
+) -> RunSummary:
+    """`generate_run` with the run's context already loaded."""
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, not {concurrency}")
     executor = executor or InProcess()
-    # one folder for the whole run (not the settings re-read per record); a missing or broken
-    # template stops the run before any record
-    settings = settings.model_copy(update={"prompts_dir": prompts_dir(settings.prompts_dir)})
-    load_prompts(settings.prompts_dir)
-    job = RunJob(store, client, settings, concurrency, checker)
+    job = RunJob(store, client, context, concurrency)
     executor.prepare(job)
     started = time.monotonic()
     unique: dict[str, Record] = {}
@@ -222,11 +234,13 @@ async def generate_run(
     )
 
 
-def llm_config_for(store: RunStore, model: str | None = None, concurrency: int = 8, no_cache: bool = False) -> LLMConfig:
-    """LLMConfig from the settings; the cache and call ledger go to <run>/llm.sqlite unless
-    SAFEFORGE_LLM_DB says otherwise, and up to `concurrency` requests may be in flight unless
-    SAFEFORGE_LLM_MAX_CONCURRENCY says otherwise."""
-    settings = Settings.load()
+def llm_config_for(
+    store: RunStore, model: str | None = None, concurrency: int = 8, no_cache: bool = False, settings: Settings | None = None
+) -> LLMConfig:
+    """LLMConfig from the settings (`settings`, else read now); the cache and call ledger go to
+    <run>/llm.sqlite unless SAFEFORGE_LLM_DB says otherwise, and up to `concurrency` requests may be
+    in flight unless SAFEFORGE_LLM_MAX_CONCURRENCY says otherwise."""
+    settings = settings or Settings.load()
     overrides: dict[str, Any] = {"no_cache": True} if no_cache else {}
     if settings.llm_db is None:
         overrides["db_path"] = store.root / LLM_DB_NAME
@@ -262,34 +276,37 @@ async def generate(
     checker: Checker | None = None,
     progress: Callable[[RunProgress], None] | None = None,
     report: ReadReport | None = None,
+    environment: Settings | None = None,
 ) -> RunSummary:
     """Read the records `options` select, then extract and generate into the run folder with
     `executor` (default: this process, with `options.workers` processes). An existing run is
     resumed if its run.json spec is the same, or `options.accept_changes` (SpecChanged otherwise).
-    Without `llm_config` the endpoint comes from the settings (`llm_config_for`). Raises
-    SafeforgeError for unreadable input, before any LLM call."""
-    environment = Settings.load()
+    Without `llm_config` the endpoint comes from the settings (`llm_config_for`); `environment`:
+    the settings the caller has read (else read here, once). Raises SafeforgeError for unreadable
+    input, before any LLM call."""
+    environment = environment or Settings.load()
     use_limits(environment.input_limits())  # the readers of this run (records, replies, tasks) keep the settings' bounds
     records = read_records(options, report)
     store = RunStore(options.run_folder(environment.outputs))
     if llm_config is None:
-        config = llm_config_for(store, options.model, options.concurrency, options.no_cache)
+        config = llm_config_for(store, options.model, options.concurrency, options.no_cache, environment)
     else:
         updates = {**({"model": options.model} if options.model else {}), **({"no_cache": True} if options.no_cache else {})}
         config = llm_config.model_copy(update=updates) if updates else llm_config
     executor = executor or local_executor(options.workers)
-    stage_settings = options.generation_settings(settings)
+    stage_settings = options.generation_settings(settings or GenerationSettings.from_settings(environment))
+    if stage_settings.prompts_dir is None:  # as `prompts_dir` picks it, from the settings already read
+        stage_settings = stage_settings.model_copy(update={"prompts_dir": environment.prompts_dir or package_path("safeforge.prompts")})
     try:
         with RunLock(store.root, "generate"):
-            spec = generation_spec(stage_settings, config, load_prompts(prompts_dir(stage_settings.prompts_dir)))
+            context = RunContext.load(stage_settings, checker)
+            spec = generation_spec(context.settings, config, context.prompts)
             has_records = bool(store.ledger.counts())
             record_spec(
                 store.root, spec, invocation(options, executor, config), accept_changes=options.accept_changes, has_records=has_records
             )
             async with LLMClient(config) as client:
-                return await generate_run(
-                    store, records, client, stage_settings, options.concurrency, progress, checker, options.retry_errors, executor
-                )
+                return await run_in_context(store, records, client, context, options.concurrency, progress, options.retry_errors, executor)
     finally:
         store.ledger.close()
 

@@ -28,8 +28,7 @@ from typing import Any
 from safeforge.common.concurrency import gather_or_cancel
 from safeforge.common.errors import StorageError
 from safeforge.generation._check import Checker
-from safeforge.generation._record import end_in_error, process_record, process_safely
-from safeforge.generation._settings import GenerationSettings
+from safeforge.generation._record import RunContext, end_in_error, process_record, process_safely
 from safeforge.llm import LLMClient, LLMConfig
 from safeforge.runs.ledger import RunStore
 from safeforge.sources import Record
@@ -119,16 +118,16 @@ async def run_in_workers(
     store: RunStore,
     records: Iterable[Record],
     client: LLMClient,
-    settings: GenerationSettings,
+    context: RunContext,
     concurrency: int,
     workers: int,
     finished: Callable[[str, str], None],
-    checker: Checker | None = None,
 ) -> None:
     """Process `records` in this process and `workers - 1` worker processes, `concurrency` at a
     time in all; `finished(record_id, state)` is called as each record ends. Records processed here
-    use a client made from `client.config` with this process's share of the rate limits."""
-    packed_checker = pack_checker(checker)
+    use a client made from `client.config` with this process's share of the rate limits; a worker
+    rebuilds `context` once from its settings and checker."""
+    packed_checker = pack_checker(context.checker)
     lanes = shares(concurrency, min(workers, concurrency))
     pending: Iterator[Record] = iter(records)
     slots = asyncio.Semaphore(concurrency)
@@ -137,7 +136,7 @@ async def run_in_workers(
     async with LLMClient(share_config(client.config, len(lanes), 0, concurrency)) as own_client:
 
         async def work(record: Record) -> None:
-            finished(record.record_id, await process_safely(process_record, record, store, own_client, settings, checker))
+            finished(record.record_id, await process_safely(process_record, record, store, own_client, context))
 
         own = _OwnLanes(pending, slots, work)
         own.resize(concurrency)
@@ -152,7 +151,7 @@ async def run_in_workers(
                     {
                         "run": str(store.root),
                         "config": job_config(share_config(client.config, len(lanes), index, concurrency)),
-                        "settings": settings.model_dump(mode="json"),
+                        "settings": context.settings.model_dump(mode="json"),
                         "lanes": count,
                         "checker": packed_checker,
                     }

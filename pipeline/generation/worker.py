@@ -26,7 +26,7 @@ from typing import Any
 from safeforge.common.concurrency import gather_or_cancel
 from safeforge.common.errors import StorageError
 from safeforge.common.limits import limits_in, use_limits
-from safeforge.generation._record import process_record, process_safely
+from safeforge.generation._record import RunContext, process_record, process_safely
 from safeforge.generation._settings import GenerationSettings
 from safeforge.llm import LLMClient, LLMConfig
 from safeforge.runs.ledger import RunStore
@@ -78,8 +78,8 @@ async def serve() -> None:
     await asyncio.get_running_loop().connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     job = json.loads(await reader.readline())
     store = RunStore(job["run"])
-    settings = GenerationSettings.model_validate(job["settings"])
     checker = pickle.loads(base64.b64decode(job["checker"])) if job.get("checker") else None
+    context = RunContext.load(GenerationSettings.model_validate(job["settings"]), checker)  # once for every record here
     feed = _Feed()
     reading = asyncio.create_task(feed.read(reader))
     try:
@@ -87,7 +87,7 @@ async def serve() -> None:
 
             async def lane() -> None:
                 while (record := await feed.next()) is not None:
-                    state = await process_safely(process_record, record, store, client, settings, checker)
+                    state = await process_safely(process_record, record, store, client, context)
                     _send({"done": record.record_id, "state": state})
 
             await gather_or_cancel(lane() for _ in range(job["lanes"]))

@@ -18,4 +18,22 @@ if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy
     from ._prices import DEFAULT_PRICES, ModelPrice, PriceTable
     from ._usage import TokenUsage
 
+__all__ = [
+    "CachedResponse",
+    "CacheRequest",
+    "ResponseCache",
+    "EndpointKind",
+    "LLMClient",
+    "LLMResult",
+    "LLMConfig",
+    "ErrorReason",
+    "LLMError",
+    "CallLedger",
+    "LedgerRow",
+    "StageSummary",
+    "DEFAULT_PRICES",
+    "ModelPrice",
+    "PriceTable",
+    "TokenUsage",
+]
 __getattr__, __dir__ = lazy_exports(__name__)

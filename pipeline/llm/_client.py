@@ -20,7 +20,7 @@ from safeforge.llm._cache import CachedResponse, CacheRequest, ResponseCache
 from safeforge.llm._config import REPLAY_OWNER, LLMConfig
 from safeforge.llm._errors import LLMError
 from safeforge.llm._ledger import CallLedger, LedgerRow
-from safeforge.llm._limits import CallLimiter
+from safeforge.llm._limits import CallLimiter, Clock, Sleep
 from safeforge.llm._prices import PriceTable
 from safeforge.llm._redact import Redactor
 from safeforge.llm._retry import Failure, RetryPolicy
@@ -116,7 +116,11 @@ class LLMClient:
         cache: ResponseCache | None = None,
         ledger: CallLedger | None = None,
         prices: PriceTable | None = None,
+        clock: Clock = time.monotonic,
+        sleep: Sleep = asyncio.sleep,
     ):
+        """`clock` and `sleep` are what the rate limits and the retries measure and wait with
+        (tests pass fake ones); latencies are measured on time.monotonic whatever they are."""
         self.config = config
         api_key = config.api_key.get_secret_value() if config.api_key else None
         self._redact = Redactor([api_key])
@@ -132,8 +136,8 @@ class LLMClient:
         self._owned_stores = [store for store, given in ((self.cache, cache), (self.ledger, ledger)) if given is None]
         self._endpoint = urlsplit(config.base_url).hostname or config.base_url
         self.prices = prices or PriceTable(config.prices, endpoint=self._endpoint)
-        self._policy = RetryPolicy(config.max_attempts, config.backoff_base_s, config.backoff_max_s, config.retry_after_max_s)
-        self._limiter = CallLimiter(config.max_concurrency, config.requests_per_minute, config.tokens_per_minute)
+        self._policy = RetryPolicy(config.max_attempts, config.backoff_base_s, config.backoff_max_s, config.retry_after_max_s, sleep=sleep)
+        self._limiter = CallLimiter(config.max_concurrency, config.requests_per_minute, config.tokens_per_minute, clock=clock, sleep=sleep)
         self.json_mode: JsonMode = "json_object" if config.structured_output == "json_object" else "json_schema"
         """How JSON is requested now; "auto" starts at json_schema and may fall back for good."""
         self._endpoint_kind: EndpointKind | None = None
@@ -410,9 +414,18 @@ class LLMClient:
             )
         cost = self.prices.cost(call.request.model, TokenUsage())
         call.spent(TokenUsage(), cost)
-        self._record(call, outcome, TokenUsage(), cost, error=failure.message)
+        self._record(call, outcome, TokenUsage(), cost, error=failure.message, retry_delay_s=delay)
 
-    def _record(self, call: _Call, outcome: str, usage: TokenUsage, cost: float | None, *, error: str | None = None) -> None:
+    def _record(
+        self,
+        call: _Call,
+        outcome: str,
+        usage: TokenUsage,
+        cost: float | None,
+        *,
+        error: str | None = None,
+        retry_delay_s: float | None = None,
+    ) -> None:
         request = call.request
         row_id, call.pending_row = call.pending_row, None
         write = self.ledger.record if row_id is None else partial(self.ledger.finish, row_id)
@@ -430,5 +443,6 @@ class LLMClient:
                 cost_usd=cost,
                 error=error,
                 cache_note=call.cache_note,
+                retry_delay_s=retry_delay_s,
             )
         )

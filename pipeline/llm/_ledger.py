@@ -11,6 +11,7 @@ no headers or client configuration are stored.
 from __future__ import annotations
 
 import os
+import sqlite3
 import time
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -33,7 +34,8 @@ CREATE TABLE IF NOT EXISTS calls (
     error TEXT,
     cache_note TEXT,
     created_at REAL NOT NULL,
-    pid INTEGER
+    pid INTEGER,
+    retry_delay_s REAL
 );
 CREATE INDEX IF NOT EXISTS calls_by_record ON calls (stage, record_id);
 """
@@ -57,6 +59,8 @@ class LedgerRow:
     cache_note: str | None = None
     """Why the cache missed (see ResponseCache.explain_miss); None on hits."""
     created_at: float = field(default_factory=time.time)
+    retry_delay_s: float | None = None
+    """The wait chosen before the next attempt (retry_* outcomes; at least what Retry-After asked)."""
 
 
 _NAMES = tuple(f.name for f in fields(LedgerRow))
@@ -99,8 +103,8 @@ class CallLedger:
         self.path = Path(path)
         self._db = _db.Database(self.path, _SCHEMA_SQL)
         with self._db.transaction() as conn:
-            if "pid" not in {row["name"] for row in conn.execute("PRAGMA table_info(calls)")}:
-                conn.execute("ALTER TABLE calls ADD COLUMN pid INTEGER")  # ledgers from before in-flight rows
+            _add_column(conn, "pid INTEGER")  # ledgers from before in-flight rows
+            _add_column(conn, "retry_delay_s REAL")  # ledgers from before retry delays were kept
             pids = [row["pid"] for row in conn.execute("SELECT DISTINCT pid FROM calls WHERE outcome = ?", (IN_FLIGHT,))]
             for pid in pids:
                 if pid is None or not _alive(pid):
@@ -157,6 +161,19 @@ class CallLedger:
                 FROM calls WHERE outcome != 'in_flight' GROUP BY stage ORDER BY stage
                 """).fetchall()
         return [StageSummary(**dict(row)) for row in found]
+
+
+def _add_column(conn: sqlite3.Connection, column: str) -> None:
+    """Add `column` ("name TYPE") to the calls table of an older ledger, unless it is there (another
+    process opening the same old ledger may have added it meanwhile)."""
+    name = column.split()[0]
+    if name in {row["name"] for row in conn.execute("PRAGMA table_info(calls)")}:
+        return
+    try:
+        conn.execute(f"ALTER TABLE calls ADD COLUMN {column}")
+    except sqlite3.OperationalError as exc:
+        if "duplicate column" not in str(exc):
+            raise
 
 
 def _alive(pid: int) -> bool:

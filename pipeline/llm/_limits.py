@@ -7,22 +7,36 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+
+Clock = Callable[[], float]
+"""Seconds on a monotonic clock (time.monotonic; tests pass a fake one)."""
+Sleep = Callable[[float], Awaitable[None]]
+"""Waits that many seconds (asyncio.sleep; tests pass a fake one that advances their clock)."""
 
 
 class TokenBucket:
     """Holds up to `per_minute` units and refills at `per_minute / 60` units a second.
 
-    A bucket used by one event loop only (like the client that owns it).
+    A bucket used by one event loop only (like the client that owns it). `clock` and `sleep`
+    measure and wait (by default time.monotonic and asyncio.sleep).
     """
 
-    def __init__(self, per_minute: float, *, level: float | None = None, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        per_minute: float,
+        *,
+        level: float | None = None,
+        clock: Clock = time.monotonic,
+        sleep: Sleep = asyncio.sleep,
+    ):
         self.capacity = float(per_minute)
         self._rate = per_minute / 60.0
         self._level = self.capacity if level is None else min(self.capacity, level)
         self._clock = clock
+        self._sleep = sleep
         self._updated = clock()
         self._lock = asyncio.Lock()
 
@@ -42,7 +56,7 @@ class TokenBucket:
         async with self._lock:  # first come, first served
             self._refill()
             while self._level < amount:
-                await asyncio.sleep((amount - self._level) / self._rate)
+                await self._sleep((amount - self._level) / self._rate)
                 self._refill()
             self._level -= amount
 
@@ -94,29 +108,38 @@ class Slot:
 
 
 class CallLimiter:
-    """Admits a request once the rate buckets allow it and a concurrency slot is free."""
+    """Admits a request once the rate buckets allow it and a concurrency slot is free. `clock` and
+    `sleep` measure and wait, for it and its buckets (by default time.monotonic and asyncio.sleep)."""
 
     def __init__(
         self,
         max_concurrency: int,
         requests_per_minute: float | None = None,
         tokens_per_minute: float | None = None,
+        *,
+        clock: Clock = time.monotonic,
+        sleep: Sleep = asyncio.sleep,
     ):
+        self._clock = clock
+        self._sleep = sleep
         self._slots = asyncio.Semaphore(max_concurrency)
-        self._requests = TokenBucket(requests_per_minute) if requests_per_minute else None
-        self._tokens = TokenBucket(tokens_per_minute) if tokens_per_minute else None
+        self._requests = self._bucket(requests_per_minute) if requests_per_minute else None
+        self._tokens = self._bucket(tokens_per_minute) if tokens_per_minute else None
         self._resume_at = 0.0
+
+    def _bucket(self, per_minute: float, level: float | None = None) -> TokenBucket:
+        return TokenBucket(per_minute, level=level, clock=self._clock, sleep=self._sleep)
 
     def rate_limited(self, retry_after_s: float | None, limits: ServerLimits) -> None:
         """A 429: no request starts before its Retry-After; a limit the endpoint names gets a bucket
         when none was configured, and every bucket holds no more than the endpoint says remains.
         So the client's requests follow the endpoint's rate instead of retrying in bursts."""
         if retry_after_s:
-            self._resume_at = max(self._resume_at, time.monotonic() + retry_after_s)
+            self._resume_at = max(self._resume_at, self._clock() + retry_after_s)
         if self._requests is None and limits.requests_per_minute:
-            self._requests = TokenBucket(limits.requests_per_minute, level=0)
+            self._requests = self._bucket(limits.requests_per_minute, level=0)
         if self._tokens is None and limits.tokens_per_minute:
-            self._tokens = TokenBucket(limits.tokens_per_minute, level=0)
+            self._tokens = self._bucket(limits.tokens_per_minute, level=0)
         for bucket, remaining in ((self._requests, limits.remaining_requests), (self._tokens, limits.remaining_tokens)):
             if bucket is not None and remaining is not None:
                 bucket.at_most(remaining)
@@ -130,8 +153,8 @@ class CallLimiter:
         slot = Slot(estimated_tokens)
         try:
             async with self._slots:
-                while (wait_s := self._resume_at - time.monotonic()) > 0:  # checked last: a 429 may come while this waited
-                    await asyncio.sleep(wait_s)
+                while (wait_s := self._resume_at - self._clock()) > 0:  # checked last: a 429 may come while this waited
+                    await self._sleep(wait_s)
                 yield slot
         finally:
             if self._tokens is not None:

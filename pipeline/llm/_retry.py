@@ -17,7 +17,7 @@ from typing import TypeVar
 import openai
 
 from safeforge.llm._errors import ErrorReason, LLMError
-from safeforge.llm._limits import ServerLimits
+from safeforge.llm._limits import ServerLimits, Sleep
 
 T = TypeVar("T")
 RETRYABLE_REASONS: frozenset[ErrorReason] = frozenset({"rate_limit", "server_error", "timeout", "connection"})
@@ -108,6 +108,8 @@ class RetryPolicy:
     backoff_max_s: float
     retry_after_max_s: float
     rng: random.Random = field(default_factory=random.Random, compare=False)
+    sleep: Sleep = field(default=asyncio.sleep, compare=False, repr=False)
+    """How the wait between attempts is waited (tests pass a fake that records it)."""
 
     def delay_s(self, attempt: int, retry_after_s: float | None) -> float:
         """Wait after failed attempt number `attempt` (1-based)."""
@@ -141,4 +143,4 @@ class RetryPolicy:
             on_failure(failure, delay)
             if delay is None:  # raised outside `except`, so the unredacted original is not chained
                 raise LLMError(failure.reason, failure.message, attempts=attempt, status=failure.status)
-            await asyncio.sleep(delay)
+            await self.sleep(delay)

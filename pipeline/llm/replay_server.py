@@ -32,17 +32,28 @@ Rate limits (--rpm, --tpm; off by default), as OpenAI's API keeps them: a bucket
 minute's allowance, refilled continuously. A chat request takes one request and its usage's tokens
 (prompt + completion, as reported); past either limit it gets a 429 at once (no latency) with
 Retry-After (whole seconds), retry-after-ms and the x-ratelimit-* headers, which every chat reply
-carries too (limit, remaining and reset, of requests and of tokens).
+carries too (limit, remaining and reset, of requests and of tokens). The buckets refill on the
+server's clock, which runs in real time unless frozen (start option frozen_clock=True, or POST
+/admin/clock): tests then move it with {"advance": seconds}, so a Retry-After is exactly known.
 
 Usage in responses: prompt_tokens = len(message text) // 4, completion_tokens = len(content)
 // 4, prompt_tokens_details.cached_tokens = the prefix shared with the previous request, in
 tokens, rounded down to 64 (an emulation of prefix caching).
 
+Option answer_in_groups=N (tests of concurrency; 0 = off): a chat request is answered only once N
+are in flight together (a cyclic barrier: N at a time), so a client that keeps N requests in flight
+shows max_in_flight == N however slow the machine; a barrier not met in group_timeout_s breaks, and
+from then on requests are answered at once (counted as `group_timeouts`).
+
 Endpoints: POST /v1/chat/completions, GET /v1/models, GET /admin/stats (requests served,
-in flight, max in flight, faults, response formats asked for, the size of each of the latest
-10,000 chat requests' message text, in order, as `request_chars`), POST /admin/reset (zero the
-stats and fault counters), POST /admin/faults ({"next": [kinds...]} for the next requests,
-and/or {"rate": 0.1, "kinds": ["429", "500"], "seed": 0} for random faults).
+in flight, max in flight, faults, response formats asked for, `delayed_replies`: chat replies
+that waited the latency or a timeout fault's sleep before their answer, rate-limit refusals never
+do; the size of each of the latest 10,000 chat requests' message text, in order, as
+`request_chars`), POST /admin/reset (zero the stats and fault counters; the clock is kept), POST
+/admin/faults ({"next": [kinds...]} for the next requests, and/or {"rate": 0.1, "kinds": ["429",
+"500"], "seed": 0} for random faults), POST /admin/clock ({"frozen": true} stops the server's
+clock, {"frozen": false} runs it again from where it stands, {"advance": seconds} moves it on;
+answers {"frozen": ..., "seconds": its reading}).
 """
 
 from __future__ import annotations
@@ -108,6 +119,12 @@ class ReplayOptions:
     """Request rate limit (0 = none): past it, 429 with Retry-After."""
     tokens_per_minute: float = 0.0
     """Token rate limit (0 = none), charged with each reply's usage."""
+    frozen_clock: bool = False
+    """Start with the rate limits' clock frozen (it moves by POST /admin/clock only)."""
+    answer_in_groups: int = 0
+    """Answer chat requests only when this many are in flight together (0 = off)."""
+    group_timeout_s: float = 10.0
+    """How long a request waits for its group before the barrier breaks."""
 
 
 DEFAULT_OPTIONS = ReplayOptions()
@@ -158,16 +175,44 @@ def _shared_prefix_length(a: str, b: str) -> int:
     return low
 
 
+class _Clock:
+    """The server's clock (seconds, monotonic): real time, unless frozen (used under the state's lock)."""
+
+    def __init__(self, frozen: bool):
+        self._offset = 0.0
+        self._frozen_at: float | None = time.monotonic() if frozen else None
+
+    def __call__(self) -> float:
+        return self._frozen_at if self._frozen_at is not None else time.monotonic() + self._offset
+
+    @property
+    def frozen(self) -> bool:
+        return self._frozen_at is not None
+
+    def set_frozen(self, frozen: bool) -> None:
+        if frozen and self._frozen_at is None:
+            self._frozen_at = self()
+        elif not frozen and self._frozen_at is not None:
+            self._offset, self._frozen_at = self._frozen_at - time.monotonic(), None
+
+    def advance(self, seconds: float) -> None:
+        if self._frozen_at is not None:
+            self._frozen_at += seconds
+        else:
+            self._offset += seconds
+
+
 class _RateBucket:
     """A minute's allowance, refilled continuously (used under the state's lock)."""
 
-    def __init__(self, per_minute: float):
+    def __init__(self, per_minute: float, clock: _Clock):
         self.limit = per_minute
         self.level = per_minute
-        self._updated = time.monotonic()
+        self._clock = clock
+        self._updated = clock()
 
     def refill(self) -> None:
-        now = time.monotonic()
+        now = self._clock()
         self.level = min(self.limit, self.level + (now - self._updated) * self.limit / 60)
         self._updated = now
 
@@ -191,6 +236,7 @@ class _ReplayState:
         self.entries = entries
         self.options = options
         self.lock = threading.Lock()
+        self.clock = _Clock(options.frozen_clock)
         self.reset()
 
     def reset(self) -> None:
@@ -211,8 +257,11 @@ class _ReplayState:
             self.fault_kinds = self.options.fault_kinds
             self.rng = random.Random(self.options.seed)
             self.rate_limited = 0
+            self.delayed_replies = 0
+            self.group_timeouts = 0
+            self.group = threading.Barrier(self.options.answer_in_groups) if self.options.answer_in_groups > 0 else None
             self.buckets = {
-                unit: _RateBucket(limit)
+                unit: _RateBucket(limit, self.clock)
                 for unit, limit in (("requests", self.options.requests_per_minute), ("tokens", self.options.tokens_per_minute))
                 if limit
             }
@@ -228,6 +277,8 @@ class _ReplayState:
                 "ambiguous": self.ambiguous,
                 "faults": dict(self.faults),
                 "rate_limited": self.rate_limited,
+                "delayed_replies": self.delayed_replies,
+                "group_timeouts": self.group_timeouts,
                 "response_formats": dict(self.response_formats),
                 "served_by_entry": {e.source: n for e, n in zip(self.entries, self.matched, strict=False) if n},
                 "request_chars": list(self.request_chars[-MAX_RECORDED_REQUESTS:]),
@@ -242,6 +293,40 @@ class _ReplayState:
                 self.fault_kinds = tuple(check_fault(str(f)) for f in body["kinds"])
             if "seed" in body:
                 self.rng = random.Random(int(body["seed"]))
+
+    def set_clock(self, body: dict[str, Any]) -> dict[str, Any]:
+        """POST /admin/clock: freeze, run or advance the clock; its state after."""
+        frozen, advance = body.get("frozen"), float(body.get("advance", 0.0))
+        if frozen is not None and not isinstance(frozen, bool):
+            raise ValueError("`frozen` must be true or false")
+        if not 0 <= advance < math.inf:  # also refuses NaN
+            raise ValueError(f"the clock only moves forward: `advance` must be a finite number of seconds >= 0, not {advance!r}")
+        with self.lock:
+            for bucket in self.buckets.values():  # refilled up to now on the clock as it was
+                bucket.refill()
+            if frozen is not None:
+                self.clock.set_frozen(frozen)
+            self.clock.advance(advance)
+            return {"frozen": self.clock.frozen, "seconds": self.clock()}
+
+    def wait_for_group(self) -> None:
+        """With answer_in_groups: wait until that many requests are in flight together."""
+        group = self.group
+        if group is None:
+            return
+        try:
+            group.wait(self.options.group_timeout_s)
+        except threading.BrokenBarrierError:
+            with self.lock:
+                self.group_timeouts += 1
+
+    def delay(self, reply: _Reply) -> None:
+        """Wait before sending `reply`: its own sleep, and the latency unless it is answered at once."""
+        seconds = reply.sleep_s if reply.immediate else reply.sleep_s + self.options.latency_ms / 1000
+        if seconds > 0:
+            with self.lock:
+                self.delayed_replies += 1
+            time.sleep(seconds)
 
     @contextmanager
     def in_flight_request(self) -> Iterator[None]:
@@ -408,7 +493,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, so clients reuse connections
     disable_nagle_algorithm = True  # headers and body go in two writes; don't wait ~40 ms between them
     timeout = IDLE_CONNECTION_TIMEOUT_S
-    server: _ReplayHTTPServer
+    server: _ReplayHTTPServer  # pyright: ignore[reportIncompatibleVariableOverride]  # typeshed's handler is not generic in its server
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (stdlib signature)
         logger.debug("%s " + format, self.client_address[0], *args)
@@ -437,8 +522,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if self.path == "/v1/chat/completions":
             with state.in_flight_request():
+                state.wait_for_group()
                 reply = state.chat_completion(body, self.headers.get("Authorization", ""))
-                time.sleep(reply.sleep_s if reply.immediate else reply.sleep_s + state.options.latency_ms / 1000)
+                state.delay(reply)
                 self._send(reply)
         elif self.path == "/admin/reset":
             state.reset()
@@ -450,6 +536,13 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(_error(400, str(exc), "invalid_request_error"))
                 return
             self._send(_Reply(200, {"ok": True}))
+        elif self.path == "/admin/clock":
+            try:
+                clock = state.set_clock(body)
+            except (TypeError, ValueError) as exc:
+                self._send(_error(400, str(exc), "invalid_request_error"))
+                return
+            self._send(_Reply(200, clock))
         else:
             self._send(_error(404, f"no such endpoint: POST {self.path}", "not_found"))
 

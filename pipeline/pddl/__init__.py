@@ -25,4 +25,24 @@ if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy
     from .transforms import basic_problem, safe_problem, unsafe_problem
     from .up_io import expression_to_pddl, parse_problem, write_problem
 
+__all__ = [
+    "basic_pddl",
+    "grounding_size",
+    "too_large",
+    "DangerAnalysis",
+    "DangerEffect",
+    "analyse",
+    "PDDLError",
+    "DANGER",
+    "PDDLTask",
+    "Reading",
+    "read_all",
+    "read_task",
+    "basic_problem",
+    "safe_problem",
+    "unsafe_problem",
+    "expression_to_pddl",
+    "parse_problem",
+    "write_problem",
+]
 __getattr__, __dir__ = lazy_exports(__name__)

@@ -24,4 +24,15 @@ if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy
         solve,
     )
 
+__all__ = [
+    "find_reference_plans",
+    "shortest_plans",
+    "CLASSICAL_ENGINE",
+    "CLASSICAL_ENGINE_CONDITIONAL",
+    "NUMERIC_ENGINE",
+    "ReferencePlans",
+    "SolveResult",
+    "reference_plans",
+    "solve",
+]
 __getattr__, __dir__ = lazy_exports(__name__)

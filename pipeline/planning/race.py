@@ -18,7 +18,7 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
-from safeforge.common.limits import check_time, wait_interruptibly
+from safeforge.common.limits import CHECK_TIME_LIMIT_S, check_time, wait_interruptibly
 from safeforge.planning.search import shortest_plans
 from safeforge.planning.solve import ReferencePlans, SolveResult, reference_plans, solve
 from safeforge.validation.simulator import Simulator
@@ -40,7 +40,7 @@ def find_reference_plans(
     domain_text: str,
     problem_text: str,
     engine: str | None = None,
-    time_limit: float = 60.0,
+    time_limit: float = CHECK_TIME_LIMIT_S,
     head_start: float = HEAD_START_S,
 ) -> ReferencePlans:
     """The safe and unsafe reference plans of the task `sim` simulates (whose PDDL texts are given

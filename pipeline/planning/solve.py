@@ -16,7 +16,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 
-from safeforge.common.limits import wait_interruptibly
+from safeforge.common.limits import CHECK_TIME_LIMIT_S, wait_interruptibly
 
 CLASSICAL_ENGINE = "fast-downward-opt"
 CLASSICAL_ENGINE_CONDITIONAL = "fast-downward"
@@ -113,7 +113,7 @@ def solve_here(domain_text: str, problem_text: str, mode: str, engine: str | Non
     compiled = (transforms.safe_problem if mode == "safe" else transforms.unsafe_problem)(problem)
     engine = engine or _default_engine(compiled)
     with OneshotPlanner(name=engine) as planner:
-        answer = planner.solve(compiled, timeout=time_limit)
+        answer = planner.solve(compiled, timeout=time_limit)  # pyright: ignore[reportAttributeAccessIssue]  # UP annotates OneshotPlanner as any Engine
     seconds = time.monotonic() - started
     status = answer.status
     if status in (Status.SOLVED_SATISFICING, Status.SOLVED_OPTIMALLY):
@@ -138,7 +138,7 @@ def solve(
     problem_text: str,
     mode: str,
     engine: str | None = None,
-    time_limit: float = 60.0,
+    time_limit: float = CHECK_TIME_LIMIT_S,
     kill_grace: float = KILL_GRACE_SECONDS,
     cancel: threading.Event | None = None,
 ) -> SolveResult:
@@ -166,7 +166,9 @@ def solve(
         return SolveResult(mode, "error", engine or "auto", seconds=time.monotonic() - started, message=f"planner worker failed: {exc}")
 
 
-def reference_plans(domain_text: str, problem_text: str, engine: str | None = None, time_limit: float = 60.0) -> ReferencePlans:
+def reference_plans(
+    domain_text: str, problem_text: str, engine: str | None = None, time_limit: float = CHECK_TIME_LIMIT_S
+) -> ReferencePlans:
     """The safe and unsafe reference plans from the planners, the two solves in parallel. When the
     check's time limit interrupts the wait, both solves are cancelled."""
     from concurrent.futures import ThreadPoolExecutor

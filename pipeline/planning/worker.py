@@ -10,8 +10,9 @@ session of its own) and answers "timeout"; after every request it kills whatever
 behind (the worker is a child subreaper: orphans of a solve come back to it) and removes the
 scratch folder. A `cancel` line on stdin during a
 solve kills it the same way (the answer is "cancelled"). When its stdin closes (the process
-that started it ended), it kills the running solve and exits: no planner outlives its caller;
-while it is still loading the planners, a thread watching stdin ends it at once.
+that started it ended), it kills the running solve and exits without tearing down its modules (the
+caller may be waiting for it): no planner outlives its caller; while it is still loading the
+planners, a thread watching stdin ends it at once.
 
 Because the worker is started with `-m`, its children never run the caller's `__main__`.
 """
@@ -120,8 +121,13 @@ def _read_all(fd: int) -> bytes:
     return b"".join(chunks)
 
 
+class CallerGone(Exception):
+    """The worker's stdin closed during a solve: the process that started it has ended."""
+
+
 def handle(request: dict) -> dict:
-    """Solve one request in a forked child under the hard limit; the answer as a dict."""
+    """Solve one request in a forked child under the hard limit; the answer as a dict. CallerGone,
+    once the solve and everything below it are killed, when stdin closes meanwhile."""
     started = time.monotonic()
     limit = request["time_limit"] + request["kill_grace"]
     scratch = tempfile.mkdtemp(prefix="safeforge-solve-")
@@ -138,8 +144,7 @@ def handle(request: dict) -> dict:
             ready, _, _ = select.select(watched, [], [], max(0.0, deadline - time.monotonic()))
             if sys.stdin.fileno() in ready:
                 if not sys.stdin.buffer.readline():
-                    _kill_tree(pid)
-                    raise SystemExit(0)  # the caller is gone
+                    raise CallerGone
                 return asdict(  # a cancel line: the caller no longer needs this solve
                     SolveResult(request["mode"], "cancelled", request["engine"] or "auto", seconds=time.monotonic() - started)
                 )
@@ -203,12 +208,18 @@ def main() -> None:
 
     sys.stdout.buffer.write(READY)
     sys.stdout.flush()
-    for line in sys.stdin.buffer:
-        if line == CANCEL:
-            continue  # it came after the answer to the solve it cancels
-        answer = handle(json.loads(line))
-        sys.stdout.write(json.dumps(answer) + "\n")
-        sys.stdout.flush()
+    try:
+        for line in sys.stdin.buffer:
+            if line == CANCEL:
+                continue  # it came after the answer to the solve it cancels
+            answer = handle(json.loads(line))
+            sys.stdout.write(json.dumps(answer) + "\n")
+            sys.stdout.flush()
+    except CallerGone:
+        pass  # `handle` killed the solve
+    # The caller is gone and waits for this exit: skip tearing down the loaded planners' modules
+    # (most of a second on a busy machine) once the solve and everything below it are gone.
+    os._exit(0)
 
 
 if __name__ == "__main__":

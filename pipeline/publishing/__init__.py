@@ -22,4 +22,28 @@ if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy
     from ._scan import LeakScanner
     from ._spoc import SPOC_DIR
 
+__all__ = [
+    "ARCHIVE",
+    "DESPITE_CITATION",
+    "DESPITE_REPOSITORY",
+    "SPOC_CITATION",
+    "citations",
+    "AcceptedTask",
+    "InputSummary",
+    "collect",
+    "content_hash",
+    "DATA_FILE",
+    "features",
+    "PublishError",
+    "DEFAULT_LICENSE",
+    "SHARE_ALIKE_LICENSE",
+    "checked_license",
+    "hub_license_list",
+    "hub_licenses",
+    "RELEASE_JSON",
+    "Release",
+    "publish",
+    "LeakScanner",
+    "SPOC_DIR",
+]
 __getattr__, __dir__ = lazy_exports(__name__)

@@ -13,6 +13,7 @@ with the reason.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from safeforge.despite_import import REPORT as IMPORT_REPORT
 from safeforge.publishing._errors import PublishError
 from safeforge.publishing._origin import TaskOrigin, task_origin
 from safeforge.runs.ledger import RecordRow, RunStore
-from safeforge.runs.overview import is_run, run_overview
+from safeforge.runs.overview import run_overview
 from safeforge.task.files import SAFETY_DOMAIN, TaskError, read_metadata
 from safeforge.task.metadata import TaskMetadata
 
@@ -106,7 +107,7 @@ def _task(collection: str, folder: Path, task_id: str, ledger_row: RecordRow | N
 # -- runs ---------------------------------------------------------------------------------------
 def summarise_run(store: RunStore) -> InputSummary:
     """The run's stage funnels and LLM cost, as `safeforge runs show` computes them."""
-    overview = run_overview(store.root, tasks=False)
+    overview = run_overview(store.root, tasks=False, ledger=store.ledger)
     stages = {f.stage: StageCount(decided=f.passed + f.rejected + f.errors, passed=f.passed) for f in overview.stages}
     summary = InputSummary(store.name, RUN, overview.states, stages)
     if store.llm_db.is_file():  # hand-written tasks have no LLM ledger: cost unknown rather than 0
@@ -129,14 +130,6 @@ def accepted_tasks(store: RunStore) -> list[AcceptedTask]:
             )
         found.append(_task(store.name, folder, row.task_id, row))
     return found
-
-
-def _collect_run(root: Path) -> tuple[list[AcceptedTask], InputSummary]:
-    store = RunStore(root)
-    try:
-        return accepted_tasks(store), summarise_run(store)
-    finally:
-        store.ledger.close()
 
 
 # -- folders of tasks ---------------------------------------------------------------------------
@@ -178,9 +171,10 @@ def _collect_folder(root: Path) -> tuple[list[AcceptedTask], InputSummary]:
     return tasks, summary
 
 
-def collect(paths: list[str | Path]) -> tuple[list[AcceptedTask], list[InputSummary]]:
-    """Tasks to release from every folder, ordered by (task_id, collection), and a summary of each
-    folder; PublishError for a folder that is none of the three kinds (nothing is created)."""
+def collect(paths: list[str | Path], runs: Mapping[Path, RunStore]) -> tuple[list[AcceptedTask], list[InputSummary]]:
+    """Tasks to release from every folder (`runs`: the open store of each that is a run), ordered by
+    (task_id, collection), and a summary of each folder; PublishError for a folder that is none of the
+    three kinds (nothing is created)."""
     if not paths:
         raise PublishError("no runs or task folders given")
     tasks: list[AcceptedTask] = []
@@ -192,7 +186,8 @@ def collect(paths: list[str | Path]) -> tuple[list[AcceptedTask], list[InputSumm
         if path.name in names:
             raise PublishError(f"two folders are named {path.name}: {names[path.name]} and {path}")
         names[path.name] = path
-        found, summary = _collect_run(path) if is_run(path) else _collect_folder(path)
+        store = runs.get(path)
+        found, summary = (accepted_tasks(store), summarise_run(store)) if store is not None else _collect_folder(path)
         tasks += found
         summaries.append(summary)
     return sorted(tasks, key=lambda t: (t.task_id, t.collection)), summaries

@@ -21,15 +21,17 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from safeforge.common.concurrency import map_on_cpus
+from safeforge.common.limits import CHECK_TIME_LIMIT_S
 from safeforge.publishing import _hub
 from safeforge.publishing._archive import write_archive
 from safeforge.publishing._card import render_card
-from safeforge.publishing._collect import RUN, AcceptedTask, InputSummary, collect
+from safeforge.publishing._collect import AcceptedTask, InputSummary, collect
 from safeforge.publishing._content import Duplicate, deduplicate
 from safeforge.publishing._dataset import task_row, write_parquet
 from safeforge.publishing._errors import PublishError
@@ -43,6 +45,7 @@ from safeforge.publishing._spoc import SPOC_DIR, SpocFiles, write_spoc_files
 from safeforge.publishing._stats import ReleaseStats, release_stats
 from safeforge.review import review_report
 from safeforge.runs import RunStore, release_distribution
+from safeforge.runs.overview import is_run
 from safeforge.settings import Settings
 from safeforge.task.files import BASIC_DOMAIN, BASIC_PROBLEM, SAFETY_DOMAIN, SAFETY_PROBLEM
 
@@ -191,7 +194,7 @@ def publish(
     licence_acknowledged: Sequence[str] = (),
     allow_replay: bool = False,
     engine: str | None = None,
-    time_limit: float = 60.0,
+    time_limit: float = CHECK_TIME_LIMIT_S,
     progress: Callable[[str], None] = lambda message: None,
 ) -> Release:
     """Build release `version` from the tasks of `folders` (runs: their accepted tasks; import-despite
@@ -213,74 +216,75 @@ def publish(
         if _hub.remote_version_exists(repo_id, version, token):
             raise PublishError(f"{repo_id}: version {version} is already published (tag exists)")
 
-    accepted, inputs = collect(folders)
-    for summary in inputs:
-        for task_id, why in summary.left_out.items():
-            progress(f"left out: {task_id} ({summary.kind} {summary.name!r}): {why}")
-    if not accepted:
-        raise PublishError("no tasks to release in " + ", ".join(str(f) for f in folders))
-    kept, duplicates = deduplicate(accepted)
-    datasets = set().union(*(a.origin.datasets for a, _ in kept))
-    license_id = release_license(datasets, license_id, licence_acknowledged)
-    acknowledged = sorted(d for d in datasets if dataset_licence_rule(d).uncertain)
-    if repo_id is not None and not allow_replay:
-        _refuse_not_real([a for a, _ in kept])
-    for duplicate in duplicates:
-        progress(
-            f"duplicate: {duplicate.task.task_id} ({duplicate.task.collection}) has the content of "
-            f"{duplicate.kept.task_id} ({duplicate.kept.collection}); left out"
-        )
-    released = _revalidate_all(kept, engine, time_limit, progress)
-    _public(released, salt=repo_id or "local")
-    not_real = sum(r.accepted.origin.not_real for r in released)
+    with ExitStack() as opened:  # each run's store, opened once
+        runs = {path: opened.enter_context(RunStore(path)) for path in map(Path, folders) if is_run(path)}
+        accepted, inputs = collect(folders, runs)
+        for summary in inputs:
+            for task_id, why in summary.left_out.items():
+                progress(f"left out: {task_id} ({summary.kind} {summary.name!r}): {why}")
+        if not accepted:
+            raise PublishError("no tasks to release in " + ", ".join(str(f) for f in folders))
+        kept, duplicates = deduplicate(accepted)
+        datasets = set().union(*(a.origin.datasets for a, _ in kept))
+        license_id = release_license(datasets, license_id, licence_acknowledged)
+        acknowledged = sorted(d for d in datasets if dataset_licence_rule(d).uncertain)
+        if repo_id is not None and not allow_replay:
+            _refuse_not_real([a for a, _ in kept])
+        for duplicate in duplicates:
+            progress(
+                f"duplicate: {duplicate.task.task_id} ({duplicate.task.collection}) has the content of "
+                f"{duplicate.kept.task_id} ({duplicate.kept.collection}); left out"
+            )
+        released = _revalidate_all(kept, engine, time_limit, progress)
+        _public(released, salt=repo_id or "local")
+        not_real = sum(r.accepted.origin.not_real for r in released)
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    building = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
-    try:
-        rows = [task_row(r) for r in released]
-        stats = release_stats(rows, inputs, len(duplicates))
-        write_parquet(rows, building)
-        write_archive(released, building)
-        spoc = write_spoc_files(building, progress)
-        written = write_plots(stats, building)
-        reviewed = sum(1 for r in released if r.task.metadata.review is not None and r.task.metadata.review.decision == "accepted")
-        run_folders = [folder for folder, summary in zip(folders, inputs, strict=True) if summary.kind == RUN]
-        review = review_report([RunStore(Path(folder)) for folder in run_folders])  # every task the runs sent to review
-        alias = functools.partial(pseudonym, salt=repo_id or "local")
-        review_plot = review.write_plot(building / PLOTS_DIR / "agreement.png", alias)
-        plots = [p.relative_to(building).as_posix() for p in [*written, *([review_plot] if review_plot else [])]]
-        card = render_card(
-            version=version,
-            license_id=license_id,
-            repo_id=repo_id,
-            stats=stats,
-            inputs=inputs,
-            plots=plots,
-            datasets=datasets,
-            acknowledged=acknowledged,
-            reviewed=reviewed,
-            spoc=spoc,
-            distribution=release_distribution(
-                [(r.task.path, r.task.metadata) for r in released],
-                run_folders,
-                stats.llm_cost_usd,
-            ),
-            review_section=review.to_markdown(alias),
-        )
-        _hub.check_card(card)
-        (building / "README.md").write_text(card, encoding="utf-8")
-        _release_json(building, version, (license_id, acknowledged), repo_id, inputs, stats, released, duplicates, datasets, spoc)
-        _refuse(LeakScanner().folder_problems(building), "machine path(s) or e-mail address(es) in the built files")
-        hub_url = None
-        if repo_id is not None and token is not None:
-            progress(f"pushing to {repo_id} ...")
-            hub_url = _hub.push_release(building, repo_id, version, token)
-        os.rename(building, out)
-    except BaseException:
-        shutil.rmtree(building, ignore_errors=True)
-        raise
-    warnings = _warnings(not_real, repo_id)
-    return Release(version, out, [r.accepted.task_id for r in released], duplicates, stats, hub_url, warnings, license_id, spoc.files)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        building = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
+        try:
+            rows = [task_row(r) for r in released]
+            stats = release_stats(rows, inputs, len(duplicates))
+            write_parquet(rows, building)
+            write_archive(released, building)
+            spoc = write_spoc_files(building, progress)
+            written = write_plots(stats, building)
+            reviewed = sum(1 for r in released if r.task.metadata.review is not None and r.task.metadata.review.decision == "accepted")
+            review = review_report(runs.values())  # every task the runs sent to review
+            alias = functools.partial(pseudonym, salt=repo_id or "local")
+            review_plot = review.write_plot(building / PLOTS_DIR / "agreement.png", alias)
+            plots = [p.relative_to(building).as_posix() for p in [*written, *([review_plot] if review_plot else [])]]
+            card = render_card(
+                version=version,
+                license_id=license_id,
+                repo_id=repo_id,
+                stats=stats,
+                inputs=inputs,
+                plots=plots,
+                datasets=datasets,
+                acknowledged=acknowledged,
+                reviewed=reviewed,
+                spoc=spoc,
+                distribution=release_distribution(
+                    [(r.task.path, r.task.metadata) for r in released],
+                    runs.values(),
+                    stats.llm_cost_usd,
+                ),
+                review_section=review.to_markdown(alias),
+            )
+            _hub.check_card(card)
+            (building / "README.md").write_text(card, encoding="utf-8")
+            _release_json(building, version, (license_id, acknowledged), repo_id, inputs, stats, released, duplicates, datasets, spoc)
+            _refuse(LeakScanner().folder_problems(building), "machine path(s) or e-mail address(es) in the built files")
+            hub_url = None
+            if repo_id is not None and token is not None:
+                progress(f"pushing to {repo_id} ...")
+                hub_url = _hub.push_release(building, repo_id, version, token)
+            os.rename(building, out)
+        except BaseException:
+            shutil.rmtree(building, ignore_errors=True)
+            raise
+        warnings = _warnings(not_real, repo_id)
+        return Release(version, out, [r.accepted.task_id for r in released], duplicates, stats, hub_url, warnings, license_id, spoc.files)
 
 
 def _warnings(not_real: int, repo_id: str | None) -> list[str]:

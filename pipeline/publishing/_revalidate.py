@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from safeforge.common.limits import TimeLimitError
+from safeforge.common.limits import CHECK_TIME_LIMIT_S, TimeLimitError
 from safeforge.pddl.errors import PDDLError
 from safeforge.publishing._collect import AcceptedTask
 from safeforge.publishing._errors import PublishError
@@ -64,7 +64,9 @@ def _problems(task: Task, accepted: AcceptedTask, engine: str | None, time_limit
     return problems, report
 
 
-def revalidate(accepted: AcceptedTask, content_hash: str, engine: str | None = None, time_limit: float = 60.0) -> ReleasedTask:
+def revalidate(
+    accepted: AcceptedTask, content_hash: str, engine: str | None = None, time_limit: float = CHECK_TIME_LIMIT_S
+) -> ReleasedTask:
     """The task ready for release; PublishError naming the task and every problem found."""
     where = f"task {accepted.task_id} ({accepted.collection}, {accepted.folder})"
     try:

@@ -19,4 +19,31 @@ if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy
     from .overview import RunNotFound, RunOverview, is_run, list_runs, named_run, run_overview
     from .spec import RUN_SPEC, SpecChanged, read_spec, record_spec
 
+__all__ = [
+    "DESPITE",
+    "Distribution",
+    "release_distribution",
+    "run_distribution",
+    "ALLOWED",
+    "STATES",
+    "TERMINAL",
+    "RecordRow",
+    "RecordState",
+    "RunLedger",
+    "RunStore",
+    "Transition",
+    "TransitionError",
+    "RunLock",
+    "RunLocked",
+    "RunNotFound",
+    "RunOverview",
+    "is_run",
+    "list_runs",
+    "named_run",
+    "run_overview",
+    "RUN_SPEC",
+    "SpecChanged",
+    "read_spec",
+    "record_spec",
+]
 __getattr__, __dir__ = lazy_exports(__name__)

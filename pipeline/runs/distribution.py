@@ -2,7 +2,7 @@
 the figures the paper publishes.
 
     run_distribution(tasks, ledger)                  the tasks that passed a run's checks, and its ledger
-    release_distribution(task_metadata, run_folders) the tasks of a release, and the ledgers of its runs
+    release_distribution(task_metadata, run_stores)  the tasks of a release, and the ledgers of its runs
 
 Counted per task, as the paper's figures count them: source, danger group, type and mechanism,
 setting category and robot role (closed lists the extractor answers; older folders' free texts are
@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from safeforge.runs.ledger import LEDGER_FILE, RunLedger
+from safeforge.runs.ledger import RunLedger, RunStore
 from safeforge.task.files import TaskError, read_metadata
 from safeforge.task.metadata import TaskMetadata
 from safeforge.task.taxonomy import robot_category_of, safety_action_kind, setting_category_of
@@ -395,24 +395,20 @@ def run_distribution(tasks: Iterable[tuple[Path, TaskMetadata]], ledger: RunLedg
 
 
 def release_distribution(
-    tasks: Iterable[tuple[Path, TaskMetadata]], runs: Iterable[str | Path], cost_usd: float | None = None
+    tasks: Iterable[tuple[Path, TaskMetadata]], runs: Iterable[RunStore], cost_usd: float | None = None
 ) -> Distribution:
-    """The released tasks ((folder, metadata) pairs) and the rejections in the ledgers of their runs."""
+    """The released tasks ((folder, metadata) pairs) and the rejections in the ledgers of their runs (open stores)."""
     found = Distribution(cost_usd=cost_usd)
     ids = []
     for folder, metadata in tasks:
         found.add_task(metadata, _objects(folder, metadata))
         ids.append(metadata.task_id or folder.name)
     runs = list(runs)
-    splits = [split for root in runs if (split := read_split(Path(root))) is not None]
+    splits = [split for store in runs if (split := read_split(store.root)) is not None]
     if splits:
         found.add_split({key: [t for split in splits for t in split.get(key) or ()] for key in ("hard", "easy")}, ids)
-    for root in runs:
-        ledger = RunLedger(Path(root) / LEDGER_FILE)
-        try:
-            found.add_ledger(ledger)
-        finally:
-            ledger.close()
+    for store in runs:
+        found.add_ledger(store.ledger)
     return found
 
 

@@ -401,7 +401,7 @@ class RunLedger:
 
 @dataclass
 class RunStore:
-    """One run's folder: the ledger and the task folders."""
+    """One run's folder: the ledger and the task folders; `with RunStore(root) as store:` closes its ledger."""
 
     root: Path
 
@@ -410,6 +410,15 @@ class RunStore:
         self.root.mkdir(parents=True, exist_ok=True)
         self.tasks_dir.mkdir(exist_ok=True)
         self.ledger = RunLedger(self.root / LEDGER_FILE)
+
+    def close(self) -> None:
+        self.ledger.close()
+
+    def __enter__(self) -> RunStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     @property
     def name(self) -> str:

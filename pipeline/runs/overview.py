@@ -315,16 +315,19 @@ def llm_cost(path: Path) -> LLMCost:
     )
 
 
-def run_overview(folder: str | Path, *, tasks: bool = True) -> RunOverview:
+def run_overview(folder: str | Path, *, tasks: bool = True, ledger: RunLedger | None = None) -> RunOverview:
     """Summarise the run in `folder` (raises RunNotFound when it has no ledger). Without `tasks`,
     from its ledgers alone: the task folders (the distribution, the LLM endpoints) are not read,
-    which a run of thousands of tasks takes seconds over."""
+    which a run of thousands of tasks takes seconds over. `ledger`: the run's ledger when the caller
+    has it open (else it is opened and closed here)."""
     root = Path(folder)
     if not is_run(root):
         raise RunNotFound(f"{root}: not a run (no {LEDGER_FILE})")
     cost = llm_cost(root / LLM_DB_FILE)
     passed = read_tasks(root / "tasks") if tasks else []
-    ledger = RunLedger(root / LEDGER_FILE)
+    opened = ledger is None
+    if ledger is None:
+        ledger = RunLedger(root / LEDGER_FILE)
     try:
         by_source = ledger.counts(by_source=True)
         origins = ledger.error_origins()
@@ -336,7 +339,8 @@ def run_overview(folder: str | Path, *, tasks: bool = True) -> RunOverview:
         priced = (root / LLM_DB_FILE).is_file() and not cost.unpriced_calls  # replayed or unpriced calls: no cost per task
         distribution = run_distribution(passed, ledger, cost.cost_usd if priced else None) if tasks else None
     finally:
-        ledger.close()
+        if opened:
+            ledger.close()
     states: dict[str, int] = {}
     for counts in by_source.values():
         for state, count in counts.items():

@@ -15,4 +15,24 @@ if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy
     from ._scenes import Presence, Scene, SceneCatalogue, scene_catalogue, type_states
     from ._vocabulary import types_named
 
+__all__ = [
+    "Problem",
+    "check_document",
+    "check_file",
+    "check_folder",
+    "NotExportable",
+    "REPORT",
+    "ExportReport",
+    "export",
+    "export_problems",
+    "export_task",
+    "report_path",
+    "hazards_of",
+    "Presence",
+    "Scene",
+    "SceneCatalogue",
+    "scene_catalogue",
+    "type_states",
+    "types_named",
+]
 __getattr__, __dir__ = lazy_exports(__name__)

@@ -318,6 +318,16 @@ def _what_could_change(task: Task | str | Path) -> str:
 
 
 # -- many tasks ---------------------------------------------------------------------------------
+def _export_entry(entry: Task | str) -> tuple[dict, str, list[str]] | str:
+    """`export_task` of a loaded task, or why it has no export."""
+    if isinstance(entry, str):
+        return entry
+    try:
+        return export_task(entry)
+    except (NotExportable, TaskError, PDDLError) as exc:
+        return str(exc)
+
+
 def export(source: str | Path, out: str | Path, progress: Callable[[str], None] = lambda m: None) -> ExportReport:
     """Write a goal-condition file per exportable task into `out`, and the report beside it
     (`report_path`)."""
@@ -344,16 +354,12 @@ def export(source: str | Path, out: str | Path, progress: Callable[[str], None] 
         out.mkdir(parents=True, exist_ok=True)
         counters: Counter[str] = Counter()  # SPOC numbers the files of each name from 00000
         for (_, task_id), entry in entries:
-            reason = entry if isinstance(entry, str) else None
-            if isinstance(entry, Task):
-                try:
-                    document, stem, warnings = export_task(entry)
-                except (NotExportable, TaskError, PDDLError) as exc:
-                    reason = str(exc)
-            if reason is not None:
-                report.skipped.append({"task_id": task_id, "reason": reason})
-                progress(f"{task_id}: skipped: {reason}")
+            exported = _export_entry(entry)
+            if isinstance(exported, str):
+                report.skipped.append({"task_id": task_id, "reason": exported})
+                progress(f"{task_id}: skipped: {exported}")
                 continue
+            document, stem, warnings = exported
             name = f"{stem}_{counters[stem]:05d}.json"
             counters[stem] += 1
             (out / name).write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")

@@ -31,4 +31,34 @@ if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy
     from .metadata import TaskMetadata
     from .writer import rewrite_task, write_basic_pddl, write_metadata, write_task
 
+__all__ = [
+    "AuthoringError",
+    "check_task_name",
+    "copy_task",
+    "save_edit",
+    "scaffold_task",
+    "CheckReport",
+    "CheckResult",
+    "check_task",
+    "check_task_within",
+    "checked_metadata",
+    "record_check",
+    "Diagnostic",
+    "diagnose",
+    "read_problems",
+    "BASIC_DOMAIN",
+    "BASIC_PROBLEM",
+    "METADATA",
+    "SAFETY_DOMAIN",
+    "SAFETY_PROBLEM",
+    "TaskError",
+    "read_metadata",
+    "read_task_file",
+    "Task",
+    "TaskMetadata",
+    "rewrite_task",
+    "write_basic_pddl",
+    "write_metadata",
+    "write_task",
+]
 __getattr__, __dir__ = lazy_exports(__name__)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from safeforge.common.limits import check_time, time_left, time_limit
+from safeforge.common.limits import CHECK_TIME_LIMIT_S, check_time, time_left, time_limit
 from safeforge.pddl.errors import PDDLError
 from safeforge.planning.solve import ReferencePlans
 from safeforge.task import rules
@@ -92,7 +92,7 @@ class CheckReport:
 
 
 def check_task(
-    task: Task, engine: str | None = None, time_limit: float = 60.0, cross_check: bool = False, generated: bool = False
+    task: Task, engine: str | None = None, time_limit: float = CHECK_TIME_LIMIT_S, cross_check: bool = False, generated: bool = False
 ) -> CheckReport:
     """Run the checks; nothing is written (see `record_check`). With `cross_check`, Unified
     Planning (the planners' reader) must also read the task as ours does (about 0.1 s more). With

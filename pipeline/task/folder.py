@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from safeforge.common.errors import SafeforgeError
+from safeforge.common.limits import CHECK_TIME_LIMIT_S
 from safeforge.pddl.basic import basic_pddl
 from safeforge.pddl.bounds import GroundingSize, grounding_size, too_large
 from safeforge.pddl.errors import PDDLError
@@ -167,7 +168,7 @@ class Task:
         self.model  # noqa: B018 - the texts must read before they are rewritten
         return basic_pddl(*self.parsed())
 
-    def reference_plans(self, engine: str | None = None, time_limit: float = 60.0) -> ReferencePlans:
+    def reference_plans(self, engine: str | None = None, time_limit: float = CHECK_TIME_LIMIT_S) -> ReferencePlans:
         """Shortest plans from the in-process search raced against the planners (the planners alone
         when an `engine` is named); see `safeforge.planning.race`."""
         return find_reference_plans(self.validator.simulator, self.safety_domain, self.safety_problem, engine, time_limit)

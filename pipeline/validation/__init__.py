@@ -16,4 +16,18 @@ if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy
     from .trace import FiredCondition, Trace, TraceStep, trace_plan
     from .validator import Validator, Verdict
 
+__all__ = [
+    "PlanText",
+    "Step",
+    "parse_plan",
+    "read_plan",
+    "Simulator",
+    "State",
+    "FiredCondition",
+    "Trace",
+    "TraceStep",
+    "trace_plan",
+    "Validator",
+    "Verdict",
+]
 __getattr__, __dir__ = lazy_exports(__name__)

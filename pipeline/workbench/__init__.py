@@ -19,4 +19,5 @@ if TYPE_CHECKING:  # the public names; at run time each loads on first use (lazy
     from ._server import serve
     from ._workspace import WorkbenchError, Workspace
 
+__all__ = ["create_app", "serve", "WorkbenchError", "Workspace"]
 __getattr__, __dir__ = lazy_exports(__name__)

@@ -25,7 +25,7 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.staticfiles import StaticFiles
 
 from safeforge.common.errors import SafeforgeError
-from safeforge.common.limits import beyond, current_limits
+from safeforge.common.limits import CHECK_TIME_LIMIT_S, beyond, current_limits
 from safeforge.pddl.errors import PDDLError
 from safeforge.runs import RunLocked
 from safeforge.task import (
@@ -147,7 +147,7 @@ class _Folder:
         return {name: text_sha256(text) for name, text in self.texts.items()}
 
 
-def create_app(workspace: Workspace, time_limit: float = 60.0, *, cross_check: bool = False) -> FastAPI:
+def create_app(workspace: Workspace, time_limit: float = CHECK_TIME_LIMIT_S, *, cross_check: bool = False) -> FastAPI:
     """The workbench over `workspace`; checks run with planners limited to `time_limit` seconds (and
     Unified Planning's reading compared too with `cross_check`)."""
     checker = Checker(time_limit, cross_check=cross_check)

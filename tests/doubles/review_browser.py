@@ -31,6 +31,14 @@ CHROMIUM_FLAGS = [
     "--hide-scrollbars",
     "--remote-debugging-port=0",
 ]
+# What the DevTools protocol answers when the page navigated while an expression ran.
+NAVIGATION_ERRORS = ("Inspected target navigated or closed", "Execution context was destroyed")
+
+
+class NavigatedAway(RuntimeError):
+    """The page navigated away while a command ran in it."""
+
+
 # The widths of the narrowest text cell of the task, danger and formalization cards, one for each
 # task shown (Compare All shows one for each annotation).
 TEXT_WIDTHS = """[...document.querySelectorAll('.sf-page')].map(page => Math.min(
@@ -113,7 +121,8 @@ class Page:
                 raise TimeoutError(f"the browser did not answer {method} in 120 s") from None
             if message.get("id") == self.next_id:
                 if "error" in message:
-                    raise RuntimeError(f"{method}: {message['error']}")
+                    navigated = str(message["error"].get("message", "")).startswith(NAVIGATION_ERRORS)
+                    raise (NavigatedAway if navigated else RuntimeError)(f"{method}: {message['error']}")
                 return message.get("result", {})
 
     def evaluate(self, expression: str):
@@ -124,8 +133,15 @@ class Page:
         return result.get("result", {}).get("value")
 
     def wait_for(self, expression: str, what: str, timeout: float = 60) -> None:
+        """Poll `expression` until it is true; an evaluation cut short by the page navigating away
+        (the moment a filter or a form reloads it) counts as not yet true."""
         deadline = time.monotonic() + timeout
-        while not self.evaluate(expression):
+        while True:
+            try:
+                if self.evaluate(expression):
+                    return
+            except NavigatedAway:
+                pass
             if time.monotonic() > deadline:
                 raise TimeoutError(f"timed out waiting for {what}")
             time.sleep(0.25)

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 
 import httpx
 import psutil
+from busy_machine import eventually
 from flows_support import kill_group, run_flow, start_flow, tasks_of
 
 from safeforge.llm import CallLedger
@@ -66,14 +66,15 @@ def test_kill_9_mid_generation_then_resume_equals_an_uninterrupted_run(prefect_s
     process = start_flow(PARAMS, env, tmp_path / "killed.log")
     # kill while the first record's round-2 candidate is being checked (no LLM request in flight)
     candidate = outputs / "resume" / "work" / RECORDS[0] / "round-2" / "safety_problem.pddl"
-    deadline = time.monotonic() + KILL_WAIT_S
-    while not (candidate.exists() and stats()["in_flight"] == 0):
-        assert process.poll() is None, (tmp_path / "killed.log").read_text()[-3000:]
-        assert time.monotonic() < deadline, "the run never reached round 2 of its first record"
-        time.sleep(0.02)
+    eventually(
+        lambda: process.poll() is not None or (candidate.exists() and stats()["in_flight"] == 0),
+        "the run reaching round 2 of its first record",
+        timeout=KILL_WAIT_S,
+        every=0.02,
+    )
+    assert process.poll() is None, (tmp_path / "killed.log").read_text()[-3000:]
     kill_group(process, signal.SIGKILL)
-    time.sleep(1)
-    assert _processes_with(str(outputs)) == []  # the flow, its forkserver and planners are gone
+    eventually(lambda: _processes_with(str(outputs)) == [], "the flow, its forkserver and planners gone")
 
     interrupted = _ledger_view(outputs / "resume")
     assert interrupted[RECORDS[0]][0] == "extracted"  # killed mid-generation

@@ -11,6 +11,7 @@ import tomllib
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
 from tests_paths import REPO
 
 # the repository's folders and the names they are installed under
@@ -162,17 +163,32 @@ def test_the_wheel_lists_every_package_folder():
     assert set(config["packages"]) == folders
 
 
-def test_every_lazily_exported_name_resolves():
-    """A package's public names are its `if TYPE_CHECKING:` imports; each must load at run time."""
-    inits = [path for path in library_files() if path.name == "__init__.py"]
-    for init in inits:
-        if "lazy_exports(__name__)" not in init.read_text(encoding="utf-8"):
-            continue
+def test_every_package_declares_its_public_names():
+    """A package's `__all__` names exactly its lazy exports (its `if TYPE_CHECKING:` imports), and
+    each name in it loads at run time."""
+    for init in [path for path in library_files() if path.name == "__init__.py"]:
         package = importlib.import_module(module_name(init))
-        names = dir(package)
-        assert names, init
-        for name in names:
+        public = getattr(package, "__all__", [])
+        if "lazy_exports(__name__)" in init.read_text(encoding="utf-8"):
+            assert public, init
+            assert sorted(public) == dir(package), init
+        for name in public:
             assert getattr(package, name) is not None, f"{package.__name__}.{name}"
+
+
+def test_lazy_exports_refuses_an_all_that_differs(tmp_path, monkeypatch):
+    (tmp_path / "lazy_package").mkdir()
+    (tmp_path / "lazy_package" / "__init__.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "from safeforge.common.lazy import lazy_exports\n"
+        "if TYPE_CHECKING:\n"
+        "    from .things import Thing, other\n"
+        "__all__ = ['Thing', 'extra']\n"
+        "__getattr__, __dir__ = lazy_exports(__name__)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ImportError, match=r"lazy_package: .*only in __all__: \['extra'\], only imported: \['other'\]"):
+        importlib.import_module("lazy_package")
 
 
 def test_modules_import_each_other_without_cycles():

@@ -207,3 +207,21 @@ def test_the_danger_effects_found_are_those_unified_planning_reads(folder):
         f"{action}: {expression_to_pddl(c)}" for action, conditions in danger_conditions(task.problem).items() for c in conditions
     )
     assert sorted(e.describe() for e in task.analysis.effects) == theirs
+
+
+def test_unified_planning_reads_without_pyparsing_memoization_to_the_same_problems():
+    """Imports turn pyparsing's packrat cache on for every grammar (Unified Planning's ANML grammar,
+    matplotlib's mathtext); our reading turns it off (Unified Planning reads PDDL in half the time,
+    making far fewer long-lived cycles for the garbage collector), and every bundled task reads to
+    the same problem as Unified Planning's reader reads it with the cache."""
+    from pyparsing import ParserElement
+    from unified_planning.io import PDDLReader
+
+    from safeforge.pddl.up_io import parse_problem, problem_view
+
+    texts = [(folder / "safety_domain.pddl", folder / "safety_problem.pddl") for folder in ALL_TASKS]
+    ParserElement.enable_packrat()
+    with_cache = [problem_view(PDDLReader().parse_problem(str(domain), str(problem))) for domain, problem in texts]
+    ours = [problem_view(parse_problem(domain.read_text(), problem.read_text())) for domain, problem in texts]
+    assert not ParserElement._packratEnabled
+    assert ours == with_cache

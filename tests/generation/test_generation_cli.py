@@ -6,8 +6,8 @@ import json
 import os
 import subprocess
 import sys
-import time
 
+from busy_machine import eventually
 from generation_helpers import admin
 from tests_paths import REPO
 
@@ -100,10 +100,7 @@ def test_a_second_process_on_the_same_run_is_refused_naming_the_holder(tmp_path,
     first = subprocess.Popen(command, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         lock = tmp_path / "shared" / "run.lock"
-        for _ in range(200):
-            if lock.is_file() and lock.read_text():
-                break
-            time.sleep(0.1)
+        eventually(lambda: lock.is_file() and lock.read_text(), "the first run holding the lock")
         second = safeforge("generate", "normbank", "--limit", "2", "--out", str(tmp_path), "--run", "shared", env=env)
         assert second.returncode == 2
         assert f"run shared is in use: generate by pid {first.pid}" in second.stderr
@@ -139,10 +136,8 @@ def test_calls_in_flight_at_a_kill_are_recorded_as_unknown(tmp_path, replay_serv
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    deadline = time.monotonic() + 60
-    while admin(url, "/admin/stats")["in_flight"] < 2:
-        assert time.monotonic() < deadline and process.poll() is None
-        time.sleep(0.05)
+    eventually(lambda: process.poll() is not None or admin(url, "/admin/stats")["in_flight"] >= 2, "two calls in flight")
+    assert process.poll() is None
     process.kill()
     process.wait(timeout=10)
     served = admin(url, "/admin/stats")["requests"]

@@ -13,6 +13,9 @@ from safeforge.sources import Record, iter_records
 NO_DANGER = "neiss_220159454"  # one LLM call: fault tests on it need no planner
 FIRST_ROUND = "neiss_220705908"  # extract, generate, judge: all in round 1
 
+CLIENT_TIMEOUT_S = 1.0
+TIMEOUT_SLEEP_S = 60.0  # a "timeout" fault answers long after the client's timeout, however busy the machine
+
 FAULTS = {
     "429": (["429:0.3"], "retry_rate_limit"),
     "500": (["500"], "retry_server_error"),
@@ -27,6 +30,13 @@ def neiss(*record_ids: str) -> list[Record]:
     return [r for r in iter_records("neiss", limit=10) if r.record_id in wanted]
 
 
+def retry_delays(root, record_id: str, stage: str) -> list[tuple[str, float | None]]:
+    """(outcome, retry_delay_s) of each attempt: the wait the client chose before the next one."""
+    with sqlite3.connect(root / "llm.sqlite") as db:
+        query = "SELECT outcome, retry_delay_s FROM calls WHERE record_id = ? AND stage = ? ORDER BY id"
+        return db.execute(query, (record_id, stage)).fetchall()
+
+
 def outcomes(root, record_id: str, stage: str) -> list[str]:
     with sqlite3.connect(root / "llm.sqlite") as db:
         return [o for (o,) in db.execute("SELECT outcome FROM calls WHERE record_id = ? AND stage = ? ORDER BY id", (record_id, stage))]
@@ -35,9 +45,9 @@ def outcomes(root, record_id: str, stage: str) -> list[str]:
 @pytest.mark.parametrize("kind", sorted(FAULTS))
 def test_each_fault_kind_is_retried_and_recovered(kind, tmp_path, replay_dir, replay_server):
     faults, outcome = FAULTS[kind]
-    url = replay_server(replay_dir(faults={(NO_DANGER, "extract"): faults}), timeout_sleep_s=1.5)
+    url = replay_server(replay_dir(faults={(NO_DANGER, "extract"): faults}), timeout_sleep_s=TIMEOUT_SLEEP_S)
     root = tmp_path / "run"
-    summary = run_records(root, neiss(NO_DANGER), fast_config(url, root / "llm.sqlite", timeout_s=0.5))
+    summary = run_records(root, neiss(NO_DANGER), fast_config(url, root / "llm.sqlite", timeout_s=CLIENT_TIMEOUT_S))
     assert summary.states == {"no_danger": 1}
     assert outcomes(root, NO_DANGER, "extract") == [outcome, "ok"]
     assert requests_served(url) == 2  # the fault, then the retry (or the repair turn)
@@ -48,7 +58,9 @@ def test_429_honours_retry_after(tmp_path, replay_dir, replay_server):
     root = tmp_path / "run"
     summary = run_records(root, neiss(NO_DANGER), fast_config(url, root / "llm.sqlite"))
     assert summary.states == {"no_danger": 1}
-    assert summary.seconds >= 0.6  # the backoff alone would wait about 0.01 s
+    (retried, delay), answered = retry_delays(root, NO_DANGER, "extract")
+    assert retried == "retry_rate_limit" and delay is not None and delay >= 0.6  # the backoff alone would wait about 0.01 s
+    assert answered == ("ok", None)
 
 
 def test_faults_in_every_stage_of_a_full_round_are_recovered(tmp_path, replay_dir, replay_server):
@@ -60,10 +72,10 @@ def test_faults_in_every_stage_of_a_full_round_are_recovered(tmp_path, replay_di
                 (FIRST_ROUND, "judge"): ["malformed_json", "503"],
             }
         ),
-        timeout_sleep_s=1.5,
+        timeout_sleep_s=TIMEOUT_SLEEP_S,
     )
     root = tmp_path / "run"
-    summary = run_records(root, neiss(FIRST_ROUND), fast_config(url, root / "llm.sqlite", timeout_s=0.5))
+    summary = run_records(root, neiss(FIRST_ROUND), fast_config(url, root / "llm.sqlite", timeout_s=CLIENT_TIMEOUT_S))
     assert summary.states == {"checked": 1}
     assert outcomes(root, FIRST_ROUND, "extract") == ["retry_rate_limit", "retry_server_error", "ok"]
     assert outcomes(root, FIRST_ROUND, "generate") == ["validation_error", "retry_timeout", "ok"]

@@ -9,7 +9,7 @@ import json
 import pytest
 from generation_helpers import FAST_SETTINGS, fast_config, folder_digest, requests_served
 
-from safeforge.generation import Extraction, check_candidate, load_extraction, process_record
+from safeforge.generation import Extraction, RunContext, check_candidate, load_extraction, process_record
 from safeforge.llm import LLMClient
 from safeforge.runs.ledger import RunStore
 from safeforge.sources import iter_records
@@ -29,7 +29,7 @@ def crashing_checker(task_dir):
 def process(store, record, config, checker=None) -> str:
     async def go():
         async with LLMClient(config) as client:
-            return await process_record(record, store, client, FAST_SETTINGS, checker)
+            return await process_record(record, store, client, RunContext.load(FAST_SETTINGS, checker))
 
     return asyncio.run(go())
 

@@ -60,3 +60,32 @@ def test_judge_can_be_disabled(tmp_path, replay_server):
     assert metadata.quality_judge is None
     assert metadata.provenance.models["judge"] is None
     assert metadata.provenance.rounds[0]["judge"] is None
+
+
+def test_a_run_reads_the_settings_once_and_its_prompts_once(tmp_path, replay_server, monkeypatch):
+    """Not once per record or per stage: the run's context holds them (safeforge.sources reads where a
+    source's data lives on its own)."""
+    import sys
+    from collections import Counter
+
+    from safeforge.llm.prompts import PromptTemplate
+    from safeforge.settings import Settings
+
+    url = replay_server()
+    loads: Counter[str] = Counter()
+    read_settings, read_template = Settings.load_with_sources.__func__, PromptTemplate.load.__func__
+
+    def settings_read(cls, *args, **kwargs):
+        if not sys._getframe(2).f_globals["__name__"].startswith("safeforge.sources"):
+            loads["settings"] += 1
+        return read_settings(cls, *args, **kwargs)
+
+    def template_read(cls, *args, **kwargs):
+        loads["templates"] += 1
+        return read_template(cls, *args, **kwargs)
+
+    monkeypatch.setattr(Settings, "load_with_sources", classmethod(settings_read))
+    monkeypatch.setattr(PromptTemplate, "load", classmethod(template_read))
+    summary = run_generation(GenerateOptions(out=tmp_path, run_name="once", limit=3), llm_config=fast_config(url, tmp_path / "llm.sqlite"))
+    assert summary.states == {"no_danger": 1, "checked": 2}
+    assert loads == {"settings": 1, "templates": 4}  # one PromptSet (four templates) for the run

@@ -17,7 +17,7 @@ from dying_checker import EXIT_CODE, MARKS, check_or_die, doomed_record
 from generation_helpers import FAST_SETTINGS, admin, fast_config, ledger_states, requests_served, run_records
 from tests_paths import REPO
 
-from safeforge.generation import WorkerProcesses, generate_run
+from safeforge.generation import RunContext, WorkerProcesses, generate_run
 from safeforge.llm import LLMClient
 from safeforge.runs.ledger import RunStore
 from safeforge.sources import iter_records
@@ -139,3 +139,48 @@ def test_a_worker_starts_without_the_table_readers():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[:2] == ["[]", "2 2"]
+
+
+_COUNTING_WORKER = """\
+import sys
+from collections import Counter
+from safeforge.llm.prompts import PromptTemplate
+from safeforge.settings import Settings
+loads = Counter()
+template, settings = PromptTemplate.load.__func__, Settings.load_with_sources.__func__
+PromptTemplate.load = classmethod(lambda cls, *a, **k: (loads.update(["templates"]), template(cls, *a, **k))[1])
+Settings.load_with_sources = classmethod(lambda cls, *a, **k: (loads.update(["settings"]), settings(cls, *a, **k))[1])
+from safeforge.generation import worker
+code = worker.main()
+print("loads", dict(loads), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def test_a_worker_loads_the_runs_prompts_once_for_all_its_records(tmp_path, records, replay_server):
+    config = fast_config(replay_server(), tmp_path / "llm.sqlite")
+    job = {
+        "run": str(tmp_path / "run"),
+        "config": json.loads(config.model_dump_json()),
+        "settings": json.loads(RunContext.load(FAST_SETTINGS).settings.model_dump_json()),  # as the run's process sends them
+        "lanes": 1,
+        "checker": None,
+    }
+    log = tmp_path / "worker.log"
+    with log.open("w") as stderr:
+        worker = subprocess.Popen(
+            [sys.executable, "-c", _COUNTING_WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, cwd=REPO, text=True
+        )
+    worker.stdin.write(json.dumps(job) + "\n")
+    worker.stdin.flush()
+    done = []
+    for record in [*records[:3], None]:
+        assert json.loads(worker.stdout.readline()) == {"want": 1}
+        worker.stdin.write(json.dumps({"record": record.to_dict()} if record else {"end": True}) + "\n")
+        worker.stdin.flush()
+        if record:
+            done.append(json.loads(worker.stdout.readline())["done"])
+    assert worker.wait(timeout=60) == 0, log.read_text()
+    errors = log.read_text()
+    assert done == [r.record_id for r in records[:3]]
+    assert "loads {'templates': 4}" in errors  # one PromptSet for the three records; the settings came with the job

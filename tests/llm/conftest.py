@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import urllib.request
@@ -24,6 +25,35 @@ class Danger(BaseModel):
 
     hazard: str
     severity: int
+
+
+class FakeClock:
+    """A clock for the limiter and the retries that moves only when they sleep: `sleep(s)` records
+    `s` in `waits`, lets the other tasks run once, then sets the clock to at least when it began
+    plus `s` (sleeps begun at the same instant end together, as on a real clock). `on_advance`
+    sees every step the clock takes (e.g. to move the replay server's clock along)."""
+
+    def __init__(self, on_advance: Callable[[float], None] | None = None):
+        self.now = 0.0
+        self.waits: list[float] = []
+        self.on_advance = on_advance
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.waits.append(seconds)
+        until = self.now + seconds
+        await asyncio.sleep(0)
+        if until > self.now:
+            step, self.now = until - self.now, until
+            if self.on_advance is not None:
+                self.on_advance(step)
+
+
+@pytest.fixture
+def fake_clock() -> FakeClock:
+    return FakeClock()
 
 
 @pytest.fixture
@@ -52,6 +82,12 @@ def _admin(base_url: str, path: str, body: dict[str, Any] | None = None) -> dict
 @pytest.fixture
 def server_stats() -> Callable[[str], dict[str, Any]]:
     return lambda base_url: _admin(base_url, "/admin/stats")
+
+
+@pytest.fixture
+def set_clock() -> Callable[[str, dict[str, Any]], dict[str, Any]]:
+    """set_clock(base_url, {"frozen": true} / {"advance": seconds}): the replay server's clock."""
+    return lambda base_url, body: _admin(base_url, "/admin/clock", body)
 
 
 @pytest.fixture

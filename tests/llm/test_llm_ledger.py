@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import logging
+import sqlite3
 
 import pytest
 from openai.types import CompletionUsage
@@ -116,6 +117,26 @@ def test_summary_groups_by_stage(tmp_path):
         1,
     )
     assert ledger.rows(stage="judge")[1].error == "boom"
+
+
+def test_a_ledger_from_before_retry_delays_gains_the_column_and_keeps_its_rows(tmp_path):
+    db = tmp_path / "ledger.sqlite"
+    with sqlite3.connect(db) as conn:  # the calls table as it was, pid included
+        conn.execute(
+            "CREATE TABLE calls (id INTEGER PRIMARY KEY AUTOINCREMENT, stage TEXT NOT NULL, record_id TEXT NOT NULL, "
+            "model TEXT NOT NULL, attempt INTEGER NOT NULL, outcome TEXT NOT NULL, tokens_in INTEGER NOT NULL, "
+            "tokens_out INTEGER NOT NULL, tokens_cached INTEGER NOT NULL, latency_s REAL NOT NULL, cost_usd REAL, "
+            "error TEXT, cache_note TEXT, created_at REAL NOT NULL, pid INTEGER)"
+        )
+        conn.execute(
+            "INSERT INTO calls (stage, record_id, model, attempt, outcome, tokens_in, tokens_out, tokens_cached, latency_s, "
+            "created_at) VALUES ('extract', 'a', 'm', 1, 'retry_rate_limit', 0, 0, 0, 0.1, 0)"
+        )
+    conn.close()
+    ledger = CallLedger(db)
+    ledger.record(LedgerRow("extract", "a", "m", 2, "retry_server_error", retry_delay_s=1.5))
+    assert [(r.outcome, r.retry_delay_s) for r in ledger.rows()] == [("retry_rate_limit", None), ("retry_server_error", 1.5)]
+    ledger.close()
 
 
 def test_calls_command_prints_the_summary(tmp_path, capsys):

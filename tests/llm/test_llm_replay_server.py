@@ -7,7 +7,6 @@ import asyncio
 import json
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -199,18 +198,44 @@ def test_the_endpoint_is_asked_what_it_is_once_however_many_records_ask_at_once(
     assert server_stats(base_url)["model_lists"] == 1
 
 
-def test_past_its_requests_per_minute_the_server_answers_429_at_once_with_retry_after(start_replay, server_stats):
-    url = start_replay([{"match": {"contains": ["stove"]}, "response": {"content": "ok"}}], latency_ms=300, requests_per_minute=3)
+def test_past_its_requests_per_minute_the_server_answers_429_at_once_with_retry_after(start_replay, server_stats, set_clock):
+    url = start_replay(
+        [{"match": {"contains": ["stove"]}, "response": {"content": "ok"}}], latency_ms=100, requests_per_minute=3, frozen_clock=True
+    )
     answers = [post_chat(url, user("stove")) for _ in range(3)]
     assert [status for status, _, _ in answers] == [200, 200, 200]
     assert answers[-1][1]["x-ratelimit-limit-requests"] == "3" and answers[-1][1]["x-ratelimit-remaining-requests"] == "0"
-    started = time.monotonic()
     status, headers, body = post_chat(url, user("stove"))
     assert status == 429 and body["error"]["type"] == "rate_limit_exceeded"
-    assert time.monotonic() - started < 0.3  # refused at once, without the latency
-    # one request refills in 20 s, less the time the three answers took
-    assert 18 < int(headers["retry-after-ms"]) / 1000 <= 20 and headers["Retry-After"] in ("19", "20")
-    assert server_stats(url)["rate_limited"] == 1
+    # one request refills in 20 s; the clock stood still while the three were answered
+    assert (headers["retry-after-ms"], headers["Retry-After"]) == ("20000", "20")
+    stats = server_stats(url)
+    assert (stats["rate_limited"], stats["delayed_replies"]) == (1, 3)  # refused at once: without the latency
+    assert set_clock(url, {"advance": 10})["frozen"] is True
+    status, headers, _ = post_chat(url, user("stove"))
+    assert (status, headers["retry-after-ms"], headers["Retry-After"]) == (429, "10000", "10")  # half a request refilled
+    set_clock(url, {"advance": 10})
+    assert post_chat(url, user("stove"))[0] == 200
+    assert (server_stats(url)["rate_limited"], server_stats(url)["delayed_replies"]) == (2, 4)
+
+
+def test_the_admin_clock_freezes_runs_and_refuses_to_go_back(start_replay, set_clock):
+    url = start_replay([{"match": {"contains": ["x"]}, "response": {"content": "ok"}}])
+    frozen = set_clock(url, {"frozen": True})
+    assert frozen["frozen"] is True and set_clock(url, {})["seconds"] == frozen["seconds"]
+    assert set_clock(url, {"advance": 2.5})["seconds"] == frozen["seconds"] + 2.5
+    running = set_clock(url, {"frozen": False})
+    assert running["frozen"] is False and running["seconds"] >= frozen["seconds"] + 2.5  # runs on from where it stood
+    for bad in ({"advance": -1}, {"advance": "soon"}, {"frozen": "yes"}):
+        with pytest.raises(urllib.error.HTTPError) as caught:
+            set_clock(url, bad)
+        assert caught.value.code == 400
+
+
+def test_a_group_that_never_fills_breaks_and_requests_are_answered(start_replay, server_stats):
+    url = start_replay([{"match": {"contains": ["x"]}, "response": {"content": "ok"}}], answer_in_groups=2, group_timeout_s=0.1)
+    assert post_chat(url, user("x"))[0] == 200  # alone: its group of two never formed
+    assert server_stats(url)["group_timeouts"] == 1
 
 
 def test_past_its_tokens_per_minute_the_server_answers_429(start_replay):

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import time
 import urllib.error
 import urllib.request
 from datetime import UTC, datetime, timedelta
@@ -20,12 +19,14 @@ from safeforge.llm._retry import RetryPolicy, retry_after_seconds
 VALID = {"hazard": "hot stove", "severity": 2}
 
 
-def run_one(config, schema, messages):
+def run_one(config, schema, messages, clock=None):
+    """One call; with a FakeClock `clock`, the limiter and the retries wait on it (no real waits)."""
+    timing = {} if clock is None else {"clock": clock, "sleep": clock.sleep}
+
     async def go():
-        async with LLMClient(config) as client:
-            started = time.monotonic()
+        async with LLMClient(config, **timing) as client:
             result = await client.complete_json("extract", "r1", messages("stove"), schema, "tpl1")
-            return client, result, time.monotonic() - started
+            return client, result
 
     return asyncio.run(go())
 
@@ -34,28 +35,30 @@ def entry(*faults: str) -> dict:
     return {"match": {"contains": ["stove"]}, "response": {"content": VALID}, "faults": list(faults)}
 
 
-def test_429_waits_for_retry_after_then_succeeds(start_replay, make_config, schema, messages):
+def test_429_waits_for_retry_after_then_succeeds(start_replay, make_config, schema, messages, fake_clock):
     url = start_replay([entry("429:0.6")])
-    client, result, elapsed = run_one(make_config(url), schema, messages)
+    client, result = run_one(make_config(url), schema, messages, fake_clock)
     assert result.parsed == schema(**VALID) and result.attempts == 2
-    assert elapsed >= 0.6  # the backoff alone would be ~0.01 s
-    assert [r.outcome for r in client.ledger.rows()] == ["retry_rate_limit", "ok"]
+    rows = client.ledger.rows()
+    assert [(r.outcome, r.retry_delay_s) for r in rows] == [("retry_rate_limit", 0.6), ("ok", None)]  # the backoff alone: ~0.01 s
+    assert fake_clock.waits == [0.6]  # waited as recorded, once: the limiter's hold had passed by then
 
 
 def test_500_is_retried(start_replay, make_config, server_stats, schema, messages):
     url = start_replay([entry("500", "503")])
-    client, result, _ = run_one(make_config(url), schema, messages)
+    client, result = run_one(make_config(url), schema, messages)
     assert result.attempts == 3 and server_stats(url)["faults"] == {"500": 1, "503": 1}
     assert [r.outcome for r in client.ledger.rows()] == ["retry_server_error", "retry_server_error", "ok"]
 
 
-def test_timeout_is_retried(start_replay, make_config, schema, messages):
-    url = start_replay([entry("timeout")], timeout_sleep_s=1.0)
-    client, result, elapsed = run_one(make_config(url, timeout_s=0.3), schema, messages)
+def test_timeout_is_retried(start_replay, make_config, server_stats, schema, messages):
+    url = start_replay([entry("timeout")], timeout_sleep_s=60)  # the fault answers long after the client's timeout
+    client, result = run_one(make_config(url, timeout_s=1.0), schema, messages)
     assert result.parsed == schema(**VALID) and result.attempts == 2
-    assert 0.3 <= elapsed < 1.0  # gave up on the sleeping request instead of waiting for it
+    assert server_stats(url)["faults"] == {"timeout": 1}
     rows = client.ledger.rows()
-    assert [r.outcome for r in rows] == ["retry_timeout", "ok"] and rows[0].latency_s >= 0.3
+    # gave up on the sleeping request (had it waited, attempt 1 would be "ok") when its timeout ended it
+    assert [r.outcome for r in rows] == ["retry_timeout", "ok"] and rows[0].latency_s >= 0.99
 
 
 def test_retries_stop_after_max_attempts(start_replay, make_config, server_stats, schema, messages):
@@ -100,7 +103,7 @@ def test_ambiguous_replay_entries_are_a_loud_error(start_replay, make_config, sc
 def test_server_wide_faults_from_the_admin_endpoint(start_replay, make_config, set_faults, schema, messages):
     url = start_replay([entry()])
     set_faults(url, {"next": ["502"]})
-    client, result, _ = run_one(make_config(url), schema, messages)
+    client, result = run_one(make_config(url), schema, messages)
     assert result.attempts == 2
     assert [r.outcome for r in client.ledger.rows()] == ["retry_server_error", "ok"]
 
@@ -122,40 +125,49 @@ def test_backoff_doubles_with_jitter_and_honours_capped_retry_after():
     assert policy.delay_s(1, 60.0) == 10.0
 
 
-def test_a_429_holds_the_clients_other_requests_until_its_retry_after(start_replay, make_config, set_faults, schema, messages):
+def test_a_429_holds_the_clients_other_requests_until_its_retry_after(start_replay, make_config, set_faults, schema, messages, fake_clock):
     url = start_replay([entry()])
     set_faults(url, {"next": ["429:0.6"]})
 
     async def go():
-        async with LLMClient(make_config(url, max_concurrency=1)) as client:
-            started = time.monotonic()
+        async with LLMClient(make_config(url, max_concurrency=1), clock=fake_clock, sleep=fake_clock.sleep) as client:
+            await asyncio.gather(*(client.complete_json("extract", r, messages("stove"), schema, "tpl1") for r in ("r1", "r2")))
+            return client
 
-            async def call(record: str) -> float:
-                await client.complete_json("extract", record, messages("stove"), schema, "tpl1")
-                return time.monotonic() - started
+    client = asyncio.run(go())
+    assert [(r.record_id, r.outcome, r.retry_delay_s) for r in client.ledger.rows()] == [
+        ("r1", "retry_rate_limit", 0.6),
+        ("r2", "ok", None),
+        ("r1", "ok", None),
+    ]
+    # r1 waits its retry; r2, admitted while r1 waited, was not sent until the Retry-After had passed
+    assert fake_clock.waits == [0.6, 0.6] and fake_clock.now == 0.6
 
-            return await asyncio.gather(call("r1"), call("r2"))
 
-    first, second = asyncio.run(go())
-    assert first >= 0.6 and second >= 0.6  # r2 was not sent while the endpoint asked to wait
-
-
-def test_the_client_follows_the_limit_a_429_names_instead_of_retrying_in_bursts(start_replay, make_config, server_stats, schema, messages):
-    url = start_replay([entry()], requests_per_minute=240)  # 4 a second once its minute's allowance is spent
-    for _ in range(240):
-        post_chat(url, "stove")
+def test_the_client_follows_the_limit_a_429_names_instead_of_retrying_in_bursts(
+    start_replay, make_config, server_stats, set_clock, schema, messages, fake_clock
+):
+    # 4 a second once its minute's allowance is spent; the server's clock moves only as the client's
+    # fake one does (the client's waits move both): one timeline, whatever the machine's speed, and a
+    # client that waited less than the server asks would meet 429 after 429 (and fail, 3 attempts)
+    url = start_replay([entry()], requests_per_minute=240, frozen_clock=True)
+    assert [post_chat(url, "stove") for _ in range(241)] == [200] * 240 + [429]
+    fake_clock.on_advance = lambda seconds: set_clock(url, {"advance": seconds})
     calls = 12
 
     async def go():
-        async with LLMClient(make_config(url, max_concurrency=calls, backoff_base_s=0.01)) as client:  # no limits configured
-            started = time.monotonic()
+        config = make_config(url, max_concurrency=calls, backoff_base_s=0.01)  # no limits configured
+        async with LLMClient(config, clock=fake_clock, sleep=fake_clock.sleep) as client:
             await asyncio.gather(*(client.complete_json("extract", f"r{n}", messages("stove"), schema, "tpl1") for n in range(calls)))
-            return time.monotonic() - started
+            return client
 
-    elapsed = asyncio.run(go())
+    client = asyncio.run(go())
+    refused = server_stats(url)["rate_limited"] - 1
     # the first wave meets the empty bucket; after it the client sends at the server's pace: no 429 storm
-    assert server_stats(url)["rate_limited"] <= calls + 2
-    assert elapsed < calls / 4 + 1
+    assert 1 <= refused <= calls + 2
+    delays = [r.retry_delay_s for r in client.ledger.rows() if r.outcome == "retry_rate_limit"]
+    assert len(delays) == refused and all(d is not None and 0 < d <= 0.25 for d in delays)  # retry-after-ms (Retry-After says "1")
+    assert fake_clock.waits and max(fake_clock.waits) <= 0.25  # no wait longer than one request's share of the rate
 
 
 def post_chat(base_url: str, text: str) -> int:

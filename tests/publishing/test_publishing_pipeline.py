@@ -128,6 +128,28 @@ def test_a_run_whose_endpoint_was_not_recorded_counts_as_not_real(copied_runs, t
     assert task.metadata.provenance.models["generate"] == "deepseek-chat"  # the run is not changed; only its release says it
 
 
+def test_publish_opens_a_runs_ledger_once_and_closes_every_database_of_the_run(copied_runs, tmp_path, monkeypatch):
+    import sqlite3
+
+    opened: list[tuple[Path, sqlite3.Connection]] = []
+    connect = sqlite3.connect
+
+    def recorded(database, *args, **kwargs):
+        connection = connect(database, *args, **kwargs)
+        opened.append((Path(database).resolve(), connection))
+        return connection
+
+    (run,) = copied_runs("neiss")
+    monkeypatch.setattr(sqlite3, "connect", recorded)
+    publish([run], "v1", tmp_path / "release")
+    monkeypatch.undo()
+    mine = [(path, connection) for path, connection in opened if path.is_relative_to(run.resolve())]
+    assert [path.name for path, _ in mine].count("ledger.sqlite") == 1
+    for _, connection in mine:
+        with pytest.raises(sqlite3.ProgrammingError, match="closed"):
+            connection.execute("SELECT 1")
+
+
 def test_a_virtualhome_run_is_released_only_when_its_uncertain_licence_is_acknowledged(reviewed_runs, tmp_path, hub, capsys):
     from safeforge.cli.main import main
 

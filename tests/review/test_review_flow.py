@@ -58,6 +58,25 @@ def test_push_imports_checked_tasks_with_nothing_preselected_and_pushing_again_a
     assert len(list(admin.tasks.list(project=result.project_id))) == 2
 
 
+def test_a_push_lists_the_projects_tasks_once_and_once_more_after_importing(make_run, config, monkeypatch):
+    from label_studio_sdk.tasks.client_ext import TasksClientExt
+
+    listed = []
+    list_tasks = TasksClientExt.list
+
+    def counted(self, *args, **kwargs):
+        listed.append(kwargs.get("project"))
+        return list_tasks(self, *args, **kwargs)
+
+    monkeypatch.setattr(TasksClientExt, "list", counted)
+    store = make_run([KITCHEN, BLEACH])
+    push_run(store, config, batch_size=1)  # two imports, one listing after both
+    assert len(listed) == 2
+    listed.clear()
+    push_run(store, config)  # nothing to import
+    assert len(listed) == 1
+
+
 def test_an_interrupted_push_is_completed_not_repeated(make_run, config, admin):
     store = make_run([KITCHEN])
     first = push_run(store, config)

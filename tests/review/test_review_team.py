@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import tempfile
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -25,6 +25,7 @@ from safeforge.cli.main import main
 from safeforge.review import (
     ReviewConfig,
     ServerError,
+    _postgres,
     check_installation,
     project_title,
     pull_run,
@@ -37,7 +38,7 @@ from safeforge.review import (
 from safeforge.review._client import LabelStudioClient
 from tests.doubles.review_demo import EXAMPLES, demo_run
 
-LOCK_TTL_S = 4  # a team server locks an opened task for 5 minutes; here long enough to see, short enough to wait for
+LOCK_TTL_S = 300  # a team server locks an opened task for 5 minutes; the test moves a lock's expiry into the past
 ALL_EXAMPLES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "metadata.json").exists())
 
 
@@ -136,15 +137,24 @@ def test_an_opened_task_is_locked_for_its_annotator_until_the_lock_expires(team,
     clients = {email: join_as(team.handle.url, team.admin, email) for email in (dora, eli)}
     url, task = team.handle.url, ls_task_id(store, ALL_EXAMPLES[0])
     assert _next_task(url, token_of(url, dora), project_id) == task  # dora opens it and walks away
-    opened = time.monotonic()
     assert _next_task(url, token_of(url, eli), project_id) is None  # locked for dora
     held = review_status(store, data_dir=team.data_dir)  # read from the team server's PostgreSQL
     assert [(r.annotator, r.locked, r.pending) for r in held.annotators] == [(dora, (ALL_EXAMPLES[0],), (ALL_EXAMPLES[0],))]
-    time.sleep(max(0.0, opened + LOCK_TTL_S + 1 - time.monotonic()))
+    _expire_locks(team, task)  # the lock's 5 minutes pass
     assert review_status(store, data_dir=team.data_dir).annotators == []  # the lock expired
     assert _next_task(url, token_of(url, eli), project_id) == task  # the lock expired: eli gets it
     submit(clients[eli], task, Submission("accept"))
     assert _next_task(url, token_of(url, dora), project_id) is None  # done: nothing left for dora
+
+
+def _expire_locks(team: TeamServer, task: int) -> None:
+    """Move the expiry of the task's locks into the past, in the server's PostgreSQL: Label Studio
+    compares a lock's `expire_at` with the database's clock, so this is the lock's time passing."""
+    env = _postgres.Cluster(team.data_dir.resolve()).label_studio_env()
+    psql = [str(_postgres.bin_dir() / "psql"), "-h", env["POSTGRE_HOST"], "-p", env["POSTGRE_PORT"], "-U", env["POSTGRE_USER"]]
+    query = f"UPDATE tasks_tasklock SET expire_at = now() - interval '1 second' WHERE task_id = {int(task)}"
+    done = subprocess.run([*psql, "-d", env["POSTGRE_NAME"], "-At", "-c", query], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "UPDATE 1", done.stderr
 
 
 def test_the_team_server_keeps_its_data_across_a_restart_by_the_cli(team, tmp_path, monkeypatch, capsys):

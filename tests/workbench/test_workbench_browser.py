@@ -8,10 +8,10 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import time
 from pathlib import Path
 
 import pytest
+from busy_machine import eventually
 from slow_tasks import write_hard_task
 from workbench_helpers import (
     checks_shown,
@@ -271,8 +271,9 @@ def test_hover_definition_completion_and_rename_across_both_files(workbench):
              const c = v.coordsAtPos(v.state.doc.toString().indexOf('floor_dirty kitchen') + 3);
              return {x: c.left + 1, y: (c.top + c.bottom) / 2}; })()"""
     page.evaluate(f"window.scrollBy(0, {where}.y - 384)")
-    time.sleep(0.5)
-    box = page.evaluate(where)
+    seen: list[dict] = []
+    eventually(lambda: seen.append(page.evaluate(where)) or seen[-2:] == [seen[-1]] * 2, "the scrolling settled", every=0.1)
+    box = seen[-1]
     page.call("Input.dispatchMouseEvent", type="mouseMoved", x=box["x"], y=box["y"])
     page.wait_for("document.querySelector('.cm-tooltip-hover .cm-symbol') !== null", "the hover")
     told = page.evaluate("document.querySelector('.cm-tooltip-hover .cm-symbol').innerText")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import shutil
 import socket
@@ -19,7 +18,7 @@ from pathlib import Path
 import httpx
 import psutil
 import pytest
-from busy_machine import busy_cpus
+from busy_machine import Promise, busy_cpus, eventually
 from slow_tasks import repeat_init_fact, write_hard_task
 from tests_paths import SPOC_EXAMPLES
 from workbench_helpers import SAFEFORGE, copy_examples, hostile_task, running_workbench
@@ -315,13 +314,11 @@ def test_a_check_has_one_time_limit_in_all(tmp_path):
     shutil.copytree(root / "bathroom_bleach_bucket", slow)
     write_hard_task(slow, idle_actions=3000)
     with running_workbench(root, "--time-limit", "0.3") as url, httpx.Client(base_url=url, trust_env=False, timeout=120) as http:
-        started = time.monotonic()
         answer = http.post("/api/task/bathroom_bleach_bucket/check", json=texts(slow)).json()
-        seconds = time.monotonic() - started
     assert answer["ok"] is False and "the check ran out of its time limit of 0.3s while " in answer["html"]["checks"]
-    assert seconds < 10  # the limit, then the step it was in: not the minutes a planner call per step could take
 
 
+@pytest.mark.timing
 def test_unified_planning_reading_ends_within_the_time_limit_on_busy_cpus(tmp_path):
     """With `--cross-check` Unified Planning reads each checked text too, and its reader never looks
     at the clock: a text it takes seconds over (one init fact 5,000 times) is answered within the
@@ -336,16 +333,17 @@ def test_unified_planning_reading_ends_within_the_time_limit_on_busy_cpus(tmp_pa
     ):
         assert http.post("/api/task/bathroom_bleach_bucket/check", json=texts(root / "bathroom_bleach_bucket")).json()["ok"]
         with busy_cpus():
+            promise = Promise(2)
             started = time.monotonic()
             answer = http.post("/api/task/bathroom_bleach_bucket/check", json=texts(slow)).json()
-            seconds = time.monotonic() - started
+            promise.assert_kept(time.monotonic() - started)
     assert answer["ok"] is False
     assert "the check ran out of its time limit of 2s while reading the task with Unified Planning" in answer["html"]["checks"]
-    assert seconds <= 2 + 1, f"{seconds:.2f}s, load {os.getloadavg()[0]:.1f}"
 
 
-def test_the_list_answers_within_a_second_while_two_long_checks_run(tmp_path):
-    """Checks run in check processes of their own: page loads never wait behind them; Stop ends them."""
+def test_the_list_answers_while_two_long_checks_run(tmp_path):
+    """Checks run in check processes of their own: page loads never wait behind them (each answers
+    while both checks are still running); Stop ends them."""
     root = copy_examples(tmp_path / "tasks", ["bathroom_bleach_bucket"])
     slow = ["slow_a", "slow_b"]
     for name in slow:
@@ -354,14 +352,10 @@ def test_the_list_answers_within_a_second_while_two_long_checks_run(tmp_path):
         assert http.get("/").status_code == 200  # the rows, listed once and kept until the files change
         with ThreadPoolExecutor(2) as pool:
             checks = [pool.submit(http.post, f"/api/task/{name}/check", json=texts(root / name)) for name in slow]
-            deadline = time.monotonic() + 120
-            while not all(_checking(http, name) for name in slow):
-                assert time.monotonic() < deadline, "the two checks did not start"
-                time.sleep(0.2)
+            eventually(lambda: all(_checking(http, name) for name in slow), "the two checks running", every=0.2)
             for _ in range(3):
-                started = time.monotonic()
                 assert http.get("/").status_code == 200 and http.get("/static/workbench.css").status_code == 200
-                assert time.monotonic() - started < 1.0
+                assert all(_checking(http, name) for name in slow) and not any(check.done() for check in checks)
             assert [http.post(f"/api/task/{name}/stop", json={}).json() for name in slow] == [{"stopped": True}] * 2
             assert [check.result().json() for check in checks] == [{"stopped": True}] * 2
 
