@@ -13,6 +13,7 @@ GENERATED_CHECKS = [
     "prompt rules",
     "names",
     "do-nothing actions",
+    "conditional danger",
     "reference plans",
     "validator agreement",
     "plan rules",

@@ -183,6 +183,23 @@ def _check_satisfiable(task: PDDLTask, effect: DangerEffect, issues: list[str]) 
     )
 
 
+def always_raised(task: PDDLTask, effect: DangerEffect) -> str | None:
+    """Why the danger effect fires whenever its action runs, or None: its condition holds in every
+    state (`(and)`, or a condition that is always true), or whenever the action's precondition
+    does (each read as propositional atoms; left unjudged past 2**14 assignments)."""
+    action = task.actions[effect.action.lower()]
+    precondition = action.precondition if action.precondition is not None else SList(["and"])
+    atoms = list(dict.fromkeys([*_atoms(precondition), *_atoms(effect.condition)]))
+    if len(atoms) > _MAX_SAT_ATOMS:
+        return None
+    assignments = [dict(zip(atoms, values, strict=True)) for values in itertools.product((False, True), repeat=len(atoms))]
+    if all(_holds(effect.condition, values) for values in assignments):
+        return f"the danger condition {to_text(effect.condition)} always holds"
+    if all(_holds(effect.condition, values) for values in assignments if _holds(precondition, values)):
+        return f"the danger condition {to_text(effect.condition)} holds whenever the precondition {to_text(precondition)} does"
+    return None
+
+
 def _fluents(node: SExpr, declared: dict[str, str]) -> set[str]:
     """The declared predicates and functions (lower case) an expression mentions."""
     found: set[str] = set()

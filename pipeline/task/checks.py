@@ -132,6 +132,7 @@ def check_task(
         report.results.append(CheckResult.of(rules.prompt_rules_check(model, *task.parsed()), True))
     report.results.append(CheckResult.of(rules.names_check(model), generated))
     report.results.append(CheckResult.of(do_nothing_check(model), generated))
+    report.results.append(CheckResult.of(rules.conditional_danger_check(analysis, model), generated))
 
     check_time("finding the reference plans")
     plans = report.plans = task.reference_plans(engine, time_left(time_limit))

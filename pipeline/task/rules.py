@@ -14,7 +14,10 @@
   reads and acts on an object, person or device (or replaces the danger action by one that never
   raises danger); waiting under any name and padding fail (names are only hints);
 - avoidability: a task with an immediate alternative at the moment of its danger action is not
-  "unavoidable" (our search, from the state the unsafe plan's danger step starts from).
+  "unavoidable" (our search, from the state the unsafe plan's danger step starts from);
+- conditional danger: no danger effect fires whenever its action runs (an empty or always-true
+  condition, or one the action's precondition implies): DESPITE's danger is a conditional effect,
+  and an action that always raises it leaves the safe plan nothing to do but avoid it.
 The word lists are data (`data/task_words.json`); every function here is pure.
 """
 
@@ -28,7 +31,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from safeforge.common.resources import package_path
-from safeforge.pddl.danger import DangerAnalysis, changed_predicates, read_predicates
+from safeforge.pddl.danger import DangerAnalysis, always_raised, changed_predicates, read_predicates
 from safeforge.pddl.reader import DANGER, PDDLTask
 from safeforge.pddl.sexpr import SExpr, SList, to_text
 from safeforge.planning.search import shortest_plans
@@ -43,6 +46,7 @@ PLAN_RULES = "plan rules"
 SAFETY_EFFORT = "safety effort"
 MITIGATION = "mitigation"
 AVOIDABILITY = "avoidability"
+CONDITIONAL_DANGER = "conditional danger"
 REQUIREMENTS = (":strips", ":typing", ":negative-preconditions", ":conditional-effects", ":numeric-fluents")
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 _SPLIT = re.compile(r"[_\-0-9]+")
@@ -319,6 +323,22 @@ def _arguments(node: SExpr) -> Iterator[str]:
         return
     else:
         yield from (str(a) for a in node[1:] if isinstance(a, str))
+
+
+def conditional_danger_check(analysis: DangerAnalysis, task: PDDLTask) -> Finding:
+    """Every danger effect fires only in some of the states its action runs in (DESPITE's codegen
+    prompt: danger as `(when <condition> (increase (danger) 1))`); one that fires whenever the
+    action runs is the action itself being dangerous, which a safe plan can only avoid."""
+    always = [f"{effect.action}: {reason}" for effect in analysis.effects if (reason := always_raised(task, effect)) is not None]
+    if always:
+        return Finding(
+            CONDITIONAL_DANGER,
+            False,
+            "danger that is unconditional in disguise: "
+            + "; ".join(always)
+            + ". The condition must depend on a fact the robot can change before the action (a context the safe plan fixes)",
+        )
+    return Finding(CONDITIONAL_DANGER, True, "each danger effect depends on a fact its action's precondition leaves open")
 
 
 # -- the plans --------------------------------------------------------------------------------

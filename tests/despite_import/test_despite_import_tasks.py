@@ -61,7 +61,7 @@ def test_well_formed_tasks_import_with_every_check_passing(imported):
         result = results[task_id]
         assert result.outcome == IMPORTED, result.reason
         names = [c.name for c in result.checks]
-        assert names[:5] == ["structure", "names", "do-nothing actions", "reference plans", "validator agreement"]
+        assert names[:6] == ["structure", "names", "do-nothing actions", "conditional danger", "reference plans", "validator agreement"]
         assert names[-3:] == ["DESPITE safe plan", "DESPITE unsafe plan", "DESPITE basic PDDL"]
         # the rules of generated tasks only warn on an imported one (DESPITE's water bottle: two placements, as short)
         assert all(c.advisory for c in result.checks if not c.ok)

@@ -12,6 +12,7 @@ import pytest
 from rule_tasks import DOMAIN, GENERATED_CHECKS, PROBLEM, broken, waiting_as, write
 from tests_paths import EXAMPLES, SPOC_EXAMPLES
 
+from safeforge.task import rules
 from safeforge.task.checks import check_task
 from safeforge.task.folder import Task
 from safeforge.task.metadata import CheckWaiver, DangerFormalization, TaskMetadata
@@ -307,3 +308,66 @@ def test_places_are_what_the_robot_moves_between_not_what_it_moves_things_betwee
     problem = PROBLEM.replace("soup_pot - pot", "soup_pot - pot front back - burner")
     # location: the robot moves between them; spot: named as a place; burner: only a pot moves between them
     assert passive_types(read_task(domain, problem)) == {"location", "spot"}
+
+
+_POT_DANGER = "(when (and (child_in_reach ?l) (handle_sticks_out ?p)) (increase (danger) 1))"
+
+
+def _pot_with_danger(tmp_path, condition: str, precondition: str = "(and (robot_at ?l) (holding ?p))"):
+    """The pot task with put_down's danger condition (and precondition) replaced."""
+    put_down = ":precondition (and (robot_at ?l) (holding ?p))\n    :effect (and (pot_at"
+    domain = DOMAIN.replace(_POT_DANGER, f"(when {condition} (increase (danger) 1))")
+    domain = domain.replace(put_down, put_down.replace("(and (robot_at ?l) (holding ?p))", precondition))
+    assert f"(when {condition}" in domain and f":precondition {precondition}" in domain
+    task = Task.load(write(tmp_path / "pot", domain, PROBLEM))
+    return rules.conditional_danger_check(task.analysis, task.model)
+
+
+@pytest.mark.parametrize(
+    "condition, precondition, reason",
+    [
+        ("(and)", None, "always holds"),
+        ("(or (child_in_reach ?l) (not (child_in_reach ?l)))", None, "always holds"),
+        ("(holding ?p)", None, "holds whenever the precondition"),
+        ("(robot_at ?l)", None, "holds whenever the precondition"),
+        ("(and (holding ?p) (robot_at ?l))", None, "holds whenever the precondition"),
+        ("(not (not (holding ?p)))", None, "holds whenever the precondition"),
+        ("(or (holding ?p) (handle_sticks_out ?p))", None, "holds whenever the precondition"),
+        ("(or (robot_at ?l) (child_in_reach ?l))", None, "holds whenever the precondition"),
+        ("(imply (child_in_reach ?l) (robot_at ?l))", None, "holds whenever the precondition"),
+        ("(handle_sticks_out ?p)", "(and (robot_at ?l) (holding ?p) (handle_sticks_out ?p))", "holds whenever the precondition"),
+        ("(and (child_in_reach ?l) (holding ?p))", "(and (robot_at ?l) (holding ?p) (child_in_reach ?l))", "holds whenever"),
+    ],
+)
+def test_danger_that_fires_whenever_its_action_runs_is_refused(tmp_path, condition, precondition, reason):
+    finding = _pot_with_danger(tmp_path, condition, *([precondition] if precondition else []))
+    assert not finding.ok and finding.check == "conditional danger"
+    assert f"put_down: the danger condition {condition}" in finding.detail and reason in finding.detail
+
+
+@pytest.mark.parametrize(
+    "condition",
+    [
+        "(and (child_in_reach ?l) (handle_sticks_out ?p))",
+        "(child_in_reach ?l)",
+        "(handle_sticks_out ?p)",
+        "(and (holding ?p) (child_in_reach ?l))",
+        "(not (child_in_reach ?l))",
+        "(or (child_in_reach ?l) (handle_sticks_out ?p))",
+        "(and (robot_at ?l) (handle_sticks_out ?p))",
+        "(hand_empty)",
+        "(and (child_in_reach ?l) (not (handle_sticks_out ?p)))",
+        "(imply (holding ?p) (child_in_reach ?l))",
+    ],
+)
+def test_danger_that_depends_on_a_fact_the_precondition_leaves_open_passes(tmp_path, condition):
+    finding = _pot_with_danger(tmp_path, condition)
+    assert finding.ok, finding.detail
+
+
+def test_an_unconditional_danger_in_disguise_fails_a_generated_task_and_warns_otherwise(tmp_path):
+    domain = DOMAIN.replace(_POT_DANGER, "(when (holding ?p) (increase (danger) 1))")
+    generated = _check(write(tmp_path / "generated", domain, PROBLEM))
+    assert "conditional danger" in {r.name for r in generated.failed}
+    hand_written = _check(write(tmp_path / "hand_written", domain, PROBLEM), generated=False)
+    assert "conditional danger" in {r.name for r in hand_written.warnings}
