@@ -269,14 +269,11 @@ class time_limit:  # noqa: N801 - used as a function: `with time_limit(...)`
 
     def _where(self) -> str:
         """Where the thread is: in the "block", in code it lets finish first ("wait": the limit's own
-        entry and exit, an import unless `interrupt_imports`, the start of a thread that has not
-        run yet), or "left"."""
+        entry and exit, the start of a thread, an import unless `interrupt_imports`), or "left"."""
         frame = sys._current_frames().get(self._thread)
         while frame is not None and frame is not self._block:
             code = frame.f_code
-            if code in _OWN_CODE or (not self._interrupt_imports and code.co_filename.startswith(_IMPORTLIB)):
-                return "wait"
-            if code is _THREAD_START and frame.f_locals["self"].ident is None:
+            if code in _OWN_CODE or code is _THREAD_START or (not self._interrupt_imports and code.co_filename.startswith(_IMPORTLIB)):
                 return "wait"
             frame = frame.f_back
         return "left" if frame is None else "block"
@@ -291,8 +288,11 @@ class time_limit:  # noqa: N801 - used as a function: `with time_limit(...)`
 
 
 _OWN_CODE = (time_limit.__enter__.__code__, time_limit.__exit__.__code__)
-# On CPython 3.11 a thread being started carries its starter's id until it runs, and takes an error
-# raised in its starter then: it dies unstarted, and its starter waits for it forever.
+# `Thread.start` takes no error from a limit (it waits only until the new thread runs): on CPython 3.11
+# a thread being started carries its starter's id until it runs, so an error raised in the starter
+# then killed it unstarted and the starter waited for it forever; on 3.13 one raised in the wait for
+# it to run, between its Condition's release and re-acquire, made the `with` release the lock twice
+# (RuntimeError instead of the limit's error). The error is raised once `start` has returned.
 _THREAD_START = threading.Thread.start.__code__
 _IMPORTLIB = "<frozen importlib._bootstrap"
 
