@@ -26,9 +26,10 @@ run_pytest() {  # run_pytest ARGS...: pytest, where "no test selected" (exit 5) 
   return "$status"
 }
 if [ -n "$others" ]; then
+  bash scripts/test_pythons.sh --install-only  # before the suite: an install rebuilds the tree of links it imports from
   log=.venv/other-pythons.log
   echo "test: the core suites on the other Pythons, beside the suite (log: $log)"
-  bash scripts/test_pythons.sh "$@" >"$log" 2>&1 &
+  bash scripts/test_pythons.sh --no-install "$@" >"$log" 2>&1 &
   others=$!
 fi
 echo "test: the suite, timing tests apart"

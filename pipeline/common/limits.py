@@ -269,11 +269,12 @@ class time_limit:  # noqa: N801 - used as a function: `with time_limit(...)`
 
     def _where(self) -> str:
         """Where the thread is: in the "block", in code it lets finish first ("wait": the limit's own
-        entry and exit, the start of a thread, an import unless `interrupt_imports`), or "left"."""
+        entry and exit, threading's own code, an import unless `interrupt_imports`), or "left"."""
         frame = sys._current_frames().get(self._thread)
         while frame is not None and frame is not self._block:
             code = frame.f_code
-            if code in _OWN_CODE or code is _THREAD_START or (not self._interrupt_imports and code.co_filename.startswith(_IMPORTLIB)):
+            importing = not self._interrupt_imports and code.co_filename.startswith(_IMPORTLIB)
+            if code in _OWN_CODE or code.co_filename == _THREADING or importing:
                 return "wait"
             frame = frame.f_back
         return "left" if frame is None else "block"
@@ -288,12 +289,14 @@ class time_limit:  # noqa: N801 - used as a function: `with time_limit(...)`
 
 
 _OWN_CODE = (time_limit.__enter__.__code__, time_limit.__exit__.__code__)
-# `Thread.start` takes no error from a limit (it waits only until the new thread runs): on CPython 3.11
-# a thread being started carries its starter's id until it runs, so an error raised in the starter
-# then killed it unstarted and the starter waited for it forever; on 3.13 one raised in the wait for
-# it to run, between its Condition's release and re-acquire, made the `with` release the lock twice
-# (RuntimeError instead of the limit's error). The error is raised once `start` has returned.
-_THREAD_START = threading.Thread.start.__code__
+# threading's own code takes no error from a limit: its locks, conditions and thread tables stay
+# right only when nothing is raised inside it. On CPython 3.11 a thread being started carries its
+# starter's id until it runs, so an error raised in the starter killed it unstarted and the starter
+# waited forever; on 3.13 one raised in a Condition's wait (in `Thread.start`) made its `with`
+# release the lock twice; one raised in `join` left the thread in threading's tables (a KeyError
+# later, or a hang at exit). The error is raised once the thread is back in other code: a wait in
+# short slices (`wait_interruptibly`) is ended by `check_time` between them.
+_THREADING = threading.__file__
 _IMPORTLIB = "<frozen importlib._bootstrap"
 
 
