@@ -38,6 +38,7 @@ from safeforge.review._pull import PullResult, pull_locked
 from safeforge.review._task_data import LABELING_CONFIG, MARKS_FIELD, QUEUE_FIELD, build_task
 from safeforge.runs.ledger import RecordRow, RunStore
 from safeforge.runs.lock import RunLock
+from safeforge.settings import Settings
 from safeforge.task.folder import TaskError
 
 Progress = Callable[[int, int], None]
@@ -174,11 +175,12 @@ def push_run(
         to_import = [row for row in candidates if _task_id(row) not in remote]
         result.already_in_project = len(candidates) - len(to_import)
         created_ids: list[int] = []
+        workbench = Settings.load().workbench_address  # read once per push
         for start in range(0, len(to_import), batch_size):
             payloads = []
             for row in to_import[start : start + batch_size]:
                 try:
-                    payloads.append(build_task(store.task_dir(_task_id(row)), row.record_id, row.source))
+                    payloads.append(build_task(store.task_dir(_task_id(row)), row.record_id, row.source, workbench))
                 except TaskError as exc:
                     result.failed[row.record_id] = f"review push: {exc}"
             if payloads:

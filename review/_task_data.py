@@ -79,9 +79,10 @@ def field_text(formalization: dict, name: str) -> str:
     return "" if value is None else str(value)
 
 
-def build_task(folder: Path, record_id: str, source: str) -> dict:
+def build_task(folder: Path, record_id: str, source: str, workbench_address: str | None = None) -> dict:
     """The Label Studio task for a checked task folder: {"data": ...}. Nothing is pre-annotated: the
-    quality judge's verdict is shown as information, and the decision is the reviewer's to make."""
+    quality judge's verdict is shown as information, and the decision is the reviewer's to make.
+    `workbench_address` (default: the settings') is where its workbench link points."""
     metadata = read_metadata(folder)
     if metadata.danger_formalization is None:
         raise TaskError(f"{folder / METADATA}: no danger_formalization object")
@@ -96,7 +97,7 @@ def build_task(folder: Path, record_id: str, source: str) -> dict:
         "record_id": record_id,
         "source": source,
         "header": f"{task_id}   ·   source: {source}",
-        "workbench_html": _workbench_html(task_id),
+        "workbench_html": _workbench_html(task_id, workbench_address or Settings.load().workbench_address),
         "task_html": task_html(formalization),
         "danger_html": _danger_html(formalization, metadata.danger_conditions, safety_domain),
         "details_html": details_html(formalization),
@@ -110,9 +111,9 @@ def build_task(folder: Path, record_id: str, source: str) -> dict:
     return {"data": data}
 
 
-def _workbench_html(task_id: str) -> str:
+def _workbench_html(task_id: str, address: str) -> str:
     """A link to the task's page in the workbench (`safeforge workbench` started on the run)."""
-    url = f"{Settings.load().workbench_address}/task/{quote(task_id, safe='')}"
+    url = f"{address}/task/{quote(task_id, safe='')}"
     return (
         f'<a class="sf-workbench" href="{escape(url)}" target="_blank" rel="noopener noreferrer">'
         "Open in the workbench: state traces of both plans, the danger step, try a plan</a>"

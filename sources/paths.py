@@ -29,10 +29,10 @@ def data_root(source: str) -> Path:
     return Settings.load().data_dir / source
 
 
-def fetched(source: str) -> dict[str, dict[str, Any]]:
-    """The verified downloads of `source`, by key (empty when none)."""
+def fetched(source: str, root: Path | None = None) -> dict[str, dict[str, Any]]:
+    """The verified downloads of `source` (in `root`, default `data_root(source)`), by key (empty when none)."""
     try:
-        manifest = json.loads((data_root(source) / MANIFEST).read_text(encoding="utf-8"))
+        manifest = json.loads(((root or data_root(source)) / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return manifest if isinstance(manifest, dict) else {}

@@ -89,10 +89,11 @@ def default_location(source: str) -> DataLocation:
     """Where `source` is read from when no path is given: its full data once fetched, else an
     installed package that carries it, else the bundled sample."""
     spec = get_source(source)
-    done = fetched(source)
-    full = data_root(source) / spec.full_data
+    root = data_root(source)  # the settings, read once
+    done = fetched(source, root)
+    full = root / spec.full_data
     if done and full.exists():
-        return DataLocation("full", full, data_root(source), f"{source}@{'+'.join(sorted(done))}")
+        return DataLocation("full", full, root, f"{source}@{'+'.join(sorted(done))}")
     if spec.installed_package:
         package, folder = spec.installed_package
         installed = installed_package_dir(package, folder)
@@ -107,9 +108,10 @@ def location_of(source: str, path: str | Path | None) -> DataLocation:
     if path is None:
         return default_location(source)
     path = Path(path).absolute()
+    full = data_root(source)  # the settings, read once
     for kind, root, label in (
         ("sample", _sample_root(source), f"{source}@sample"),
-        ("full", data_root(source), f"{source}@{'+'.join(sorted(fetched(source)))}"),
+        ("full", full, f"{source}@{'+'.join(sorted(fetched(source, full)))}"),
     ):
         if path == root or root in path.parents:
             return DataLocation(kind, path, root, label)

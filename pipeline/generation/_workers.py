@@ -182,6 +182,7 @@ async def _drive(
             if not worker.ready:
                 worker.ready = True
                 own.resize(-worker.lanes)
+                logger.info("generation worker %d ready: it takes %d lane(s) of this process's", worker.index, worker.lanes)
             task = asyncio.create_task(_hand_out(worker, pending, slots))
             handing.add(task)
             task.add_done_callback(handing.discard)

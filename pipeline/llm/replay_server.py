@@ -53,7 +53,8 @@ do; the size of each of the latest 10,000 chat requests' message text, in order,
 /admin/faults ({"next": [kinds...]} for the next requests, and/or {"rate": 0.1, "kinds": ["429",
 "500"], "seed": 0} for random faults), POST /admin/clock ({"frozen": true} stops the server's
 clock, {"frozen": false} runs it again from where it stands, {"advance": seconds} moves it on;
-answers {"frozen": ..., "seconds": its reading}).
+answers {"frozen": ..., "seconds": its reading}), POST /admin/hold ({"hold": true} keeps every chat
+request waiting, in flight, until {"hold": false}; a test orders events with it, never with time).
 """
 
 from __future__ import annotations
@@ -237,6 +238,8 @@ class _ReplayState:
         self.options = options
         self.lock = threading.Lock()
         self.clock = _Clock(options.frozen_clock)
+        self.released = threading.Event()  # cleared while /admin/hold holds the chat requests
+        self.released.set()
         self.reset()
 
     def reset(self) -> None:
@@ -524,6 +527,7 @@ class _Handler(BaseHTTPRequestHandler):
             # the request leaves the count before its reply is written: a client that has its answer may send
             # its next request before this thread, starved on a busy machine, would otherwise have counted out
             with state.in_flight_request():
+                state.released.wait()
                 state.wait_for_group()
                 reply = state.chat_completion(body, self.headers.get("Authorization", ""))
                 state.delay(reply)
@@ -538,6 +542,12 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(_error(400, str(exc), "invalid_request_error"))
                 return
             self._send(_Reply(200, {"ok": True}))
+        elif self.path == "/admin/hold":
+            if not isinstance(body.get("hold"), bool):
+                self._send(_error(400, "`hold` must be true or false", "invalid_request_error"))
+                return
+            (state.released.clear if body["hold"] else state.released.set)()
+            self._send(_Reply(200, {"hold": body["hold"]}))
         elif self.path == "/admin/clock":
             try:
                 clock = state.set_clock(body)

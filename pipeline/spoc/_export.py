@@ -10,6 +10,7 @@ every object of its type. Every task that does not map is listed with the reason
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import tarfile
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+from safeforge.common.resources import package_path
 from safeforge.pddl.errors import PDDLError
 from safeforge.runs.ledger import RunStore
 from safeforge.runs.overview import is_run
@@ -48,11 +50,24 @@ def report_path(out: Path) -> Path:
 @dataclass
 class ExportReport:
     source: str
-    exported: list[dict] = field(default_factory=list)  # {task_id, file, scene_name, template, warnings}
+    exported: list[dict] = field(default_factory=list)  # {task_id, file, scene_name, warnings}
     skipped: list[dict] = field(default_factory=list)  # {task_id, reason}
+    reused: int = 0
+    """Tasks whose files had not changed since the export that wrote the report: not exported again."""
+    fingerprints: dict[str, str] = field(default_factory=dict)
+    """{task_id: digest of its folder's files}, written into the report's entries for the next export."""
 
     def to_dict(self) -> dict:
-        return {"source": self.source, "exported": self.exported, "skipped": self.skipped}
+        def marked(entries: list[dict]) -> list[dict]:
+            return [{**e, "fingerprint": self.fingerprints[e["task_id"]]} if e["task_id"] in self.fingerprints else e for e in entries]
+
+        return {
+            "source": self.source,
+            "exporter": _exporter_digest(),
+            "reused": self.reused,
+            "exported": marked(self.exported),
+            "skipped": marked(self.skipped),
+        }
 
 
 # -- inputs -------------------------------------------------------------------------------------
@@ -318,55 +333,144 @@ def _what_could_change(task: Task | str | Path) -> str:
 
 
 # -- many tasks ---------------------------------------------------------------------------------
-def _export_entry(entry: Task | str) -> tuple[dict, str, list[str]] | str:
-    """`export_task` of a loaded task, or why it has no export."""
-    if isinstance(entry, str):
-        return entry
+@cache
+def _exporter_digest() -> str:
+    """Which exporter wrote a report: a digest of Safeforge's code and data, so a changed exporter
+    exports every task again."""
+    root = package_path("safeforge")
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.suffix in (".py", ".json") and p.is_file()):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def _fingerprint(folder: Path) -> str:
+    """A digest of a task folder's files (names and bytes)."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+Exported = tuple[dict, str, list[str]]  # the document, its file stem, its warnings
+_UNREADABLE = "cannot be loaded: "
+
+
+def _earlier(out: Path) -> dict[str, Exported | str]:
+    """{fingerprint: what the export made of that task} from the report an earlier export of this
+    exporter left beside `out` (a file since removed or changed by hand is exported again)."""
     try:
-        return export_task(entry)
+        report = json.loads(report_path(out).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(report, dict) or report.get("exporter") != _exporter_digest():
+        return {}
+    found: dict[str, Exported | str] = {}
+    for entry in report.get("exported", []):
+        file = out / str(entry.get("file", ""))
+        try:
+            document = json.loads(file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if entry.get("fingerprint"):
+            stem = str(entry["file"]).removesuffix(".json").rsplit("_", 1)[0]
+            found[entry["fingerprint"]] = (document, stem, list(entry.get("warnings", [])))
+    for entry in report.get("skipped", []):
+        if entry.get("fingerprint"):
+            found[entry["fingerprint"]] = str(entry["reason"])
+    return found
+
+
+def _export_folder(folder: Path, metadata: TaskMetadata) -> Exported | str:
+    """`export_task` of the task in `folder`, or why it has no export."""
+    try:
+        _scene(metadata)  # a task without a scene is skipped on its metadata alone: its PDDL is not read
+    except NotExportable as exc:
+        return str(exc)
+    try:
+        task = Task.load(folder, metadata)
+    except (TaskError, PDDLError) as exc:
+        return f"{_UNREADABLE}{exc}"
+    try:
+        return export_task(task)
     except (NotExportable, TaskError, PDDLError) as exc:
         return str(exc)
 
 
 def export(source: str | Path, out: str | Path, progress: Callable[[str], None] = lambda m: None) -> ExportReport:
     """Write a goal-condition file per exportable task into `out`, and the report beside it
-    (`report_path`)."""
+    (`report_path`). Incremental: a task whose files are unchanged since the export that wrote the
+    report (by this exporter) is not exported again; the files are numbered across the whole export
+    (ALFRED-derived tasks first, then by task_id), so the result is the same as a fresh export's,
+    and files an earlier export wrote that are no longer made are removed."""
     source, out = Path(source), Path(out)
     report = ExportReport(str(source))
+    earlier, earlier_files = _earlier(out), _files_of_report(out)
     scratch = Path(tempfile.mkdtemp(prefix="spoc-export-"))
     try:
-        # a task without a scene is skipped on its metadata alone: its PDDL is not read
-        entries: list[tuple[tuple[bool, str], Task | str]] = []  # (order, the loaded task or why it has no scene)
+        entries: list[tuple[tuple[bool, str], str, Exported | str]] = []  # (order, fingerprint, export or why not)
         failures = []
+        reused = 0
         for folder in _task_folders(source, scratch):
             try:
                 metadata = Task.metadata_of(folder)
-                order = (metadata.source != "alfred", metadata.task_id or folder.name)
-                try:
-                    _scene(metadata)
-                except NotExportable as exc:
-                    entries.append((order, str(exc)))
-                    continue
-                entries.append((order, Task.load(folder, metadata)))
             except (TaskError, PDDLError) as exc:
                 failures.append({"task_id": folder.name, "reason": f"cannot be loaded: {exc}"})
+                continue
+            fingerprint = _fingerprint(folder)
+            exported = earlier.get(fingerprint)
+            reused += exported is not None
+            if exported is None:
+                exported = _export_folder(folder, metadata)
+            if isinstance(exported, str) and exported.startswith(_UNREADABLE):  # named by its folder, tried again next time
+                failures.append({"task_id": folder.name, "reason": exported})
+                continue
+            entries.append(((metadata.source != "alfred", metadata.task_id or folder.name), fingerprint, exported))
         entries.sort(key=lambda entry: entry[0])
         out.mkdir(parents=True, exist_ok=True)
-        counters: Counter[str] = Counter()  # SPOC numbers the files of each name from 00000
-        for (_, task_id), entry in entries:
-            exported = _export_entry(entry)
-            if isinstance(exported, str):
-                report.skipped.append({"task_id": task_id, "reason": exported})
-                progress(f"{task_id}: skipped: {exported}")
-                continue
-            document, stem, warnings = exported
-            name = f"{stem}_{counters[stem]:05d}.json"
-            counters[stem] += 1
-            (out / name).write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-            report.exported.append({"task_id": task_id, "file": name, "scene_name": document["scene_name"], "warnings": warnings})
-            progress(f"{task_id}: {name}")
+        written = _write(out, entries, report, progress)
+        for stale in sorted({p.name for p in out.glob("*.json")} - written):
+            if stale in earlier_files:
+                (out / stale).unlink()
+            else:
+                progress(f"{stale}: not written by an export of ours, left in place (SPOC will load it too)")
         report.skipped = failures + report.skipped
+        report.reused = reused
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     report_path(out).write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
     return report
+
+
+def _write(out: Path, entries: list, report: ExportReport, progress: Callable[[str], None]) -> set[str]:
+    """Each export's file, numbered per name from 00000 as SPOC numbers them, written where its
+    bytes changed; the names written."""
+    counters: Counter[str] = Counter()
+    written = set()
+    for (_, task_id), fingerprint, exported in entries:
+        if isinstance(exported, str):
+            report.fingerprints[task_id] = fingerprint
+            report.skipped.append({"task_id": task_id, "reason": exported})
+            progress(f"{task_id}: skipped: {exported}")
+            continue
+        document, stem, warnings = exported
+        name = f"{stem}_{counters[stem]:05d}.json"
+        counters[stem] += 1
+        text = json.dumps(document, indent=2) + "\n"
+        path = out / name
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+        written.add(name)
+        report.fingerprints[task_id] = fingerprint
+        report.exported.append({"task_id": task_id, "file": name, "scene_name": document["scene_name"], "warnings": warnings})
+        progress(f"{task_id}: {name}")
+    return written
+
+
+def _files_of_report(out: Path) -> set[str]:
+    """The goal-condition files the report beside `out` lists (what an earlier export wrote)."""
+    try:
+        report = json.loads(report_path(out).read_text(encoding="utf-8"))
+        return {str(entry["file"]) for entry in report.get("exported", [])}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return set()

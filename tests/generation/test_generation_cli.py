@@ -80,7 +80,8 @@ def test_generate_takes_the_source_filters(tmp_path, replay_server):
 
 
 def test_a_second_process_on_the_same_run_is_refused_naming_the_holder(tmp_path, replay_server):
-    url = replay_server(latency_ms=1500)  # slow enough that the first run is still going
+    url = replay_server()
+    admin(url, "/admin/hold", {"hold": True})  # the first run waits for its first answer until the second is refused
     env = clean_env(OPENAI_BASE_URL=url, SAFEFORGE_MODEL="deepseek-chat")
     command = [
         sys.executable,
@@ -106,6 +107,7 @@ def test_a_second_process_on_the_same_run_is_refused_naming_the_holder(tmp_path,
         assert f"run shared is in use: generate by pid {first.pid}" in second.stderr
         assert "Traceback" not in second.stderr
     finally:
+        admin(url, "/admin/hold", {"hold": False})
         out, err = first.communicate(timeout=300)
     assert first.returncode == 0, err
     assert "states: checked 2" in out  # the first run was not disturbed
@@ -113,7 +115,8 @@ def test_a_second_process_on_the_same_run_is_refused_naming_the_holder(tmp_path,
 
 
 def test_calls_in_flight_at_a_kill_are_recorded_as_unknown(tmp_path, replay_server):
-    url = replay_server(latency_ms=3000)
+    url = replay_server()
+    admin(url, "/admin/hold", {"hold": True})  # the calls stay in flight until the kill, however slow the machine
     env = clean_env(OPENAI_BASE_URL=url, SAFEFORGE_MODEL="deepseek-chat")
     process = subprocess.Popen(
         [
@@ -140,6 +143,7 @@ def test_calls_in_flight_at_a_kill_are_recorded_as_unknown(tmp_path, replay_serv
     assert process.poll() is None
     process.kill()
     process.wait(timeout=10)
+    admin(url, "/admin/hold", {"hold": False})
     served = admin(url, "/admin/stats")["requests"]
     ledger = CallLedger(tmp_path / "killed" / "llm.sqlite")  # opened after the kill
     rows = ledger.rows()

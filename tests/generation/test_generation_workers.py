@@ -7,17 +7,20 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import sqlite3
 import subprocess
 import sys
+import threading
 
 import pytest
+from busy_machine import HANG_S, eventually
 from dying_checker import EXIT_CODE, MARKS, check_or_die, doomed_record
 from generation_helpers import FAST_SETTINGS, admin, fast_config, ledger_states, requests_served, run_records
 from tests_paths import REPO
 
-from safeforge.generation import RunContext, WorkerProcesses, generate_run
+from safeforge.generation import RunContext, RunSummary, WorkerProcesses, generate_run
 from safeforge.llm import LLMClient
 from safeforge.runs.ledger import RunStore
 from safeforge.sources import iter_records
@@ -53,12 +56,28 @@ def test_two_workers_make_the_run_one_process_makes(tmp_path, records, replay_se
     assert requests_served(two) == served and again.states == alone.states  # resumed: nothing asked again
 
 
-def test_the_run_process_works_beside_its_worker_within_the_concurrency(tmp_path, records, replay_server):
-    # 0.7 s per call: the run's own process takes records at once, its worker a second or two later (its
-    # imports), while the run's five records take several seconds: on a machine loaded many times over,
-    # the worker may start after the last record was taken (the premise, not the product, fails then)
-    url = replay_server(latency_ms=700)
-    summary = run_records(tmp_path / "run", records, fast_config(url, tmp_path / "llm.sqlite"), concurrency=2, executor=WorkerProcesses(2))
+def test_the_run_process_works_beside_its_worker_within_the_concurrency(tmp_path, records, replay_server, caplog):
+    # the server holds every answer until the worker is ready, so the run's own process cannot finish
+    # the records before its worker starts however slow the machine (an order of events, not a time)
+    url = replay_server()
+    admin(url, "/admin/hold", {"hold": True})
+    caplog.set_level(logging.INFO, "safeforge.generation")
+    done: dict[str, object] = {}
+
+    config = fast_config(url, tmp_path / "llm.sqlite", timeout_s=HANG_S)  # a held call is waited for, never retried
+
+    def run() -> None:
+        done["summary"] = run_records(tmp_path / "run", records, config, concurrency=2, executor=WorkerProcesses(2))
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    try:
+        eventually(lambda: "generation worker 1 ready" in caplog.text, "the worker is ready")
+    finally:
+        admin(url, "/admin/hold", {"hold": False})
+    thread.join(HANG_S)
+    summary = done["summary"]
+    assert isinstance(summary, RunSummary)
     assert sum(summary.states.values()) == len(records) and "error" not in summary.states
     with sqlite3.connect(tmp_path / "llm.sqlite") as db:
         pids = {pid for (pid,) in db.execute("SELECT DISTINCT pid FROM calls")}

@@ -7,11 +7,13 @@ import asyncio
 import json
 import subprocess
 import sys
+import threading
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 import pytest
+from busy_machine import HANG_S, eventually
 from openai.types.chat import ChatCompletion
 
 from safeforge.cli.llm import register
@@ -243,3 +245,34 @@ def test_past_its_tokens_per_minute_the_server_answers_429(start_replay):
     big = "stove " + "x" * 2000  # 501 tokens in, 0 out
     assert [post_chat(url, user(big))[0] for _ in range(3)] == [200, 429, 429]
     assert post_chat(url, user("stove"))[0] == 200  # a small request still fits
+
+
+def test_a_held_request_waits_in_flight_until_released(start_replay, server_stats):
+    url = start_replay([{"match": {"contains": ["x"]}, "response": {"content": "ok"}}])
+    root = url.removesuffix("/v1")
+
+    def hold(on) -> tuple[int, dict]:
+        request = urllib.request.Request(f"{root}/admin/hold", data=json.dumps({"hold": on}).encode(), method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=5) as response:
+                return response.status, json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read())
+
+    assert hold("yes")[0] == 400  # a boolean or nothing
+    assert hold(True) == (200, {"hold": True})
+    answers: list[int] = []
+
+    def ask() -> None:  # waits as long as the hold lasts: no client time-out of its own
+        data = json.dumps({"model": "m", "messages": user("x")}).encode()
+        request = urllib.request.Request(f"{url}/chat/completions", data=data, method="POST", headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=HANG_S) as response:
+            answers.append(response.status)
+
+    waiting = threading.Thread(target=ask)
+    waiting.start()
+    eventually(lambda: server_stats(url)["in_flight"] == 1, "the request is in flight")
+    assert answers == [] and waiting.is_alive()
+    assert hold(False) == (200, {"hold": False})
+    waiting.join(HANG_S)
+    assert answers == [200] and server_stats(url)["in_flight"] == 0
