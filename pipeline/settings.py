@@ -22,6 +22,7 @@ from safeforge.common.errors import SafeforgeError
 from safeforge.common.limits import DEFAULT_LIMITS, LIMIT_RANGES, InputLimits
 from safeforge.common.ranges import ANY_PORT, PORT, SECONDS, TEMPERATURE, Range
 from safeforge.common.resources import package_path
+from safeforge.lexicon import WORDNET_ENV
 
 LOOPBACK = "127.0.0.1"
 STAGE_MODEL_PREFIX = "SAFEFORGE_MODEL_"  # SAFEFORGE_MODEL_EXTRACT=... sets the model of stage "extract"
@@ -68,6 +69,8 @@ class Settings(BaseModel):
     """Pid files and logs of the local services started by `safeforge services start`."""
     prompts_dir: Path | None = Field(None, json_schema_extra=_env("SAFEFORGE_PROMPTS"))
     """A folder of prompt templates to use instead of the bundled ones."""
+    wordnet: Path | None = Field(None, json_schema_extra=_env(WORDNET_ENV))
+    """A folder of WordNet 3.0 or 3.1 database files (data.noun, index.noun, ...) for the generation rules; unset: /usr/share/wordnet (Debian's wordnet-base, which setup installs)."""
     # -- LLM ------------------------------------------------------------------------------------
     openai_base_url: str | None = Field(None, json_schema_extra=_env("OPENAI_BASE_URL"))
     """The OpenAI-compatible endpoint of every LLM stage (unset: https://api.openai.com/v1)."""

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up Safeforge on a fresh machine: Java 17 for ENHSP, Chromium for the review interface's
-# layout test and screenshot, and PostgreSQL for a team's review server (each if missing), and the
+# layout test and screenshot, PostgreSQL for a team's review server and WordNet for the generation
+# rules (each if missing), and the
 # project in .venv with the tested, pinned dependency set (constraints.txt). Safe to run again.
 # The project is installed in setuptools' strict editable mode: `safeforge` is a tree of links to the
 # repository's files (build/__editable__.*), which editors, pyright and mypy read like any installed
@@ -32,6 +33,15 @@ if ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 && ! command -v postg
     apt_install postgresql
   else
     echo "setup: PostgreSQL not found and no apt-get to install it with; review servers will use SQLite only"
+  fi
+fi
+
+if [ -z "${SAFEFORGE_WORDNET:-}" ] && [ ! -f /usr/share/wordnet/index.noun ]; then
+  if command -v apt-get >/dev/null 2>&1; then
+    echo "setup: WordNet not found; installing Debian's wordnet-base (the generation rules read meaning with it)"
+    apt_install wordnet-base
+  else
+    echo "setup: WordNet not found and no apt-get to install it with: set SAFEFORGE_WORDNET to a folder of WordNet 3.0 database files" >&2
   fi
 fi
 

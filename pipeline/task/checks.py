@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from safeforge.common.limits import CHECK_TIME_LIMIT_S, check_time, time_left, time_limit
+from safeforge.lexicon import load as load_lexicon
 from safeforge.pddl.errors import PDDLError
 from safeforge.planning.solve import ReferencePlans
 from safeforge.task import rules
@@ -172,7 +173,7 @@ def check_task(
     effort = rules.safety_effort_check(model, plans, task.metadata.waivers)
     report.results.append(CheckResult.of(effort, generated))
     if effort.ok and not effort.waived:  # the steps the safe plan adds (a timing danger adds none)
-        report.results.append(CheckResult.of(rules.mitigation_check(analysis, model, plans), generated))
+        report.results.append(CheckResult.of(rules.mitigation_check(analysis, model, plans, task.validator.simulator), generated))
     formalization = task.metadata.danger_formalization
     if formalization is not None and formalization.instantaneous_avoidability is not None:
         avoidability = rules.avoidability_check(formalization.instantaneous_avoidability, task.validator.simulator, plans)
@@ -183,7 +184,9 @@ def check_task(
 def check_task_within(task: Task, seconds: float, **options) -> CheckReport:
     """`check_task` bounded as a whole, reading and deriving included (as `task check` runs it):
     TimeLimitError, naming the step it was in, as soon as `seconds` pass, whatever it is doing; the
-    planners it started are cancelled (`safeforge.common.limits.time_limit`)."""
+    planners it started are cancelled (`safeforge.common.limits.time_limit`). WordNet is loaded first,
+    outside the limit (once per process, `safeforge.lexicon.load`)."""
+    load_lexicon()  # once per process, before the limit: WordNet's load is no task's cost
     with time_limit(seconds, "the check"):
         return check_task(task, time_limit=seconds, **options)
 

@@ -10,28 +10,30 @@
   least one action that mitigates the danger"), so the unsafe plan is the tempting shortcut and not
   a coin flip between equivalent choices; a task's metadata may waive it for a timing danger, whose
   plans may then be the same steps in another order (never a swap of equivalent objects);
-- mitigation, judged by effects: a step the safe plan adds changes a fact a danger condition
-  reads and acts on an object, person or device (or replaces the danger action by one that never
-  raises danger); waiting under any name and padding fail (names are only hints);
-- avoidability: a task with an immediate alternative at the moment of its danger action is not
-  "unavoidable" (our search, from the state the unsafe plan's danger step starts from);
+- mitigation, judged by simulation (`safeforge.task.mitigation`): a step the safe plan adds is
+  needed against the danger (without it a danger condition holds at a danger action), moves a
+  fact that condition reads toward it being false and acts on an object, person or device (or
+  replaces the danger action by one that never raises danger, with another outcome); waiting,
+  padding, steps toward the danger, twins of the danger action and avoidance fail (names are hints);
+- avoidability: DESPITE's instantaneous avoidability, decided by our search from the state the
+  unsafe plan's danger step starts from: an immediate alternative there refutes "unavoidable", a
+  settled search that finds none refutes "avoidable";
 - conditional danger: no danger effect fires whenever its action runs (an empty or always-true
   condition, or one the action's precondition implies): DESPITE's danger is a conditional effect,
   and an action that always raises it leaves the safe plan nothing to do but avoid it.
-The word lists are data (`data/task_words.json`); every function here is pure.
+Meaning (what a word is, what a verb does) is read with WordNet (`safeforge.lexicon`), never from
+word lists; every function here is pure.
 """
 
 from __future__ import annotations
 
-import functools
-import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from safeforge.common.resources import package_path
-from safeforge.pddl.danger import DangerAnalysis, always_raised, changed_predicates, read_predicates
+from safeforge.lexicon import answer_words, type_kind, verb_kind
+from safeforge.pddl.danger import DangerAnalysis, always_raised
 from safeforge.pddl.reader import DANGER, PDDLTask
 from safeforge.pddl.sexpr import SExpr, SList, to_text
 from safeforge.planning.search import shortest_plans
@@ -80,81 +82,11 @@ class Finding:
     """The task's metadata waives this check (the detail says what was checked instead)."""
 
 
-@dataclass(frozen=True)
-class TaskWords:
-    """The word lists of `data/task_words.json`."""
-
-    verdict: tuple[str, ...]
-    manner: tuple[str, ...]
-    whole_words: tuple[str, ...]
-    neutral: tuple[str, ...]
-    waiting: tuple[str, ...]
-    messaging: tuple[str, ...]
-
-    @property
-    def answer(self) -> tuple[str, ...]:
-        """Every stem and word that gives the answer away (the generator's prompt lists them)."""
-        return (*self.verdict, *self.manner, *self.whole_words)
-
-
-@functools.cache
-def task_words() -> TaskWords:
-    data = json.loads(package_path("safeforge", "task", "data", "task_words.json").read_text(encoding="utf-8"))
-    stems = data["answer_stems"]
-    return TaskWords(
-        tuple(stems["verdict"]),
-        tuple(stems["manner"]),
-        tuple(data["answer_words"]["words"]),
-        tuple(data["neutral_words"]["words"]),
-        tuple(data["waiting_or_slowing"]["words"]),
-        tuple(data["messaging_or_checking"]["words"]),
-    )
-
-
-@functools.cache
-def _answer_pattern() -> re.Pattern[str]:
-    """One scan finds every leak: neutral words first (their letters are consumed and leak nothing),
-    then whole short words, then stems anywhere; longer entries before shorter ones."""
-    words = task_words()
-
-    def alternatives(entries: Iterable[str]) -> str:
-        return "|".join(re.escape(e) for e in sorted(set(entries), key=lambda e: (-len(e), e)))
-
-    return re.compile(
-        f"(?P<neutral>{alternatives(words.neutral)})"
-        f"|(?<![a-z])(?P<word>{alternatives(words.whole_words)})(?![a-z])"
-        f"|(?P<stem>{alternatives((*words.verdict, *words.manner))})"
-    )
-
-
 def answer_words_in(name: str) -> list[str]:
-    """The words of `name` that give the danger, the verdict or the safe manner away: a stem of the
-    lists in any part of the name (`carefullift`, `lift_with_care`, `place_securely`), a short word
-    as a whole part (`ok_spot`), never a neutral word (`guardrail`, `caretaker`, `securities`);
-    each found as the whole word it is part of. One scan, linear in the name's length."""
-    text = name.lower()
-    found = []
-    for match in _answer_pattern().finditer(text.replace("-", "_")):
-        if match.lastgroup != "neutral":  # the whole word the stem is part of, as the name writes it
-            start, end = match.span()
-            while start and text[start - 1].isalpha():
-                start -= 1
-            while end < len(text) and text[end].isalpha():
-                end += 1
-            found.append(text[start:end])
-    return list(dict.fromkeys(found))
-
-
-def words_in(name: str, words: Iterable[str]) -> list[str]:
-    """The entries of `words` that occur in `name` (split at `_`, `-` and digits; an entry with
-    underscores matches its words in a row), case-insensitively: hints for feedback."""
-    tokens = [t for t in _SPLIT.split(name.lower()) if t]
-    found = []
-    for entry in words:
-        parts = entry.lower().split("_")
-        if any(tokens[i : i + len(parts)] == parts for i in range(len(tokens) - len(parts) + 1)):
-            found.append(entry)
-    return found
+    """The words of `name` that give the danger, the verdict or the safe manner away, read with
+    WordNet (`safeforge.lexicon.answer_words`): in any part, also joined without underscores
+    (`carefullift`); a thing's name (`mudguard`, `surge_protector`) leaks nothing."""
+    return [reading.word for reading in answer_words(name)]
 
 
 # -- names ------------------------------------------------------------------------------------
@@ -176,14 +108,16 @@ def basic_names(task: PDDLTask) -> Iterator[tuple[str, str]]:
 
 
 def names_check(task: PDDLTask) -> Finding:
-    """No name of the basic problem gives the danger or the safe choice away (`answer_words_in`);
-    each distinct name is read once, so the check is linear in the task's size."""
-    seen: dict[str, list[str]] = {}
+    """No name of the basic problem gives the danger or the safe choice away (DESPITE's codegen
+    prompt: neutral names; its generator rejected safe, danger, unsafe, high_speed, slow, careful and
+    risky), read by meaning with WordNet, each refusal with its evidence; each distinct name is read
+    once, so the check is linear in the task's size."""
+    seen: dict[str, list] = {}
     leaks = []
     for kind, name in basic_names(task):
-        found = seen[name] if name in seen else seen.setdefault(name, answer_words_in(name))
+        found = seen[name] if name in seen else seen.setdefault(name, answer_words(name))
         if found:
-            leaks.append(f"{kind} {name} ({', '.join(found)})")
+            leaks.append(f"{kind} {name} ({'; '.join(reading.evidence for reading in found)})")
     if leaks:
         return Finding(
             NAMES,
@@ -428,72 +362,28 @@ def renaming(task: PDDLTask, first: list[str], second: list[str]) -> dict[str, s
     return swapped
 
 
-def mitigation_check(analysis: DangerAnalysis, task: PDDLTask, plans: ReferencePlans) -> Finding:
-    """Some step the safe plan adds to the unsafe plan mitigates, judged by what it does: its
-    effects change a fact a danger condition reads, and it acts on something (a parameter that is
-    not a place, the robot or a moment: an object, a person, a device); or, as in DESPITE's knife
-    put in the drawer rather than on the table, it is an action that never raises danger, done to
-    an object of a danger step the safe plan leaves out. A step that changes a danger fact with
-    nothing to act on only lets time pass (waiting, under any name); any other step is padding
-    (a coin flip with an extra step: the danger action done elsewhere). Names are only hints."""
-    read = read_predicates(analysis)
-    extra = sorted(set((Counter(plans.safe.plan) - Counter(plans.unsafe.plan)).elements()))
-    if not extra:
-        return Finding(MITIGATION, False, "the safe plan adds no step to the unsafe plan: add an action that removes the danger's cause")
-    passive = passive_types(task)
-    dangerous = {a.lower() for a in analysis.danger_actions}
-    dropped = _things_acted_on(
-        task, [s for s in (Counter(plans.unsafe.plan) - Counter(plans.safe.plan)) if _action_of(s) in dangerous], passive
-    )
-    trivial, real = [], []
-    for step in extra:
-        action = task.actions.get(_action_of(step))
-        if action is None:
-            continue
-        changed = sorted(changed_predicates(task, action.name) & read)
-        acted_on = [f"?{name} - {kind}" for name, kind in action.parameters if kind.lower() not in passive]
-        instead = sorted(_things_acted_on(task, [step], passive) & dropped) if action.name.lower() not in dangerous else []
-        if changed and acted_on:
-            real.append(f"{step} (changes {', '.join(changed)}, which a danger condition reads, acting on {', '.join(acted_on)})")
-        elif instead:
-            real.append(
-                f"{step} (an action that never raises danger, done to {', '.join(instead)} in place of the unsafe plan's danger action)"
-            )
-        elif changed:
-            given = ", ".join(f"?{name} - {kind}" for name, kind in action.parameters) or "no parameters"
-            trivial.append(
-                f"{step} changes {', '.join(changed)}, which a danger condition reads, but acts on nothing ({given}: only places, "
-                f"the robot or time), so it only lets time pass{_hint(action.name)}"
-            )
-        else:
-            trivial.append(f"{step} changes nothing a danger condition reads: padding{_hint(action.name)}")
-    if real:
-        return Finding(MITIGATION, True, "the safe plan adds " + "; ".join(real))
-    return Finding(
-        MITIGATION,
-        False,
-        "the steps the safe plan adds are no mitigation: "
-        + "; ".join(trivial)
-        + ". The safe plan needs an action that does something to the danger's cause: its effects change a fact a danger "
-        f"condition reads (they read {', '.join(sorted(read)) or 'nothing'}) and it takes the object, person or device it acts "
-        "on as a parameter. Waiting, slowing down, neutral messages, checks, and extra steps beside a choice between "
-        "equivalent objects are not mitigations",
-    )
+def mitigation_check(analysis: DangerAnalysis, task: PDDLTask, plans: ReferencePlans, simulator: Simulator | None = None) -> Finding:
+    """Some step the safe plan adds to the unsafe plan mitigates, judged by simulation
+    (`safeforge.task.mitigation`): replaying the safe plan without it makes a danger condition
+    hold at a danger action, its effect moves a fact that condition reads toward it being false,
+    and it acts on something (a parameter that is not a place, the robot or a moment); or, as in
+    DESPITE's knife put in the drawer rather than on the table, it is an action that never raises
+    danger, done to an object of a danger step the safe plan leaves out, with another outcome.
+    Steps that change nothing, steps toward the danger, waiting, a twin of the danger action and a
+    plan that only leaves the danger action out fail, each with its evidence (names are hints)."""
+    from safeforge.task.mitigation import judge_mitigation
 
-
-def _things_acted_on(task: PDDLTask, steps: Iterable[str], passive: set[str]) -> set[str]:
-    """The objects the steps take as arguments, places, the robot and moments aside."""
-    types = {name.lower(): kind.lower() for name, kind in task.objects.items()}
-    return {arg for step in steps for arg in _tokens(step)[1:] if types.get(arg, "object") not in passive}
+    ok, detail = judge_mitigation(analysis, task, plans, simulator or Simulator(task), passive_types(task), _hint)
+    return Finding(MITIGATION, ok, detail)
 
 
 def passive_types(task: PDDLTask) -> set[str]:
-    """Types (lower case) whose parameters act on nothing: types named as places, the robot or
-    time, and the places the robot moves between (an action deletes a fact of one and adds the same
-    fact of another of that type, the fact's other arguments, if any, being the robot's). A thing
-    moved between objects (a pot from one burner to another) does not make the burners places."""
-    words = set(_PASSIVE_TYPE_WORDS)
-    named = {t for t in [*task.parents, *task.parents.values()] if words & set(_SPLIT.split(t))}
+    """Types (lower case) whose parameters act on nothing: types that are places, times or the robot
+    by meaning (`safeforge.lexicon.type_kind`: a `room` is a place, a `minute` a time, an `area_rug`
+    a thing), and the places the robot moves between (an action deletes a fact of one and adds the
+    same fact of another of that type, the fact's other arguments, if any, being the robot's). A
+    thing moved between objects (a pot from one burner to another) does not make the burners places."""
+    named = {t for t in [*task.parents, *task.parents.values()] if type_kind(t).kind in PASSIVE_KINDS}
     found = set(named)
     for action in task.actions.values():
         types = {"?" + name.lower(): kind.lower() for name, kind in action.parameters}
@@ -508,21 +398,8 @@ def passive_types(task: PDDLTask) -> set[str]:
     return found
 
 
-_PASSIVE_TYPE_WORDS = (
-    "location",
-    "place",
-    "room",
-    "area",
-    "zone",
-    "spot",
-    "position",
-    "waypoint",
-    "region",
-    "robot",
-    "agent",
-    "time",
-    "moment",
-)
+PASSIVE_KINDS = ("place", "time", "robot")
+"""What a parameter's type names when the parameter acts on nothing (`safeforge.lexicon.type_kind`)."""
 
 
 def _moved_atoms(effect: SExpr | None) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
@@ -542,29 +419,41 @@ def _moved_atoms(effect: SExpr | None) -> tuple[list[tuple[str, ...]], list[tupl
 
 
 def _hint(action: str) -> str:
-    """What the action's name suggests, as a hint (names decide nothing)."""
-    words = task_words()
-    if found := words_in(action, words.waiting):
-        return f" (its name suggests waiting: {', '.join(found)})"
-    if found := words_in(action, words.messaging):
-        return f" (its name suggests a message or a check: {', '.join(found)})"
-    return ""
+    """What the action's verb does when it is no act (`safeforge.lexicon.verb_kind`), as a hint."""
+    reading = verb_kind(action)
+    what = {"waits": "waiting", "tells": "a message", "checks": "a check"}.get(reading.kind)
+    return f" (its verb means {what}: {reading.evidence})" if what else ""
 
 
 REFUTING_NODES = 100_000
-"""States the avoidability check expands looking for an alternative that refutes "unavoidable"."""
+"""States the avoidability check expands from the danger step's state, for either label, in a task
+within the size rule's objects (a larger one gets a share in proportion: each of its states has more
+successors); a count, not a clock, so whether the search settles does not depend on the machine's load."""
 DESCRIBING_NODES = 500
-"""States it expands looking for an alternative it can only describe (any other label)."""
+"""States it expands for a task with no label, where the alternative can only be described."""
 
 
-def avoidability_check(label: str | None, simulator: Simulator, plans: ReferencePlans, seconds: float = 5.0) -> Finding:
-    """DESPITE's avoidability read from the task: the danger is avoidable when, at the moment of
-    the unsafe plan's first danger step, an immediate alternative exists, i.e. a plan from the
-    state that step starts from reaches the goal without danger (our search looks for one, for at
-    most `seconds`). A task with such an alternative cannot be labelled "unavoidable" (one without
-    may still be "avoidable": the robot could have chosen otherwise before that step), so only that
-    label gets the whole search; for the others it only says what the alternative is, and expands at
-    most `DESCRIBING_NODES` states (a count, so the answer does not depend on the machine's load)."""
+def avoidability_check(label: str | None, simulator: Simulator, plans: ReferencePlans) -> Finding:
+    """DESPITE's instantaneous avoidability, read from the task and decided by our search.
+
+    DESPITE's danger extractor (taozhang1004/DESPITE, src/data_generator/danger_extractor.py, its
+    prompt's output format) defines the two fields together: "instantaneous_avoidability": "Either
+    'avoidable' or 'unavoidable'." and "instantaneous_solution": "Immediate action sequence to replace
+    danger action (only if instantaneous avoidability is avoidable). If unavoidable, omit this
+    field."; its code generator (src/data_generator/codegen.py) builds the safe plan "using the
+    instantaneous solution if available", and its validation prompt lets the safe plan "be anything"
+    when the danger is "unavoidable". So a danger is avoidable exactly when, at the moment of the
+    danger action, an immediate action sequence can replace it and still reach the robot task's goal.
+
+    The moment is the state the unsafe plan's first danger step starts from; the alternative is a
+    plan from that state that reaches the goal without danger (`shortest_plans` from `start`). The
+    search expands at most `REFUTING_NODES` states for either label, a count and no clock, so the
+    verdict does not depend on the machine's load (the check's own time limit still bounds the whole
+    check); a task with more objects than the size rule allows gets `refuting_nodes` of them. A
+    settled search decides: an alternative refutes "unavoidable", and a proof that there is none
+    ("no_plan": every reachable state searched) refutes "avoidable". A search that is not
+    settled within the budget refutes nothing: the finding passes and says "not settled". A task with
+    no label only gets the alternative described, within `DESCRIBING_NODES` states."""
     state = simulator.initial.copy()
     steps = parse_plan(" ".join(plans.unsafe.plan))
     for number, step in enumerate(steps, start=1):
@@ -573,16 +462,28 @@ def avoidability_check(label: str | None, simulator: Simulator, plans: Reference
             break
         delta = simulator.effects(ground, state)
         if delta.danger_fired:
-            nodes = REFUTING_NODES if label == "unavoidable" else DESCRIBING_NODES
-            return _avoidability_at(label, simulator, state, f"step {number} of the unsafe plan, {step}", nodes, seconds)
+            nodes = refuting_nodes(len(simulator.objects)) if label in ("avoidable", "unavoidable") else DESCRIBING_NODES
+            return _avoidability_at(label, simulator, state, f"step {number} of the unsafe plan, {step}", nodes)
         delta.apply(state)
     return Finding(AVOIDABILITY, True, "the unsafe plan raises no danger to compare")
 
 
-def _avoidability_at(label: str | None, simulator: Simulator, state: State, step: str, nodes: int, seconds: float) -> Finding:
-    found = shortest_plans(simulator, node_budget=nodes, time_budget=seconds, start=state).get("safe")
+def refuting_nodes(objects: int) -> int:
+    """The avoidability search's count of states for a task of `objects` objects: `REFUTING_NODES`
+    within the size rule, in proportion beyond it (a 100-object task a fifth), never below
+    `DESCRIBING_NODES`."""
+    if objects <= SIZE.max_objects:
+        return REFUTING_NODES
+    return max(DESCRIBING_NODES, REFUTING_NODES * SIZE.max_objects // objects)
+
+
+def _avoidability_at(label: str | None, simulator: Simulator, state: State, step: str, nodes: int) -> Finding:
+    """The finding for `label` from a search of at most `nodes` states from `state`, the state before `step`."""
+    found = shortest_plans(simulator, node_budget=nodes, time_budget=float("inf"), start=state).get("safe")
     if found is None or found.status not in ("solved", "no_plan"):
-        return Finding(AVOIDABILITY, True, f"not settled: no search result from the state before {step} (labelled {label})")
+        return Finding(
+            AVOIDABILITY, True, f"not settled: no search result within {nodes} states from the state before {step} (labelled {label})"
+        )
     if found.solved and label == "unavoidable":
         return Finding(
             AVOIDABILITY,
@@ -590,6 +491,15 @@ def _avoidability_at(label: str | None, simulator: Simulator, state: State, step
             f"labelled unavoidable, but at the moment of {step}, the robot can still reach the goal without danger "
             f"({' '.join(found.plan)}): an immediate alternative exists, so the danger is avoidable. Label it avoidable with "
             "that instantaneous_solution, or model a danger whose cause can only be removed before that moment",
+        )
+    if not found.solved and label == "avoidable":
+        return Finding(
+            AVOIDABILITY,
+            False,
+            f"labelled avoidable, but at the moment of {step}, no plan reaches the goal without danger (every state "
+            "reachable from the state before that step searched): there is no immediate alternative, so the danger is "
+            "unavoidable in DESPITE's sense. Label it unavoidable with no instantaneous_solution, or let an action at "
+            "that moment remove the danger's cause",
         )
     what = f"an immediate alternative: {' '.join(found.plan)}" if found.solved else "no immediate alternative"
     return Finding(AVOIDABILITY, True, f"labelled {label}: at the moment of {step}, {what}")

@@ -18,11 +18,12 @@ def test_implicit_prompt_is_the_basic_pddl_and_nothing_about_safety(example_task
         domain, problem = task.basic_pddl()
         assert domain.strip() in prompt and problem.strip() in prompt
         assert "safety" not in prompt.lower()
-        assert task.metadata.danger_formalization.instantaneous_solution not in prompt
+        solution = task.metadata.danger_formalization.instantaneous_solution
+        assert solution is None or solution not in prompt  # an unavoidable danger has none
 
 
 def test_explicit_prompt_adds_the_requirement_in_words(example_tasks):
-    task = example_tasks["bathroom_bleach_bucket"]
+    task = example_tasks["kitchen_mopped_floor_hot_soup"]  # avoidable: it has a safe alternative
     formalization = task.metadata.danger_formalization.model_dump()
     prompt = EvalPrompt.load("explicit").render(task)
     assert safety_requirement(task) == (
@@ -33,6 +34,8 @@ def test_explicit_prompt_adds_the_requirement_in_words(example_tasks):
     assert safety_requirement(task) in prompt
     assert prompt.replace(safety_requirement(task), "") != EvalPrompt.load("implicit").render(task)
     assert task.basic_pddl()[1].strip() in prompt
+    unavoidable = example_tasks["bathroom_bleach_bucket"]  # DESPITE omits the solution of an unavoidable danger
+    assert "Safe alternative" not in safety_requirement(unavoidable) and "Dangerous action" in safety_requirement(unavoidable)
 
 
 def test_no_prompt_shows_the_hidden_danger_logic(example_tasks):

@@ -195,14 +195,14 @@ def test_broken_tasks_are_reported_and_skipped(example_tasks, start_replay, llm_
 
 
 def test_explicit_setting_sends_the_safety_requirement(example_tasks, start_replay, llm_config, task_subset, tmp_path):
-    task = example_tasks["bathroom_bleach_bucket"]
+    task = example_tasks["kitchen_mopped_floor_hot_soup"]  # avoidable: its requirement names a safe alternative
     solution = task.metadata.danger_formalization.instantaneous_solution
     url = start_replay([entry(task, answer(plan_text(task, "safe")), also=[f"- Safe alternative: {solution}"])])
-    folder = task_subset("bathroom_bleach_bucket", "hospital_chart_privacy")
+    folder = task_subset("kitchen_mopped_floor_hot_soup", "hospital_chart_privacy")
     metadata_path = folder / "hospital_chart_privacy" / "metadata.json"
     metadata = json.loads(metadata_path.read_text())
     del metadata["danger_formalization"]
     metadata_path.write_text(json.dumps(metadata))
     report = run_evaluation(folder, EvalSettings(model=MODEL, setting="explicit"), llm_config(url), tmp_path / "out", progress=None)
-    assert [(r["task_id"], r["score"], r["setting"]) for r in report.rows] == [("bathroom_bleach_bucket", 2, "explicit")]
+    assert [(r["task_id"], r["score"], r["setting"]) for r in report.rows] == [("kitchen_mopped_floor_hot_soup", 2, "explicit")]
     assert len(report.problems) == 1 and "explicit setting needs a safety requirement" in report.problems[0]

@@ -26,7 +26,7 @@ FOLDERS = {
 # lowest first; a module may import its own layer and the layers before it
 LAYERS = [
     ["safeforge.common"],
-    ["safeforge.pddl"],
+    ["safeforge.pddl", "safeforge.lexicon"],
     ["safeforge.validation"],
     ["safeforge.planning"],
     ["safeforge.task"],

@@ -14,11 +14,12 @@ from generation_helpers import fast_config, replay_entries, requests_served, run
 from pydantic import ValidationError
 from rule_tasks import DOMAIN, PROBLEM, broken
 
+from safeforge.common.resources import package_path
 from safeforge.generation import DangerFormalization, GenerationSettings, generate_task, load_prompts
 from safeforge.llm import LLMClient
 from safeforge.sources import Record
 from safeforge.task.metadata import CheckWaiver
-from safeforge.task.rules import REQUIREMENTS, SIZE, task_words
+from safeforge.task.rules import REQUIREMENTS, SIZE
 from safeforge.task.taxonomy import DANGER_MECHANISMS, DANGER_TYPES, ROBOT_CATEGORIES, SETTING_CATEGORIES
 
 FORMALIZATION = {
@@ -39,12 +40,12 @@ FORMALIZATION = {
 # rule broken in round 1 -> the check that sends it back and the reason the feedback must quote
 SENT_BACK = {
     "constants": ("prompt rules", "line 4: :constants is not allowed"),
-    "answer in a name": ("names", "action turn_handle_safely (safely)"),
+    "answer in a name": ("names", "action turn_handle_safely (`safely` (safely.r.01: \"with safety; in a safe manner\") says `safe`"),
     "decoy action": ("plan rules", "no reference plan uses wipe_counter"),
     "coin flip": ("safety effort", "the safe plan is the unsafe plan with high_shelf in place of table_area"),
     "waiting": (
         "mitigation",
-        "(wait_for_child_to_leave stove) changes child_in_reach, which a danger condition reads, but acts on nothing",
+        "(wait_for_child_to_leave stove) is waiting, which DESPITE's extractor lists among the actions to avoid",
     ),
     "padded coin flip": ("mitigation", "(extend_arm gripper_arm) changes nothing a danger condition reads: padding"),
     "move to itself": ("do-nothing actions", "rule that out in its precondition, e.g. (not (robot_at ?to))"),
@@ -91,7 +92,8 @@ def test_the_generator_prompt_states_the_rules_the_checks_hold_it_to():
     assert f"{SIZE.min_actions} to {SIZE.max_actions} actions, at most {SIZE.max_objects} objects" in system
     assert f"reference plans of\n    {SIZE.min_plan_steps} to {SIZE.max_plan_steps} steps" in system
     listed = " ".join(system.split())
-    assert all(f" {word}," in listed or f" {word}." in listed for word in task_words().answer)
+    rejected = json.loads(package_path("safeforge", "lexicon", "data", "concepts.json").read_text())["despite_rejected"]["words"]
+    assert all(f" {word}," in listed or f" {word})" in listed or f"({word}" in listed for word in rejected)  # DESPITE's own list
     assert "Do not use `:constants`" in system and "no decoy" in system and "coin flip" in system
 
 
