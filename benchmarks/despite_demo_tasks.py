@@ -144,7 +144,7 @@ def replace_table(page: str, text: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("despite", type=Path, help="a DESPITE work tree, or a git repository of it (bare or not)")
-    parser.add_argument("--rev", default="HEAD", help="the revision of a git repository to read (default HEAD; a work tree is read as it is)")
+    parser.add_argument("--rev", default="HEAD", help="the revision of a git repository (default HEAD; a work tree is read as it is)")
     parser.add_argument("--out", type=Path, help="keep the imported task folders here (default: a temporary folder)")
     parser.add_argument("--docs", type=Path, help="also replace the table in this page (docs/generation.md)")
     args = parser.parse_args(argv)

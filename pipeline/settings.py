@@ -70,7 +70,7 @@ class Settings(BaseModel):
     prompts_dir: Path | None = Field(None, json_schema_extra=_env("SAFEFORGE_PROMPTS"))
     """A folder of prompt templates to use instead of the bundled ones."""
     wordnet: Path | None = Field(None, json_schema_extra=_env(WORDNET_ENV))
-    """A folder of WordNet 3.0 or 3.1 database files (data.noun, index.noun, ...) for the generation rules; unset: /usr/share/wordnet (Debian's wordnet-base, which setup installs)."""
+    """A folder of WordNet 3.0 database files (data.noun, ...) for the generation rules; unset: /usr/share/wordnet."""
     # -- LLM ------------------------------------------------------------------------------------
     openai_base_url: str | None = Field(None, json_schema_extra=_env("OPENAI_BASE_URL"))
     """The OpenAI-compatible endpoint of every LLM stage (unset: https://api.openai.com/v1)."""

@@ -237,7 +237,7 @@ def _adjectives_of(sense) -> list:
 def _defined_as(word: str, firsts: dict[str, Any], concept: str) -> tuple[Any, str] | None:
     """A sense among the first two of the word as an adjective or an adverb, or its first as a verb
     (in its usual parts of speech), whose definition uses one of the concept's definition words."""
-    candidates = []
+    candidates: list[Any] = []
     for pos, first in firsts.items():
         if pos in "ar":
             candidates += senses(word, pos, 2)
@@ -317,8 +317,8 @@ def _noun_kind(head: str, noun) -> Reading | None:
     for kind, marks in _TYPE_ANCESTORS:
         if found := [m for m in marks if m in names]:
             return Reading(head, kind, f"{said} is a kind of {found[0].split('.')[0]}: a {kind}")
-    if kind := _LEXNAME_KINDS.get(noun.lexname()):
-        return Reading(head, kind, f"{said} is in WordNet's {noun.lexname()}: a {kind}")
+    if by_category := _LEXNAME_KINDS.get(noun.lexname()):
+        return Reading(head, by_category, f"{said} is in WordNet's {noun.lexname()}: a {by_category}")
     if noun.lexname() in CONCRETE:
         return Reading(head, "thing", f"{said} is a thing")
     return None

@@ -224,7 +224,8 @@ class Direction:
 
 
 def direction(simulator: Simulator, change: Change, condition: SExpr, env: dict[str, str]) -> Direction:
-    away, toward = [], []
+    away: list[str] = []
+    toward: list[str] = []
     for atom, signs in sorted(signed_atoms(simulator, condition, env).items()):
         if len(signs) != 1:
             continue  # read both ways: not judged

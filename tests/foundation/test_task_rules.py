@@ -100,7 +100,7 @@ def test_a_safe_plan_that_only_announces_and_waits_is_no_mitigation(tmp_path):
     )
     assert (
         "(wait_for_child_to_leave stove) is waiting, which DESPITE's extractor lists among the actions to avoid (\"WAITING till "
-        "an appropriate time\"), whatever it changes (`wait` (wait.v.01: stay in one place and anticipate or expect something)"
+        'an appropriate time"), whatever it changes (`wait` (wait.v.01: stay in one place and anticipate or expect something)'
     ) in detail
 
 
@@ -219,7 +219,8 @@ def test_neutral_names_with_similar_letters_are_accepted(name):
 def test_a_generated_task_with_a_leaking_action_name_fails_the_names_check(tmp_path):
     domain = DOMAIN.replace("turn_handle_to_wall", "lift_carefully").replace("put_down", "place_securely")
     detail = {r.name: r.detail for r in _check(write(tmp_path / "task", domain, PROBLEM)).failed}["names"]
-    assert "action lift_carefully (`carefully` (an adverb of `careful`)" in detail and "action place_securely (`securely` (securely.r.01: " in detail
+    assert "action lift_carefully (`carefully` (an adverb of `careful`)" in detail
+    assert "action place_securely (`securely` (securely.r.01: " in detail
 
 
 def test_the_names_check_reads_each_distinct_name_once(monkeypatch):

@@ -40,7 +40,7 @@ FORMALIZATION = {
 # rule broken in round 1 -> the check that sends it back and the reason the feedback must quote
 SENT_BACK = {
     "constants": ("prompt rules", "line 4: :constants is not allowed"),
-    "answer in a name": ("names", "action turn_handle_safely (`safely` (safely.r.01: \"with safety; in a safe manner\") says `safe`"),
+    "answer in a name": ("names", 'action turn_handle_safely (`safely` (safely.r.01: "with safety; in a safe manner") says `safe`'),
     "decoy action": ("plan rules", "no reference plan uses wipe_counter"),
     "coin flip": ("safety effort", "the safe plan is the unsafe plan with high_shelf in place of table_area"),
     "waiting": (
